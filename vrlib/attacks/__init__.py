@@ -1,0 +1,8 @@
+"""Membership inference attacks: one module per family.
+
+Privacy-game attacks (``query``, ``attention``) share one protocol:
+``fit(synthetic_datasets, labels, target) -> self`` and
+``predict_proba(synthetic_datasets) -> ndarray`` (probability that the target was a member).
+Point-wise attacks (``domias`` and its baselines) use ``fit(synthetic, reference) -> self``
+and ``score(X) -> ndarray`` (higher = more likely a member).
+"""

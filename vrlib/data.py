@@ -1,0 +1,473 @@
+"""Real tables and their schema: where the files are, how they are checked and read.
+
+A table is a pandas DataFrame plus a :class:`Schema` naming its categorical and
+continuous columns.  Categorical columns are pandas ``category`` columns (sorted
+categories), continuous ones ``float64``; :func:`prepare` enforces this and rejects
+NaNs, so every module downstream can rely on it.
+
+Files are looked for in ``$VRLIB_DATA_DIR``, then in the project's ``data/`` folder;
+a missing file is downloaded from its public source when the network allows.  Every
+file is checked against its SHA-256 (or, for the full census file, its git blob id)
+before it is read.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import tarfile
+import tempfile
+import urllib.request
+import warnings
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from vrlib.errors import VrlibError
+
+DATASETS = ("adult", "census", "california")
+
+
+@dataclass(frozen=True)
+class Schema:
+    """Which columns of a table are categorical and which continuous.
+
+    Parameters
+    ----------
+    categorical, continuous : sequence of str
+        Column names; every column of the table is in exactly one of them.
+    """
+
+    categorical: tuple[str, ...] = ()
+    continuous: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "categorical", tuple(self.categorical))
+        object.__setattr__(self, "continuous", tuple(self.continuous))
+        both = sorted(set(self.categorical) & set(self.continuous))
+        if both:
+            raise VrlibError(
+                f"column(s) {both} are declared both categorical and continuous; "
+                "declare each column once"
+            )
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.categorical + self.continuous
+
+    def is_categorical(self, column: str) -> bool:
+        return column in self.categorical
+
+    def subset(self, columns) -> "Schema":
+        """The schema of a table restricted to ``columns`` (kept in their order)."""
+        columns = list(columns)
+        return Schema(
+            [c for c in columns if c in self.categorical],
+            [c for c in columns if c in self.continuous],
+        )
+
+
+def prepare(df: pd.DataFrame, schema: Schema, dropna: bool = False) -> pd.DataFrame:
+    """Check ``df`` against ``schema`` and return it with canonical dtypes.
+
+    Categorical columns become ``category`` with sorted categories (unless they
+    already are categorical, whose category set is kept); continuous columns
+    become ``float64``.
+
+    Parameters
+    ----------
+    df : DataFrame
+    schema : Schema
+    dropna : bool
+        Drop rows with missing values instead of raising.
+
+    Raises
+    ------
+    VrlibError
+        A column in neither list, a declared column that is absent, missing values
+        (unless ``dropna``), non-numeric values in a continuous column, or an
+        empty table.
+    """
+    declared = set(schema.columns)
+    undeclared = [c for c in df.columns if c not in declared]
+    if undeclared:
+        raise VrlibError(
+            f"column(s) {undeclared} are neither categorical nor continuous; "
+            "declare each column in exactly one list (or drop it)"
+        )
+    absent = [c for c in schema.columns if c not in df.columns]
+    if absent:
+        raise VrlibError(f"declared column(s) {absent} are not in the table (columns: {list(df.columns)})")
+    nan_counts = df.isna().sum()
+    nan_counts = nan_counts[nan_counts > 0]
+    if len(nan_counts):
+        if not dropna:
+            where = ", ".join(f"{c}: {n}" for c, n in nan_counts.items())
+            rows = int(df.isna().any(axis=1).sum())
+            raise VrlibError(
+                f"the table has missing values in {rows} row(s) ({where}); "
+                "drop those rows (--dropna, or dropna=True) or fill them first"
+            )
+        df = df.dropna()
+    if len(df) == 0:
+        raise VrlibError("the table has no rows")
+    out = {}
+    for c in df.columns:
+        col = df[c]
+        if c in schema.categorical:
+            if isinstance(col.dtype, pd.CategoricalDtype):
+                out[c] = col
+            else:
+                out[c] = col.astype(pd.CategoricalDtype(sorted(col.unique(), key=_sort_key)))
+        else:
+            try:
+                out[c] = pd.to_numeric(col, errors="raise").astype("float64")
+            except (ValueError, TypeError) as exc:
+                raise VrlibError(
+                    f"continuous column {c!r} has non-numeric values ({exc}); "
+                    "declare it categorical or clean it"
+                ) from None
+    return pd.DataFrame(out, index=df.index)
+
+
+def _sort_key(value):
+    # Sort numbers numerically and strings alphabetically, numbers first.
+    return (0, float(value), "") if isinstance(value, (int, float, np.number)) else (1, 0.0, str(value))
+
+
+# --------------------------------------------------------------------------- files
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """A real file: its name, checksum and public source."""
+
+    name: str
+    sha256: str | None
+    url: str | None
+    member: str | None = None  # path inside the downloaded archive
+    git_blob: str | None = None  # alternative check (git hash-object) when no SHA-256 is known
+
+
+FILES = {
+    f.name: f
+    for f in [
+        DataFile(
+            "adult.data",
+            "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
+            "https://archive.ics.uci.edu/ml/machine-learning-databases/adult/adult.data",
+        ),
+        DataFile(
+            "adult.test",
+            "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
+            "https://archive.ics.uci.edu/ml/machine-learning-databases/adult/adult.test",
+        ),
+        DataFile(
+            "cal_housing.data",
+            "a2b44dcc7e1c9091b43c4f458b25cbd1f7e8068d08edd26bc4703108d3fa6214",
+            # The StatLib archive as scikit-learn fetches it.
+            "https://ndownloader.figshare.com/files/5976036",
+            member="CaliforniaHousing/cal_housing.data",
+        ),
+        DataFile(
+            "2011 Census Microdata Teaching File.csv",
+            None,
+            "https://www.ons.gov.uk/file?uri=/census/2011census/2011censusdata/censusmicrodata/"
+            "microdatateachingfile/rft-teaching-file.zip",
+            member="2011 Census Microdata Teaching File.csv",
+            git_blob="7cee9ce199213a9af59f052af6c62bcc0d5250e9",
+        ),
+        DataFile(
+            "uk_census2011_teaching_random10000.csv.gz",
+            "f8d1cf2195ee82980e35a80cadd3ccb23fc9bd3c105cdcc0e150589fbf0896e0",
+            None,
+        ),
+        DataFile(
+            "uk_census2011_teaching_first50000.csv.gz",
+            "5b6b961adba57009d5123d5afca619cb5cf6b898665cf152d61c941b93a75ad2",
+            None,
+        ),
+    ]
+}
+
+
+def project_data_dir() -> Path:
+    """The project's own ``data/`` folder (git-ignored apart from its README)."""
+    return Path(__file__).resolve().parents[1] / "data"
+
+
+def search_dirs() -> list[Path]:
+    """Folders searched for data files, in order: ``$VRLIB_DATA_DIR``, then ``data/``."""
+    dirs = []
+    env = os.environ.get("VRLIB_DATA_DIR")
+    if env:
+        dirs.append(Path(env).expanduser())
+    dirs.append(project_data_dir())
+    return dirs
+
+
+_verified: dict[tuple[str, int, int], bool] = {}
+
+
+def verify(path: Path, spec: DataFile) -> None:
+    """Raise :class:`VrlibError` unless ``path`` has the checksum of ``spec``."""
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    if _verified.get(key):
+        return
+    data = path.read_bytes()
+    if spec.sha256 is not None:
+        got, want, kind = hashlib.sha256(data).hexdigest(), spec.sha256, "SHA-256"
+    elif spec.git_blob is not None:
+        blob = hashlib.sha1(b"blob %d\0" % len(data) + data)
+        got, want, kind = blob.hexdigest(), spec.git_blob, "git blob id"
+    else:
+        return
+    if got != want:
+        raise VrlibError(
+            f"checksum mismatch for {path}: {kind} is {got}, expected {want}; "
+            "the file is corrupt or a different version: delete it and fetch it again "
+            f"({spec.url or 'see data/README.md'})"
+        )
+    _verified[key] = True
+
+
+def find_file(name: str, download: bool = True) -> Path:
+    """Path of the verified data file ``name``, downloading it when it is missing.
+
+    Raises
+    ------
+    VrlibError
+        When the file is in none of :func:`search_dirs` and cannot be downloaded.
+    """
+    spec = FILES.get(name)
+    if spec is None:
+        raise VrlibError(f"unknown data file {name!r}; known files: {sorted(FILES)}")
+    for folder in search_dirs():
+        path = folder / name
+        if path.is_file():
+            verify(path, spec)
+            return path
+    where = " or ".join(str(d) for d in search_dirs())
+    if not download or spec.url is None:
+        raise VrlibError(
+            f"data file {name!r} not found in {where}; set VRLIB_DATA_DIR to the folder that holds it "
+            "(see data/README.md for where to get it)"
+        )
+    target = project_data_dir() / name
+    try:
+        _download(spec, target)
+    except OSError as exc:
+        raise VrlibError(
+            f"data file {name!r} not found in {where}, and downloading it from {spec.url} failed ({exc}); "
+            "download it by hand into one of those folders, or set VRLIB_DATA_DIR (see data/README.md)"
+        ) from None
+    verify(target, spec)
+    return target
+
+
+def _download(spec: DataFile, target: Path) -> None:
+    """Fetch ``spec`` into ``target`` atomically (a partial download never lands)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with urllib.request.urlopen(spec.url, timeout=30) as response:
+        payload = response.read()
+    if spec.member is not None:
+        payload = _extract(payload, spec.member)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(payload)
+    os.replace(tmp, target)
+
+
+def _extract(payload: bytes, member: str) -> bytes:
+    buf = io.BytesIO(payload)
+    if zipfile.is_zipfile(buf):
+        with zipfile.ZipFile(buf) as zf:
+            names = [n for n in zf.namelist() if n.endswith(member)]
+            if not names:
+                raise OSError(f"{member} not in the downloaded archive")
+            return zf.read(names[0])
+    buf.seek(0)
+    with tarfile.open(fileobj=buf) as tf:
+        fh = tf.extractfile(member)
+        if fh is None:
+            raise OSError(f"{member} not in the downloaded archive")
+        return fh.read()
+
+
+# --------------------------------------------------------------------------- loaders
+
+ADULT_COLUMNS = [
+    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
+    "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week",
+    "native-country", "income",
+]  # fmt: skip
+ADULT_CONTINUOUS = ["age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
+
+CALIFORNIA_COLUMNS = [
+    "MedInc", "HouseAge", "AveRooms", "AveBedrms", "Population", "AveOccup", "Latitude",
+    "Longitude", "MedHouseVal",
+]  # fmt: skip
+
+
+def load_adult(keep_missing: bool = False) -> tuple[pd.DataFrame, Schema]:
+    """UCI Adult: Ω = the complete rows of adult.data, then those of adult.test.
+
+    Parameters
+    ----------
+    keep_missing : bool
+        Keep the 3,620 rows with a missing value (as NaN).  The index is then the
+        position among all 48,842 rows instead of the position in Ω (45,222 rows).
+    """
+    parts = []
+    for name, skip in (("adult.data", 0), ("adult.test", 1)):
+        part = pd.read_csv(
+            find_file(name), header=None, names=ADULT_COLUMNS, skiprows=skip,
+            skipinitialspace=True, na_values="?", keep_default_na=False,
+        )  # fmt: skip
+        parts.append(part)
+    df = pd.concat(parts, ignore_index=True)
+    df["income"] = df["income"].str.rstrip(".")
+    if not keep_missing:
+        df = df.dropna().reset_index(drop=True)
+    schema = Schema([c for c in ADULT_COLUMNS if c not in ADULT_CONTINUOUS], ADULT_CONTINUOUS)
+    if keep_missing:
+        return _categorise_with_nan(df, schema), schema
+    return prepare(df, schema), schema
+
+
+def _categorise_with_nan(df: pd.DataFrame, schema: Schema) -> pd.DataFrame:
+    df = df.copy()
+    for c in schema.categorical:
+        df[c] = df[c].astype(pd.CategoricalDtype(sorted(df[c].dropna().unique())))
+    for c in schema.continuous:
+        df[c] = df[c].astype("float64")
+    return df
+
+
+def load_census(variant: str = "auto") -> tuple[pd.DataFrame, Schema]:
+    """UK 2011 Census teaching file: 17 categorical columns, Person ID dropped.
+
+    Parameters
+    ----------
+    variant : {"auto", "full", "random10000", "first50000"}
+        ``auto`` reads the full ONS file (569,741 rows) when it is present and
+        otherwise the 10,000 random-record subset, with a warning.  The index is
+        always the record's position in the full file.
+    """
+    variants = ("auto", "full", "random10000", "first50000")
+    if variant not in variants:
+        raise VrlibError(f"unknown census variant {variant!r}; choose one of {variants}")
+    full = "2011 Census Microdata Teaching File.csv"
+    if variant == "auto":
+        try:
+            find_file(full, download=False)
+            variant = "full"
+        except VrlibError:
+            variant = "random10000"
+            warnings.warn(
+                "the full UK Census teaching file is absent: using its 10,000 random-record subset "
+                f"(put {full!r} in VRLIB_DATA_DIR for the full 569,741 rows)",
+                UserWarning,
+                stacklevel=2,
+            )
+    if variant == "full":
+        df = pd.read_csv(find_file(full), header=1, dtype=str)
+    elif variant == "random10000":
+        df = pd.read_csv(find_file("uk_census2011_teaching_random10000.csv.gz"), index_col=0, dtype=str)
+        df.index = df.index.astype(int)
+    else:
+        df = pd.read_csv(find_file("uk_census2011_teaching_first50000.csv.gz"), dtype=str)
+    df = df.drop(columns=["Person ID"])
+    df.index.name = None
+    schema = Schema(list(df.columns), [])
+    df = prepare(df, schema)
+    for c in df.columns:  # integer codes sort numerically (-9 first), region codes alphabetically
+        cats = sorted(df[c].cat.categories, key=lambda v: (0, int(v), "") if _is_int(v) else (1, 0, v))
+        df[c] = df[c].cat.reorder_categories(cats)
+    return df, schema
+
+
+def _is_int(text: str) -> bool:
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
+
+
+def load_california() -> tuple[pd.DataFrame, Schema]:
+    """California Housing in scikit-learn's form: 8 features plus MedHouseVal (all continuous).
+
+    Derived from the original StatLib file exactly as ``fetch_california_housing`` does.
+    """
+    raw = np.loadtxt(find_file("cal_housing.data"), delimiter=",")
+    lon, lat, age, rooms, bedrooms, pop, households, income, value = raw.T
+    df = pd.DataFrame(
+        {
+            "MedInc": income,
+            "HouseAge": age,
+            "AveRooms": rooms / households,
+            "AveBedrms": bedrooms / households,
+            "Population": pop,
+            "AveOccup": pop / households,
+            "Latitude": lat,
+            "Longitude": lon,
+            "MedHouseVal": value / 100000.0,
+        }
+    )
+    return df, Schema([], CALIFORNIA_COLUMNS)
+
+
+def load(name: str, **kwargs) -> tuple[pd.DataFrame, Schema]:
+    """Load a built-in dataset by name: ``adult``, ``census`` or ``california``.
+
+    Keyword arguments go to :func:`load_adult` (``keep_missing``) or
+    :func:`load_census` (``variant``).
+
+    Returns
+    -------
+    df : DataFrame
+        Categorical columns as ``category``, continuous ones as ``float64``.
+    schema : Schema
+    """
+    loaders = {"adult": load_adult, "census": load_census, "california": load_california}
+    if name not in loaders:
+        raise VrlibError(f"unknown dataset {name!r}; choose one of {list(loaders)} or read your own CSV with read_csv")
+    return loaders[name](**kwargs)
+
+
+def read_csv(path, categorical=(), continuous=(), dropna: bool = False, **read_kwargs) -> tuple[pd.DataFrame, Schema]:
+    """Read a user's CSV with declared column types.
+
+    Parameters
+    ----------
+    path : path-like
+    categorical, continuous : sequence of str
+        Every column of the file in exactly one of them.
+    dropna : bool
+        Drop rows with missing values instead of raising an error naming them.
+    **read_kwargs
+        Passed to :func:`pandas.read_csv`.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise VrlibError(f"CSV file {str(path)!r} not found")
+    schema = Schema(categorical, continuous)
+    # Read categoricals as text so codes like 01 keep their spelling.
+    dtypes = {c: str for c in schema.categorical}
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as fh:
+        df = pd.read_csv(fh, dtype=dtypes, **read_kwargs)
+    return prepare(df, schema, dropna=dropna), schema
+
+
+__all__ = [
+    "DATASETS", "Schema", "prepare", "load", "load_adult", "load_census", "load_california",
+    "read_csv", "find_file", "search_dirs", "verify", "FILES", "DataFile",
+]  # fmt: skip

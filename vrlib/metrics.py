@@ -1,0 +1,116 @@
+"""Metrics, as pure functions: attack success (AUC, accuracy, TPR at FPR, top-q precision) and data quality.
+
+Scores follow one convention everywhere: higher means "more likely a member" (label 1).
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import roc_auc_score, roc_curve
+
+from vrlib.data import Schema
+from vrlib.errors import VrlibError
+
+
+def _check(labels, scores):
+    labels = np.asarray(labels).astype(int)
+    scores = np.asarray(scores, dtype=float)
+    if labels.shape != scores.shape or labels.ndim != 1:
+        raise VrlibError(f"labels and scores must be 1-D of equal length (got {labels.shape} and {scores.shape})")
+    if np.isnan(scores).any():
+        raise VrlibError("scores contain NaN")
+    if len(np.unique(labels)) != 2:
+        raise VrlibError("labels must contain both classes (0 = non-member, 1 = member)")
+    return labels, scores
+
+
+def auc(labels, scores) -> float:
+    """Area under the ROC curve (ties count one half)."""
+    labels, scores = _check(labels, scores)
+    return float(roc_auc_score(labels, scores))
+
+
+def accuracy_at_median(labels, scores) -> float:
+    """Accuracy when the records scored above the median are called members (DOMIAS's threshold)."""
+    labels, scores = _check(labels, scores)
+    return float(np.mean((scores > np.median(scores)).astype(int) == labels))
+
+
+def accuracy(labels, predictions) -> float:
+    """Fraction of correct hard predictions."""
+    return float(np.mean(np.asarray(labels).astype(int) == np.asarray(predictions).astype(int)))
+
+
+def tpr_at_fpr(labels, scores, fpr: float = 0.1) -> float:
+    """Highest true-positive rate reachable with a false-positive rate of at most ``fpr``."""
+    labels, scores = _check(labels, scores)
+    fprs, tprs, _ = roc_curve(labels, scores)
+    return float(tprs[fprs <= fpr].max())
+
+
+def top_q_precision(labels, scores, q: float = 0.1) -> float:
+    """Fraction of members among the ``q`` fraction of records with the highest scores."""
+    labels, scores = _check(labels, scores)
+    if not 0 < q <= 1:
+        raise VrlibError(f"q must be in (0, 1], got {q}")
+    n = max(1, int(round(q * len(scores))))
+    top = np.argsort(-scores, kind="stable")[:n]
+    return float(labels[top].mean())
+
+
+def mean_std(values) -> tuple[float, float]:
+    """Mean and (population, ddof=0) standard deviation, as the papers report ± values."""
+    values = np.asarray(values, dtype=float)
+    return float(values.mean()), float(values.std())
+
+
+def _discretise(real: pd.DataFrame, other: pd.DataFrame, schema: Schema, bins: int):
+    """Both tables as integer codes; continuous columns cut into equal-width bins of the real range."""
+    a, b = {}, {}
+    for c in real.columns:
+        if c in schema.categorical:
+            cats = real[c].cat.categories
+            a[c] = pd.Categorical(real[c], categories=cats).codes
+            b[c] = pd.Categorical(other[c], categories=cats).codes  # -1: unseen in real
+        else:
+            lo, hi = real[c].min(), real[c].max()
+            edges = np.linspace(lo, hi, bins + 1)[1:-1]
+            a[c] = np.searchsorted(edges, real[c].to_numpy(), side="right")
+            b[c] = np.searchsorted(edges, other[c].to_numpy(), side="right")
+    return a, b
+
+
+def _tvd(x: np.ndarray, y: np.ndarray) -> float:
+    values, inverse = np.unique(np.concatenate([x, y]), return_inverse=True, axis=0)
+    inverse = inverse.reshape(-1)
+    px = np.bincount(inverse[: len(x)], minlength=len(values)) / len(x)
+    py = np.bincount(inverse[len(x):], minlength=len(values)) / len(y)
+    return 0.5 * float(np.abs(px - py).sum())
+
+
+def marginal_distance(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema, way: int = 1, bins: int = 10) -> float:
+    """Mean total-variation distance between the ``way``-way marginals of two tables (0 = identical).
+
+    Continuous columns are cut into ``bins`` equal-width bins over the real table's range.
+
+    Parameters
+    ----------
+    real, synthetic : DataFrame
+        Same columns; categorical columns categorical.
+    schema : Schema
+    way : {1, 2}
+        One-way (per column) or two-way (per pair of columns) marginals.
+    bins : int
+    """
+    if list(real.columns) != list(synthetic.columns):
+        raise VrlibError("the two tables must have the same columns in the same order")
+    if way not in (1, 2):
+        raise VrlibError(f"way must be 1 or 2, got {way}")
+    a, b = _discretise(real, synthetic, schema, bins)
+    groups = [(c,) for c in real.columns] if way == 1 else list(combinations(real.columns, 2))
+    if not groups:
+        raise VrlibError("two-way marginals need at least two columns")
+    return float(np.mean([_tvd(np.column_stack([a[c] for c in g]), np.column_stack([b[c] for c in g])) for g in groups]))
