@@ -211,14 +211,14 @@ def search_dirs() -> list[Path]:
     return dirs
 
 
-_verified: dict[tuple[str, int, int], bool] = {}
+_verified: set[tuple] = set()  # (path, size, mtime, expected checksum) already checked in this process
 
 
 def verify(path: Path, spec: DataFile) -> None:
     """Raise :class:`VrlibError` unless ``path`` has the checksum of ``spec``."""
     stat = path.stat()
-    key = (str(path), stat.st_size, stat.st_mtime_ns)
-    if _verified.get(key):
+    key = (str(path), stat.st_size, stat.st_mtime_ns, spec.sha256, spec.git_blob)
+    if key in _verified:
         return
     data = path.read_bytes()
     if spec.sha256 is not None:
@@ -234,7 +234,7 @@ def verify(path: Path, spec: DataFile) -> None:
             "the file is corrupt or a different version: delete it and fetch it again "
             f"({spec.url or 'see data/README.md'})"
         )
-    _verified[key] = True
+    _verified.add(key)
 
 
 def find_file(name: str, download: bool = True) -> Path:

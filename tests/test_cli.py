@@ -1,0 +1,113 @@
+"""The ``vrlib rank`` command: its output formats and its one-line errors."""
+
+import io
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vrlib.cli import main
+from vrlib.data import read_csv
+from vrlib.selection import vulnerability_scores
+
+from conftest import make_table, require_real
+
+
+def run(capsys, *argv):
+    """Exit status, stdout and stderr of ``vrlib *argv`` (argparse errors exit through SystemExit)."""
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def csv_table(tmp_path):
+    df, schema = make_table(n=50, seed=11)
+    path = tmp_path / "people.csv"
+    df.to_csv(path, index=False)
+    return path, schema
+
+
+def test_csv_output_is_vk_in_order(capsys, csv_table):
+    path, schema = csv_table
+    code, out, err = run(capsys, "rank", "--csv", str(path), "--categorical", ",".join(schema.categorical),
+                         "--continuous", ",".join(schema.continuous), "--k", "3", "--top", "5", "--format", "csv")  # fmt: skip
+    assert code == 0, err
+    got = pd.read_csv(io.StringIO(out))
+    assert list(got.columns) == ["index", "score"] and len(got) == 5
+    df, _ = read_csv(path, schema.categorical, schema.continuous)
+    want = vulnerability_scores(df, schema, k=3).sort_values(ascending=False, kind="stable")
+    assert list(got["index"]) == list(want.index[:5])
+    np.testing.assert_allclose(got["score"], want.iloc[:5], rtol=1e-9)
+
+
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_other_formats(capsys, csv_table, fmt):
+    path, schema = csv_table
+    code, out, err = run(capsys, "rank", "--csv", str(path), "--categorical", ",".join(schema.categorical),
+                         "--continuous", ",".join(schema.continuous), "--top", "3", "--format", fmt)  # fmt: skip
+    assert code == 0, err
+    if fmt == "json":
+        rows = json.loads(out)
+        assert [r["rank"] for r in rows] == [1, 2, 3] and set(rows[0]["record"]) == set(schema.columns)
+    else:
+        assert "rank" in out and "V_5" in out and "c0" in out
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--dataset", "nope"], "invalid choice"),
+        (["--csv", "missing.csv", "--categorical", "a"], "not found"),
+        (["--csv", "{path}", "--categorical", "c0,c1,c2", "--continuous", "x0"], "neither categorical nor continuous"),
+        (["--csv", "{path}", "--categorical", "c0,c1,c2,x1", "--continuous", "x0,x1"], "declared both"),
+        (["--csv", "{path}", "--categorical", "c0,c1,c2", "--continuous", "x0,x1", "--k", "50"], "choose k <= 49"),
+        (["--csv", "{path}", "--categorical", "c0,c1,c2", "--continuous", "x0,x1", "--top", "51"], "--top must be"),
+        (["--csv", "{path}", "--categorical", "c0,c1,c2", "--continuous", "x0,x1", "--metric", "minkowski", "--p", "0.5"], "p >= 1"),
+        (["--csv", "{path}", "--categorical", "c0,c1,c2", "--continuous", "x0,x1", "--method", "nope"], "invalid choice"),
+        (["--csv", "{path}"], "declare the column types"),
+    ],
+)
+def test_errors_are_one_line_exit_2(capsys, csv_table, args, message):
+    path, _ = csv_table
+    argv = ["rank"] + [a.replace("{path}", str(path)) for a in args]
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_nans_suggest_dropna(capsys, tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("a,x\nu,1\nv,\nu,3\nv,4\n")
+    code, _, err = run(capsys, "rank", "--csv", str(path), "--categorical", "a", "--continuous", "x", "--k", "1", "--top", "1")
+    assert code == 2 and "x: 1" in err and "--dropna" in err
+    code, out, _ = run(capsys, "rank", "--csv", str(path), "--categorical", "a", "--continuous", "x", "--k", "1",
+                       "--top", "1", "--dropna", "--format", "csv")  # fmt: skip
+    assert code == 0 and out.splitlines()[0] == "index,score"
+
+
+def test_constant_column_warns_on_one_line(capsys, tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("a,x,y\nu,1,5\nv,2,5\nu,3,5\nv,4,5\n")
+    code, out, err = run(capsys, "rank", "--csv", str(path), "--categorical", "a", "--continuous", "x,y", "--k", "1", "--top", "2")
+    assert code == 0 and "warning" in err and "constant" in err
+
+
+@pytest.mark.realdata
+def test_console_script_on_adult():
+    require_real("adult.data", "adult.test")
+    proc = subprocess.run(
+        [sys.executable, "-m", "vrlib.cli", "rank", "--dataset", "adult", "--k", "5", "--top", "10", "--format", "csv"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "index,score" and len(lines) == 11
+    scores = [float(line.split(",")[1]) for line in lines[1:]]
+    assert scores == sorted(scores, reverse=True)

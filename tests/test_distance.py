@@ -1,0 +1,149 @@
+"""Distances (eqs. 5, 6) and k-nearest neighbours against brute force and scikit-learn."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.neighbors import NearestNeighbors
+
+from vrlib.data import Schema, prepare
+from vrlib.distance import kneighbors, pairwise_distances
+from vrlib.encoding import TableEncoder
+from vrlib.errors import VrlibError
+
+from conftest import make_table
+
+
+def brute_cosine(df, schema):
+    """Eq. 5 straight from its definition, one pair at a time."""
+    enc = TableEncoder(schema).fit(df).transform(df)
+    h, c = enc.onehot, enc.continuous
+    f_cat, f_cont = len(schema.categorical), len(schema.continuous)
+    f = f_cat + f_cont
+    n = len(df)
+    out = np.zeros((n, n))
+
+    def cos(a, b):
+        na, nb = np.linalg.norm(a), np.linalg.norm(b)
+        if na == 0 or nb == 0:
+            return 1.0 if na == 0 and nb == 0 else 0.0
+        return a @ b / (na * nb)
+
+    for i in range(n):
+        for j in range(n):
+            s = 0.0
+            if f_cat:
+                s += f_cat / f * cos(h[i], h[j])
+            if f_cont:
+                s += f_cont / f * cos(c[i], c[j])
+            out[i, j] = 1 - s
+    return out
+
+
+def brute_minkowski(df, schema, p):
+    enc = TableEncoder(schema).fit(df).transform(df)
+    h, c = enc.onehot, enc.continuous
+    f_cat, f_cont = len(schema.categorical), len(schema.continuous)
+    f = f_cat + f_cont
+    n = len(df)
+    out = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            out[i, j] = f_cat / f * np.sum(np.abs(h[i] - h[j]) ** p) ** (1 / p) + f_cont / f * np.sum(
+                np.abs(c[i] - c[j]) ** p
+            ) ** (1 / p)
+    return out
+
+
+@pytest.mark.parametrize("n_cat,n_cont", [(3, 2), (4, 0), (0, 3), (1, 1)])
+def test_cosine_matches_brute_force(n_cat, n_cont):
+    df, schema = make_table(n=40, n_cat=n_cat, n_cont=n_cont, seed=n_cat * 10 + n_cont)
+    enc = TableEncoder(schema).fit_transform(df)
+    np.testing.assert_allclose(pairwise_distances(enc), brute_cosine(df, schema), atol=1e-12)
+
+
+@pytest.mark.parametrize("p", [1, 2, 3, 4, 1.5])
+@pytest.mark.parametrize("n_cat,n_cont", [(3, 2), (3, 0), (0, 2)])
+def test_minkowski_matches_brute_force(p, n_cat, n_cont):
+    df, schema = make_table(n=30, n_cat=n_cat, n_cont=n_cont, seed=int(p * 7))
+    enc = TableEncoder(schema).fit_transform(df)
+    got = pairwise_distances(enc, metric="minkowski", p=p)
+    np.testing.assert_allclose(got, brute_minkowski(df, schema, p), atol=1e-12)
+
+
+def test_zero_continuous_vectors():
+    # Rows 0 and 1 sit at every continuous minimum: their continuous vectors are zero.
+    df = pd.DataFrame({"a": ["x", "x", "y", "x"], "u": [0.0, 0.0, 1.0, 0.5], "v": [2.0, 2.0, 3.0, 2.0]})
+    schema = Schema(["a"], ["u", "v"])
+    df = prepare(df, schema)
+    enc = TableEncoder(schema).fit_transform(df)
+    d = pairwise_distances(enc)
+    # Same category, both zero vectors: similarity 1/3 * 1 + 2/3 * 1 -> distance 0.
+    assert d[0, 1] == 0.0
+    # Same category, zero vs non-zero vector: continuous similarity 0 -> distance 2/3.
+    assert d[0, 3] == pytest.approx(2 / 3)
+    # Different category, zero vs non-zero: distance 1.
+    assert d[0, 2] == pytest.approx(1.0)
+    np.testing.assert_allclose(d, brute_cosine(df, schema), atol=1e-12)
+
+
+def test_hand_computed_cosine():
+    df = pd.DataFrame({"a": ["x", "y"], "b": ["p", "p"], "u": [1.0, 3.0], "w": [0.0, 4.0]})
+    schema = Schema(["a", "b"], ["u", "w"])
+    df = prepare(df, schema)
+    enc = TableEncoder(schema).fit_transform(df)
+    # Scaled continuous: (0, 0) and (1, 1): zero vs non-zero -> cont cosine 0; categorical 1 of 2 match.
+    assert pairwise_distances(enc)[0, 1] == pytest.approx(1 - 0.5 * 0.5 - 0.5 * 0.0)
+
+
+@pytest.mark.parametrize("metric,p", [("cosine", None), ("minkowski", 1), ("minkowski", 3)])
+@pytest.mark.parametrize("include_self", [False, True])
+def test_kneighbors_matches_sklearn_on_precomputed(metric, p, include_self):
+    df, schema = make_table(n=120, n_cat=3, n_cont=2, seed=4)
+    df = pd.concat([df, df.iloc[:5]], ignore_index=True)  # duplicates at distance 0
+    enc = TableEncoder(schema).fit_transform(df)
+    full = pairwise_distances(enc, metric=metric, p=p)
+    k = 7
+    nn = NearestNeighbors(metric="precomputed").fit(full)
+    if include_self:
+        want, _ = nn.kneighbors(full, n_neighbors=k)
+    else:
+        want, _ = nn.kneighbors(n_neighbors=k)  # query=None excludes each point itself
+    got, idx = kneighbors(enc, k, metric=metric, p=p, include_self=include_self, block_rows=17)
+    np.testing.assert_allclose(got, np.sort(want, axis=1), atol=1e-12)
+    # The returned indices point at records at those distances.
+    np.testing.assert_allclose(np.take_along_axis(full, idx, axis=1), got, atol=1e-12)
+    if not include_self:
+        assert not (idx == np.arange(len(df))[:, None]).any()
+        assert (got[:5, 0] == 0).all() and (got[-5:, 0] == 0).all()  # each duplicate finds its twin
+
+
+def test_include_self_counts_the_zero():
+    df, schema = make_table(n=50, seed=9)
+    enc = TableEncoder(schema).fit_transform(df)
+    with_self, _ = kneighbors(enc, 3, include_self=True)
+    without, _ = kneighbors(enc, 2)
+    assert (with_self[:, 0] == 0).all()
+    np.testing.assert_allclose(with_self[:, 1:], without, atol=1e-12)
+
+
+def test_bad_k_and_p():
+    df, schema = make_table(n=10)
+    enc = TableEncoder(schema).fit_transform(df)
+    with pytest.raises(VrlibError, match="choose k <= 9"):
+        kneighbors(enc, 10)
+    kneighbors(enc, 10, include_self=True)  # allowed: the record itself is the 10th
+    with pytest.raises(VrlibError, match="positive integer"):
+        kneighbors(enc, 0)
+    with pytest.raises(VrlibError, match="p >= 1"):
+        kneighbors(enc, 2, metric="minkowski", p=0.5)
+    with pytest.raises(VrlibError, match="unknown metric"):
+        kneighbors(enc, 2, metric="euclid")
+
+
+def test_constant_continuous_column_scaled_to_zero():
+    df = pd.DataFrame({"a": ["x", "y", "x"], "u": [5.0, 5.0, 5.0], "v": [0.0, 1.0, 2.0]})
+    schema = Schema(["a"], ["u", "v"])
+    with pytest.warns(UserWarning, match="constant"):
+        enc = TableEncoder(schema).fit_transform(prepare(df, schema))
+    np.testing.assert_array_equal(enc.continuous[:, 0], 0.0)
+    np.testing.assert_allclose(enc.continuous[:, 1], [0.0, 0.5, 1.0])
