@@ -1,0 +1,205 @@
+"""Content-addressed cache: keys, round trips, atomic writes, no pickle, resuming an interrupted game."""
+
+from __future__ import annotations
+
+import os
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vrlib import cache as cache_mod
+from vrlib.cache import (
+    Cache, cache_dir, decode_table, encode_table, fingerprint_table, load_table, make_key, save_table,
+)  # fmt: skip
+from vrlib.data import Schema
+from vrlib.errors import VrlibError
+from vrlib.games import TraditionalGame
+
+
+def table(n=30, seed=0):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame(
+        {
+            "x": rng.normal(size=n),
+            "a": pd.Categorical(rng.choice(["p", "q", "r"], n), categories=["p", "q", "r", "s"]),
+            "b": pd.Categorical(rng.integers(0, 300, n), categories=list(range(300))),
+        }
+    )
+    return df, Schema(["a", "b"], ["x"])
+
+
+def test_cache_dir_env_and_default(monkeypatch, tmp_path):
+    monkeypatch.setenv("VRLIB_CACHE_DIR", str(tmp_path / "c"))
+    assert cache_dir() == tmp_path / "c"
+    assert Cache().root == tmp_path / "c"
+    monkeypatch.delenv("VRLIB_CACHE_DIR")
+    assert cache_dir().parts[-2:] == (".cache", "vrlib")
+
+
+def test_keys_change_with_every_part():
+    base = dict(data="abc", generator={"name": "baynet", "params": {"k": 2}}, seed=1, rows=np.arange(5), n=1.5)
+    key = make_key(**base)
+    assert key == make_key(**dict(reversed(list(base.items()))))  # keyword order is irrelevant
+    variants = [
+        {"data": "abd"}, {"generator": {"name": "baynet", "params": {"k": 3}}}, {"seed": 2},
+        {"rows": np.arange(1, 6)}, {"rows": np.arange(5, dtype=np.int32)}, {"n": 1.5000001}, {"n": 2},
+    ]  # fmt: skip
+    keys = {make_key(**{**base, **v}) for v in variants}
+    assert key not in keys and len(keys) == len(variants)
+    assert make_key(x=1) != make_key(x=1.0) != make_key(x="1")
+    assert make_key(x=np.int64(3)) == make_key(x=3)
+    with pytest.raises(VrlibError, match="cache key"):
+        make_key(x=object())
+
+
+def test_fingerprint_sees_any_change():
+    df, schema = table()
+    fp = fingerprint_table(df, schema)
+    assert fp == fingerprint_table(df.copy(), schema)
+    changed = df.copy()
+    changed.loc[3, "x"] += 1e-12
+    assert fingerprint_table(changed, schema) != fp
+    changed = df.copy()
+    changed.loc[0, "a"] = "s"
+    assert fingerprint_table(changed, schema) != fp
+    assert fingerprint_table(df.set_axis(range(1, 31)), schema) != fp
+
+
+def test_round_trip_arrays_meta(tmp_path):
+    c = Cache(tmp_path, namespace="t")
+    key = make_key(a=1)
+    assert key not in c and c.get(key) is None
+    with pytest.raises(KeyError):
+        c.load(key)
+    path = c.save(key, {"u": np.arange(6, dtype=np.uint8).reshape(2, 3), "f": np.array([0.5])}, {"who": "me"})
+    assert path.parent.parent == tmp_path / "t" and key in c
+    arrays, meta = c.load(key)
+    assert arrays["u"].dtype == np.uint8 and arrays["u"].shape == (2, 3) and meta == {"who": "me"}
+    assert list(c.keys()) == [key] and len(c) == 1
+    # Plain npz: readable without pickle by any numpy.
+    with np.load(path, allow_pickle=False) as npz:
+        assert set(npz.files) == {"u", "f", "__meta__"}
+
+
+def test_no_pickle(tmp_path):
+    c = Cache(tmp_path)
+    with pytest.raises(VrlibError, match="no pickle"):
+        c.save(make_key(a=1), {"o": np.array([{"x": 1}], dtype=object)})
+    with pytest.raises(VrlibError, match="JSON"):
+        c.save(make_key(a=1), {}, {"bad": object()})
+    with pytest.raises(VrlibError, match="hex digests"):
+        c.path("../../etc")
+
+
+def test_atomic_write_leaves_nothing_after_a_crash(tmp_path, monkeypatch):
+    c = Cache(tmp_path)
+    key = make_key(a=2)
+
+    def crash_midway(fh, **arrays):
+        fh.write(b"PK\x03\x04 half a zip file")  # what a killed process leaves behind
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(np, "savez_compressed", crash_midway)
+    with pytest.raises(KeyboardInterrupt):
+        c.save(key, {"x": np.zeros(3)})
+    assert key not in c and c.get(key) is None
+    assert list((tmp_path / "results").rglob("*")) == [tmp_path / "results" / key[:2]]  # no temp file left
+
+    # A crash after the data is written but before the rename: the entry is still invisible.
+    monkeypatch.undo()
+    monkeypatch.setattr(os, "replace", lambda *a: (_ for _ in ()).throw(OSError("power cut")))
+    with pytest.raises(OSError):
+        c.save(key, {"x": np.zeros(3)})
+    assert key not in c
+    monkeypatch.undo()
+    # A leftover temp file of a killed process is ignored, then cleaned.
+    (tmp_path / "results" / key[:2] / ".tmp-zzz.npz").write_bytes(b"partial")
+    assert list(c.keys()) == []
+    assert c.remove_temporary() == 1
+    c.save(key, {"x": np.ones(3)})
+    np.testing.assert_array_equal(c.load(key)[0]["x"], np.ones(3))
+
+
+def test_unreadable_entry_is_a_miss(tmp_path):
+    c = Cache(tmp_path)
+    key = make_key(a=3)
+    c.path(key).parent.mkdir(parents=True)
+    c.path(key).write_bytes(b"not a zip")
+    with pytest.warns(RuntimeWarning, match="unreadable"):
+        assert c.get(key) is None
+    assert not zipfile.is_zipfile(c.path(key))
+
+
+def test_tables_round_trip_with_schema_categories(tmp_path):
+    df, schema = table()
+    enc = encode_table(df, schema)
+    assert enc["codes"].dtype == np.uint16 and enc["continuous"].dtype == np.float64  # 300 categories
+    assert encode_table(df[["a", "x"]], Schema(["a"], ["x"]))["codes"].dtype == np.uint8
+    cats = {c: df[c].cat.categories for c in schema.categorical}
+    back = decode_table(enc["codes"], enc["continuous"], schema, cats, columns=df.columns)
+    pd.testing.assert_frame_equal(back, df)
+    c = Cache(tmp_path)
+    save_table(c, make_key(t=1), df, schema)
+    pd.testing.assert_frame_equal(load_table(c, make_key(t=1), schema, cats), df)
+    # Categories are matched by value: a table with a smaller category set is recoded.
+    sub = df.copy()
+    sub["a"] = sub["a"].cat.remove_unused_categories()
+    np.testing.assert_array_equal(encode_table(sub, schema, cats)["codes"], enc["codes"])
+    bad = df.copy()
+    bad["a"] = bad["a"].cat.add_categories(["new"])
+    bad.loc[0, "a"] = "new"
+    with pytest.raises(VrlibError, match="outside its category set"):
+        encode_table(bad, schema, cats)
+
+
+class Counting:
+    """Test generator that copies its training rows; counts fits and can fail after a number of them."""
+
+    fits = 0
+    fail_after = None
+
+    def fit(self, df, schema, seed):
+        if Counting.fail_after is not None and Counting.fits >= Counting.fail_after:
+            raise KeyboardInterrupt("simulated interruption")
+        Counting.fits += 1
+        self.df_ = df.reset_index(drop=True)
+        return self
+
+    def sample(self, n, seed):
+        return self.df_.iloc[np.random.default_rng(seed).integers(len(self.df_), size=n)].reset_index(drop=True)
+
+
+def test_interrupted_game_resumes_where_it_stopped(tmp_path):
+    df, schema = table(400, 1)
+    kw = dict(n_aux=200, n_test=150, n_records=20, n_synth=20, n_shadow=12, n_test_datasets=4,
+              n_jobs=1, progress=False, cache=Cache(tmp_path, "synthetic"))  # fmt: skip
+    Counting.fits, Counting.fail_after = 0, 7
+    game = TraditionalGame(Counting(), **kw).fit(df, schema)
+    with pytest.raises(KeyboardInterrupt):
+        game.datasets(5)
+    assert len(kw["cache"]) == 7  # every finished dataset was kept
+    Counting.fits, Counting.fail_after = 0, None
+    resumed = TraditionalGame(Counting(), **kw).fit(df, schema)
+    full = resumed.datasets(5)
+    assert Counting.fits == 16 - 7 and resumed.stats_["cached"] == 7
+    Counting.fits = 0
+    again = TraditionalGame(Counting(), **kw).fit(df, schema)
+    np.testing.assert_array_equal(again.datasets(5).shadow.codes, full.shadow.codes)
+    assert Counting.fits == 0
+    # Any parameter that changes the data changes the key: nothing is wrongly reused.
+    for change in ({"n_synth": 21}, {"seed": 1}, {"n_records": 21}):
+        Counting.fits = 0
+        TraditionalGame(Counting(), **{**kw, **change}).fit(df, schema).datasets(5)
+        assert Counting.fits == 16, change
+    other = df.copy()
+    other.loc[other.index[-1], "x"] += 1.0  # a record no dataset uses, but Ω changed
+    Counting.fits = 0
+    TraditionalGame(Counting(), **kw).fit(other, schema).datasets(5)
+    assert Counting.fits == 16
+
+
+def test_module_has_no_pickle():
+    src = open(cache_mod.__file__).read()
+    assert "import pickle" not in src and "allow_pickle=True" not in src
