@@ -1,0 +1,269 @@
+"""Target attention attack: preprocessing by hand, learning a planted signal, seeds, bad inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from vrlib.attacks.attention import AttentionAttack, TargetAttentionNet, preprocess
+from vrlib.data import Schema
+from vrlib.encoding import TableEncoder
+from vrlib.errors import VrlibError
+from vrlib.metrics import auc
+
+SCHEMA = Schema(categorical=("a", "b"), continuous=("x",))
+
+
+def _frame(a, b, x):
+    return pd.DataFrame(
+        {
+            "a": pd.Categorical(a, categories=["u", "v"]),
+            "b": pd.Categorical(b, categories=["p", "q"]),
+            "x": np.asarray(x, dtype=np.float64),
+        }
+    )
+
+
+# A hand-made synthetic dataset: 5 rows, 3 unique records.
+DATASET = _frame(["v", "u", "u", "u", "v"], ["q", "q", "p", "p", "q"], [3.0, 2.0, 1.0, 1.0, 3.0])
+TARGET = _frame(["u"], ["p"], [1.0])
+ENCODER = TableEncoder(SCHEMA).fit(pd.concat([DATASET, TARGET], ignore_index=True))  # x in [1, 3]
+
+
+# ----------------------------------------------------------------- preprocessing
+
+
+def test_preprocess_unique_records_counts_and_order():
+    pre = preprocess([DATASET], TARGET, ENCODER, top_x=4)
+    assert pre.records.shape == (1, 4, 2 + 2 + 1 + 2)  # one-hot a, one-hot b, x, multiplicity, distance
+    assert pre.n_unique.tolist() == [3]
+    assert pre.mask.tolist() == [[True, True, True, False]]
+    # Columns: a=u, a=v, b=p, b=q, scaled x, multiplicity, distance.  Target (u, p, x=1 -> 0).
+    # (u, p, 1): the target itself, twice, distance 0.
+    # (u, q, 2): one categorical match of 2 -> cat similarity 1/2, weight 2/3; x=0.5 vs the
+    #            target's zero vector -> similarity 0; distance 1 - 1/3 = 2/3.
+    # (v, q, 3): nothing in common -> distance 1.
+    expected = np.array(
+        [
+            [1, 0, 1, 0, 0.0, 2, 0.0],
+            [1, 0, 0, 1, 0.5, 1, 2 / 3],
+            [0, 1, 0, 1, 1.0, 2, 1.0],
+            [0, 0, 0, 0, 0.0, 0, 0.0],  # padding
+        ]
+    )
+    np.testing.assert_allclose(pre.records[0], expected, atol=1e-6)
+
+
+def test_preprocess_target_row_has_multiplicity_one_and_distance_zero():
+    pre = preprocess([DATASET], TARGET, ENCODER, top_x=2)
+    np.testing.assert_allclose(pre.target, [1, 0, 1, 0, 0.0, 1, 0])
+
+
+def test_preprocess_keeps_the_top_x_closest_and_pads_short_datasets():
+    short = DATASET.iloc[[1]]  # a single record
+    pre = preprocess([DATASET, short], TARGET, ENCODER, top_x=2)
+    assert pre.mask.tolist() == [[True, True], [True, False]]
+    np.testing.assert_allclose(pre.records[0, :, -1], [0.0, 2 / 3], atol=1e-6)  # the two closest
+    np.testing.assert_allclose(pre.records[1, 0], [1, 0, 0, 1, 0.5, 1, 2 / 3], atol=1e-6)
+    assert not pre.records[1, 1].any()
+
+
+def test_preprocess_breaks_distance_ties_deterministically():
+    # Four distinct records at the same distance to the target, keep 2.
+    tied = _frame(["v"] * 4, ["q"] * 4, [1.5, 2.0, 2.5, 3.0])
+    a = preprocess([tied], TARGET, ENCODER, top_x=2).records
+    b = preprocess([tied.iloc[::-1].reset_index(drop=True)], TARGET, ENCODER, top_x=2).records
+    np.testing.assert_array_equal(a, b)  # the row order of the dataset does not matter
+    assert np.all(a[0, :, -1] == 1.0)
+
+
+def test_preprocess_chunks_agree_with_one_at_a_time(monkeypatch):
+    import vrlib.attacks.attention as attention
+
+    rng = np.random.default_rng(3)
+    datasets = [DATASET.iloc[rng.integers(0, 5, size=rng.integers(1, 9))].reset_index(drop=True) for _ in range(12)]
+    together = preprocess(datasets, TARGET, ENCODER, top_x=3)
+    monkeypatch.setattr(attention, "_CHUNK_ROWS", 1)  # one dataset per chunk
+    alone = preprocess(datasets, TARGET, ENCODER, top_x=3)
+    np.testing.assert_array_equal(together.records, alone.records)
+    np.testing.assert_array_equal(together.mask, alone.mask)
+    counts = together.records[..., -2].sum(axis=1)  # all records kept when <= 3 unique
+    small = together.n_unique <= 3
+    np.testing.assert_array_equal(counts[small], [len(d) for d, s in zip(datasets, small) if s])
+
+
+def test_padding_gets_no_attention():
+    torch.manual_seed(0)
+    net = TargetAttentionNet(7).eval()
+    pre = preprocess([DATASET, DATASET.iloc[[0]]], TARGET, ENCODER, top_x=4)
+    records, mask, target = (torch.from_numpy(v) for v in (pre.records, pre.mask, pre.target))
+    weights = net.attention(records, mask, target)
+    assert torch.all(weights[~mask] == 0)
+    torch.testing.assert_close(weights.sum(dim=1), torch.ones(2))
+    # Changing what sits in padded slots changes nothing.
+    noisy = records.clone()
+    noisy[~mask] = 5.0
+    with torch.no_grad():
+        torch.testing.assert_close(net(records, mask, target), net(noisy, mask, target))
+
+
+# ---------------------------------------------------------------------- learning
+
+CAT = [f"v{i}" for i in range(4)]
+BIG_SCHEMA = Schema(categorical=("c0", "c1", "c2"), continuous=("x0", "x1"))
+
+
+def _random_table(rng, n):
+    data = {c: pd.Categorical(rng.choice(CAT, size=n), categories=CAT) for c in BIG_SCHEMA.categorical}
+    data.update({c: rng.normal(size=n) for c in BIG_SCHEMA.continuous})
+    return pd.DataFrame(data)
+
+
+def _game(n_datasets, seed, planted=True, rows=40):
+    """Datasets of random records; with ``planted``, IN datasets also hold 3 copies of the target."""
+    rng = np.random.default_rng(seed)
+    target = _random_table(np.random.default_rng(12345), 1)
+    labels = rng.permutation(np.arange(n_datasets) % 2)
+    datasets = []
+    for label in labels:
+        df = _random_table(rng, rows)
+        if planted and label:
+            df = pd.concat([df.iloc[3:], target, target, target], ignore_index=True)
+        datasets.append(df)
+    return datasets, labels, target
+
+
+FAST = dict(top_x=10, max_epochs=40, patience=8, batch_size=20)
+
+
+@pytest.fixture(scope="module")
+def planted_fit():
+    datasets, labels, target = _game(300, seed=1)
+    attack = AttentionAttack(BIG_SCHEMA, seed=0, **FAST).fit(datasets, labels, target)
+    return attack, target
+
+
+def test_learns_a_planted_signal(planted_fit):
+    attack, target = planted_fit
+    test, labels, _ = _game(200, seed=2)
+    proba = attack.predict_proba(test)
+    assert proba.shape == (200,) and proba.dtype == np.float64
+    assert np.all((proba >= 0) & (proba <= 1))
+    assert auc(labels, proba) > 0.95
+    assert 1 <= attack.best_epoch_ <= attack.n_epochs_ <= FAST["max_epochs"]
+    assert len(attack.history_["val_loss"]) == attack.n_epochs_
+
+
+def test_signal_free_task_stays_near_chance():
+    datasets, labels, target = _game(300, seed=3, planted=False)
+    attack = AttentionAttack(BIG_SCHEMA, seed=0, **FAST).fit(datasets, labels, target)
+    test, test_labels, _ = _game(400, seed=4, planted=False)
+    # Under the null the AUC of 200 + 200 datasets has a std of about 0.029; 0.12 is 4 std.
+    assert abs(auc(test_labels, attack.predict_proba(test)) - 0.5) < 0.12
+
+
+def test_same_seed_same_predictions(planted_fit):
+    attack, target = planted_fit
+    datasets, labels, _ = _game(300, seed=1)
+    again = AttentionAttack(BIG_SCHEMA, seed=0, **FAST).fit(datasets, labels, target)
+    test, _, _ = _game(50, seed=5)
+    np.testing.assert_array_equal(attack.predict_proba(test), again.predict_proba(test))
+    other = AttentionAttack(BIG_SCHEMA, seed=1, **{**FAST, "max_epochs": 2}).fit(datasets, labels, target)
+    assert not np.array_equal(attack.predict_proba(test), other.predict_proba(test))
+
+
+def test_fit_leaves_global_torch_state_alone():
+    datasets, labels, target = _game(40, seed=6)
+    torch.manual_seed(99)
+    expected = torch.rand(3)
+    torch.manual_seed(99)
+    threads = torch.get_num_threads()
+    AttentionAttack(BIG_SCHEMA, top_x=5, max_epochs=2, n_threads=1).fit(datasets, labels, target)
+    torch.testing.assert_close(torch.rand(3), expected)
+    assert torch.get_num_threads() == threads
+    assert not torch.are_deterministic_algorithms_enabled()
+
+
+def test_reference_fixes_the_scaling():
+    datasets, labels, target = _game(40, seed=7)
+    reference = _random_table(np.random.default_rng(8), 500)
+    attack = AttentionAttack(BIG_SCHEMA, top_x=5, max_epochs=1, reference=reference).fit(datasets, labels, target)
+    np.testing.assert_allclose(attack.encoder_.min_, reference[list(BIG_SCHEMA.continuous)].min())
+    # Without a reference: the min over the training datasets and the target.
+    default = AttentionAttack(BIG_SCHEMA, top_x=5, max_epochs=1).fit(datasets, labels, target)
+    everything = pd.concat(datasets + [target])[list(BIG_SCHEMA.continuous)]
+    np.testing.assert_allclose(default.encoder_.min_, everything.min())
+    np.testing.assert_allclose(default.encoder_.max_, everything.max())
+
+
+# -------------------------------------------------------------------- bad inputs
+
+
+@pytest.fixture(scope="module")
+def small_game():
+    return _game(20, seed=9)
+
+
+def _fit(datasets, labels, target, **params):
+    params = {"top_x": 5, "max_epochs": 1, **params}
+    return AttentionAttack(BIG_SCHEMA, **params).fit(datasets, labels, target)
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (lambda d, y, t: ([], [], t), "no synthetic datasets"),
+        (lambda d, y, t: (d[0], y, t), "list of DataFrames"),
+        (lambda d, y, t: (d, np.zeros(len(d)), t), "only class 0"),
+        (lambda d, y, t: (d, y[:-1], t), "one label per dataset"),
+        (lambda d, y, t: (d, np.full(len(d), 2), t), "labels must be 0"),
+        (lambda d, y, t: (d, y, t.drop(columns="x1")), "target does not match the schema.*x1"),
+        (lambda d, y, t: (d, y, t.assign(extra=1.0)), "unexpected column.*extra"),
+        (lambda d, y, t: (d, y, pd.concat([t, t])), "exactly one row"),
+        (lambda d, y, t: (d, y, t.iloc[0]), "not a Series"),
+        (lambda d, y, t: (d[:-1] + [d[-1].drop(columns="c0")], y, t), "synthetic dataset 19 does not match"),
+        (lambda d, y, t: (d[:-1] + [d[-1].iloc[:0]], y, t), "no rows"),
+    ],
+)
+def test_bad_inputs_raise_clear_errors(small_game, change, match):
+    datasets, labels, target = small_game
+    with pytest.raises(VrlibError, match=match):
+        _fit(*change(list(datasets), labels, target))
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"top_x": 0}, "top_x"),
+        ({"patience": 0}, "patience"),
+        ({"validation_fraction": 1.0}, "validation_fraction"),
+        ({"validation_fraction": 0.0, "patience": 3}, "needs a validation set"),
+        ({"device": "tpu9"}, "device"),
+    ],
+)
+def test_bad_parameters_raise_clear_errors(small_game, params, match):
+    with pytest.raises(VrlibError, match=match):
+        _fit(*small_game, **params)
+
+
+def test_predict_before_fit_and_unseen_categories(small_game):
+    datasets, labels, target = small_game
+    with pytest.raises(VrlibError, match="not fitted"):
+        AttentionAttack(BIG_SCHEMA).predict_proba(datasets)
+    attack = _fit(datasets, labels, target)
+    odd = datasets[0].copy()
+    odd["c0"] = pd.Categorical(["new"] * len(odd))
+    with pytest.raises(VrlibError, match="unseen"):
+        attack.predict_proba([odd])
+    nan = datasets[0].copy()
+    nan.loc[0, "x0"] = np.nan
+    with pytest.raises(VrlibError, match="missing"):
+        attack.predict_proba([nan])
+
+
+def test_validation_fraction_zero_keeps_the_last_epoch(small_game):
+    attack = _fit(*small_game, validation_fraction=0.0, max_epochs=3)
+    assert attack.best_epoch_ == attack.n_epochs_ == 3
+    assert attack.history_["val_loss"] == []
