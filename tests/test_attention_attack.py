@@ -31,6 +31,29 @@ DATASET = _frame(["v", "u", "u", "u", "v"], ["q", "q", "p", "p", "q"], [3.0, 2.0
 TARGET = _frame(["u"], ["p"], [1.0])
 ENCODER = TableEncoder(SCHEMA).fit(pd.concat([DATASET, TARGET], ignore_index=True))  # x in [1, 3]
 
+CAT = [f"v{i}" for i in range(4)]
+BIG_SCHEMA = Schema(categorical=("c0", "c1", "c2"), continuous=("x0", "x1"))
+
+
+def _random_table(rng, n):
+    data = {c: pd.Categorical(rng.choice(CAT, size=n), categories=CAT) for c in BIG_SCHEMA.categorical}
+    data.update({c: rng.normal(size=n) for c in BIG_SCHEMA.continuous})
+    return pd.DataFrame(data)
+
+
+def _game(n_datasets, seed, planted=True, rows=40):
+    """Datasets of random records; with ``planted``, IN datasets also hold 3 copies of the target."""
+    rng = np.random.default_rng(seed)
+    target = _random_table(np.random.default_rng(12345), 1)
+    labels = rng.permutation(np.arange(n_datasets) % 2)
+    datasets = []
+    for label in labels:
+        df = _random_table(rng, rows)
+        if planted and label:
+            df = pd.concat([df.iloc[3:], target, target, target], ignore_index=True)
+        datasets.append(df)
+    return datasets, labels, target
+
 
 # ----------------------------------------------------------------- preprocessing
 
@@ -94,6 +117,38 @@ def test_preprocess_chunks_agree_with_one_at_a_time(monkeypatch):
     np.testing.assert_array_equal(counts[small], [len(d) for d, s in zip(datasets, small) if s])
 
 
+def test_unique_records_are_encoded_as_the_table_encoder_does():
+    from vrlib.attacks.attention import _encode_codes, _frame_codes
+
+    table = _random_table(np.random.default_rng(0), 30)
+    encoder = TableEncoder(BIG_SCHEMA).fit(table)
+    direct = encoder.transform(table)
+    coded = _encode_codes(*_frame_codes(table, encoder), encoder)
+    np.testing.assert_array_equal(coded.onehot, direct.onehot)
+    np.testing.assert_allclose(coded.continuous, direct.continuous)
+
+
+def test_game_batches_and_frames_give_the_same_features():
+    from vrlib.cache import encode_table
+    from vrlib.games import SyntheticDatasets
+
+    datasets, labels, target = _game(12, seed=11)
+    categories = {c: pd.Index(CAT) for c in BIG_SCHEMA.categorical}
+    arrays = [encode_table(df, BIG_SCHEMA, categories) for df in datasets]
+    batch = SyntheticDatasets.from_arrays(arrays, labels, BIG_SCHEMA, categories, BIG_SCHEMA.columns)
+    encoder = TableEncoder(BIG_SCHEMA).fit(pd.concat(datasets + [target], ignore_index=True))
+    a = preprocess(datasets, target, encoder, top_x=8)
+    b = preprocess(batch, target, encoder, top_x=8)
+    np.testing.assert_array_equal(a.records, b.records)
+    np.testing.assert_array_equal(a.mask, b.mask)
+    # The attack takes the labels from the batch, and fits the same encoder either way.
+    from_batch = AttentionAttack(BIG_SCHEMA, top_x=8, max_epochs=2).fit(batch, None, target)
+    from_frames = AttentionAttack(BIG_SCHEMA, top_x=8, max_epochs=2).fit(datasets, labels, target)
+    np.testing.assert_allclose(from_batch.encoder_.min_, from_frames.encoder_.min_)
+    np.testing.assert_allclose(from_batch.encoder_.max_, from_frames.encoder_.max_)
+    np.testing.assert_array_equal(from_batch.predict_proba(batch), from_frames.predict_proba(datasets))
+
+
 def test_padding_gets_no_attention():
     torch.manual_seed(0)
     net = TargetAttentionNet(7).eval()
@@ -110,30 +165,6 @@ def test_padding_gets_no_attention():
 
 
 # ---------------------------------------------------------------------- learning
-
-CAT = [f"v{i}" for i in range(4)]
-BIG_SCHEMA = Schema(categorical=("c0", "c1", "c2"), continuous=("x0", "x1"))
-
-
-def _random_table(rng, n):
-    data = {c: pd.Categorical(rng.choice(CAT, size=n), categories=CAT) for c in BIG_SCHEMA.categorical}
-    data.update({c: rng.normal(size=n) for c in BIG_SCHEMA.continuous})
-    return pd.DataFrame(data)
-
-
-def _game(n_datasets, seed, planted=True, rows=40):
-    """Datasets of random records; with ``planted``, IN datasets also hold 3 copies of the target."""
-    rng = np.random.default_rng(seed)
-    target = _random_table(np.random.default_rng(12345), 1)
-    labels = rng.permutation(np.arange(n_datasets) % 2)
-    datasets = []
-    for label in labels:
-        df = _random_table(rng, rows)
-        if planted and label:
-            df = pd.concat([df.iloc[3:], target, target, target], ignore_index=True)
-        datasets.append(df)
-    return datasets, labels, target
-
 
 FAST = dict(top_x=10, max_epochs=40, patience=8, batch_size=20)
 
@@ -217,6 +248,7 @@ def _fit(datasets, labels, target, **params):
         (lambda d, y, t: ([], [], t), "no synthetic datasets"),
         (lambda d, y, t: (d[0], y, t), "list of DataFrames"),
         (lambda d, y, t: (d, np.zeros(len(d)), t), "only class 0"),
+        (lambda d, y, t: (d, None, t), "labels are required"),
         (lambda d, y, t: (d, y[:-1], t), "one label per dataset"),
         (lambda d, y, t: (d, np.full(len(d), 2), t), "labels must be 0"),
         (lambda d, y, t: (d, y, t.drop(columns="x1")), "target does not match the schema.*x1"),

@@ -35,6 +35,7 @@ import pandas as pd
 import torch
 from torch import nn
 
+from vrlib.cache import decode_table
 from vrlib.data import Schema
 from vrlib.distance import pairwise_distances
 from vrlib.encoding import EncodedTable, TableEncoder
@@ -80,11 +81,27 @@ def _check_target(target, schema: Schema) -> None:
         raise VrlibError("target has missing values; choose a complete record")
 
 
-def _check_datasets(synthetic_datasets, schema: Schema) -> list[pd.DataFrame]:
+def _is_coded(datasets) -> bool:
+    """Whether ``datasets`` is a :class:`vrlib.games.SyntheticDatasets` (duck-typed)."""
+    return all(hasattr(datasets, a) for a in ("codes", "continuous", "categories", "schema", "labels"))
+
+
+def _check_datasets(synthetic_datasets, schema: Schema):
+    """A list of checked DataFrames, or the ``SyntheticDatasets`` itself once its schema is checked."""
+    if _is_coded(synthetic_datasets):
+        theirs = synthetic_datasets.schema
+        if tuple(theirs.categorical) != schema.categorical or tuple(theirs.continuous) != schema.continuous:
+            raise VrlibError(
+                f"the synthetic datasets were encoded with another schema ({theirs}) than the attack's ({schema}); "
+                "build the attack with the schema of the game's real table"
+            )
+        if len(synthetic_datasets) == 0 or synthetic_datasets.codes.shape[1] == 0:
+            raise VrlibError("no synthetic datasets (or empty ones) given")
+        return synthetic_datasets
     if isinstance(synthetic_datasets, pd.DataFrame) or not isinstance(synthetic_datasets, Sequence):
         raise VrlibError(
-            "synthetic_datasets must be a list of DataFrames (one per synthetic dataset), "
-            f"got {type(synthetic_datasets).__name__}"
+            "synthetic_datasets must be a list of DataFrames (one per synthetic dataset) or a "
+            f"vrlib.games.SyntheticDatasets, got {type(synthetic_datasets).__name__}"
         )
     datasets = list(synthetic_datasets)
     if not datasets:
@@ -137,7 +154,67 @@ class Preprocessed:
     n_unique: np.ndarray
 
 
-def _row_keys(tag: np.ndarray, df: pd.DataFrame, encoder: TableEncoder) -> np.ndarray:
+def _unseen(column: str) -> VrlibError:
+    return VrlibError(
+        f"column {column!r} has values unseen when the attack's encoder was fitted (or missing values); "
+        "fit the attack on datasets (or a reference) that cover every category"
+    )
+
+
+def _frame_codes(frame: pd.DataFrame, encoder: TableEncoder) -> tuple[np.ndarray, np.ndarray]:
+    """Category codes (in the encoder's category sets) and raw continuous values of a table."""
+    schema = encoder.schema
+    codes = np.empty((len(frame), len(schema.categorical)), dtype=np.int64)
+    for j, (c, cats) in enumerate(zip(schema.categorical, encoder.categories_)):
+        col = frame[c]
+        if isinstance(col.dtype, pd.CategoricalDtype) and col.cat.categories.equals(cats):
+            codes[:, j] = col.cat.codes.to_numpy()  # already coded the encoder's way
+        else:
+            codes[:, j] = pd.Categorical(col, categories=cats).codes
+        if (codes[:, j] < 0).any():
+            raise _unseen(c)
+    return codes, frame[list(schema.continuous)].to_numpy(dtype=np.float64)
+
+
+def _chunks(datasets, encoder: TableEncoder):
+    """Yield ``(start, stop, tag, codes, continuous)`` over chunks of whole datasets.
+
+    A chunk holds about ``_CHUNK_ROWS`` rows (at least one dataset); ``tag`` gives each
+    row's dataset within the chunk, ``codes`` its category codes in the encoder's
+    category sets, ``continuous`` its raw continuous values.
+    """
+    schema = encoder.schema
+    if _is_coded(datasets):
+        n, s = datasets.codes.shape[:2]
+        # Codes refer to the game's category sets; translate them to the encoder's.
+        lookup = []
+        for c, cats in zip(schema.categorical, encoder.categories_):
+            table = cats.get_indexer(pd.Index(datasets.categories[c]))
+            lookup.append(table)
+        step = max(1, _CHUNK_ROWS // s)
+        for start in range(0, n, step):
+            stop = min(n, start + step)
+            raw = datasets.codes[start:stop].reshape(-1, len(schema.categorical)).astype(np.int64)
+            codes = np.empty_like(raw)
+            for j, c in enumerate(schema.categorical):
+                codes[:, j] = lookup[j][raw[:, j]]
+                if (codes[:, j] < 0).any():
+                    raise _unseen(c)
+            cont = datasets.continuous[start:stop].reshape(-1, len(schema.continuous)).astype(np.float64)
+            yield start, stop, np.repeat(np.arange(stop - start), s), codes, cont
+        return
+    lengths = np.array([len(df) for df in datasets])
+    start = 0
+    while start < len(datasets):
+        stop = start + max(1, int(np.searchsorted(np.cumsum(lengths[start:]), _CHUNK_ROWS, side="right")))
+        chunk = datasets[start:stop]
+        frame = pd.concat(chunk, ignore_index=True) if len(chunk) > 1 else chunk[0]
+        codes, cont = _frame_codes(frame, encoder)
+        yield start, stop, np.repeat(np.arange(stop - start), lengths[start:stop]), codes, cont
+        start = stop
+
+
+def _row_keys(tag: np.ndarray, codes: np.ndarray, cont: np.ndarray, radices) -> np.ndarray:
     """Integer rows that are equal exactly when two records of the same dataset are equal.
 
     The dataset tag and the category codes are packed, most significant first, into as
@@ -145,29 +222,37 @@ def _row_keys(tag: np.ndarray, df: pd.DataFrame, encoder: TableEncoder) -> np.nd
     by codes); each continuous column adds the bit pattern of its raw float64 value.
     Fewer, wider columns make ``np.unique(axis=0)`` several times faster.
     """
-    schema = encoder.schema
     columns = [(tag.astype(np.int64), int(tag.max()) + 1)]
-    for c, cats in zip(schema.categorical, encoder.categories_):
-        codes = pd.Categorical(df[c], categories=cats).codes.astype(np.int64)
-        if (codes < 0).any():
-            raise VrlibError(f"column {c!r} has values unseen when the attack's encoder was fitted (or missing values)")
-        columns.append((codes, max(len(cats), 1)))
+    columns += [(codes[:, j], max(int(r), 1)) for j, r in enumerate(radices)]
     words, word, span = [], None, 1
-    for codes, radix in columns:
+    for values, radix in columns:
         if word is not None and span * radix < 2**62:
-            word, span = word * radix + codes, span * radix
+            word, span = word * radix + values, span * radix
         else:
             if word is not None:
                 words.append(word)
-            word, span = codes, radix
+            word, span = values, radix
     words.append(word)
-    if schema.continuous:
+    if cont.shape[1]:
         # + 0.0 turns -0.0 into 0.0 so that equal values have equal bits.
-        cont = np.ascontiguousarray(df[list(schema.continuous)].to_numpy(dtype=np.float64) + 0.0)
-        if np.isnan(cont).any():
-            raise VrlibError("a synthetic dataset has missing continuous values; drop or fill them first")
-        words.extend(cont.view(np.int64).T)
+        bits = np.ascontiguousarray(cont + 0.0)
+        words.extend(bits.view(np.int64).T)
     return np.column_stack(words)
+
+
+def _encode_codes(codes: np.ndarray, cont: np.ndarray, encoder: TableEncoder) -> EncodedTable:
+    """What ``encoder.transform`` gives for rows already turned into codes (one-hot + min-max).
+
+    Encoding only the unique records from their codes skips a pass of pandas over every
+    row; a test checks that the result equals ``TableEncoder.transform``.
+    """
+    widths = [len(c) for c in encoder.categories_]
+    offsets = np.concatenate([[0], np.cumsum(widths)[:-1]]).astype(np.int64)
+    onehot = np.zeros((len(codes), sum(widths)), dtype=encoder.dtype)
+    if len(widths):
+        onehot[np.arange(len(codes))[:, None], offsets + codes] = 1
+    scaled = ((cont - encoder.min_) / encoder.scale_).astype(encoder.dtype, copy=False)
+    return EncodedTable(onehot, scaled, len(widths))
 
 
 def _closest(dist: np.ndarray, n_unique: np.ndarray, top_x: int) -> tuple[np.ndarray, np.ndarray]:
@@ -226,8 +311,8 @@ def preprocess(
 
     Parameters
     ----------
-    synthetic_datasets : list of DataFrame
-        Tables with exactly the encoder schema's columns.
+    synthetic_datasets : list of DataFrame, or vrlib.games.SyntheticDatasets
+        Tables with exactly the encoder schema's columns, or a game's integer-coded batch.
     target : DataFrame
         One row, same columns.
     encoder : TableEncoder
@@ -250,42 +335,36 @@ def preprocess(
     n_features = target_row.shape[0]
     n_onehot = target_enc.onehot.shape[1]
 
-    records = np.zeros((len(datasets), top_x, n_features), dtype=np.float32)
-    mask = np.zeros((len(datasets), top_x), dtype=bool)
-    n_unique_all = np.zeros(len(datasets), dtype=np.int64)
-    lengths = np.array([len(df) for df in datasets])
+    n_datasets = len(datasets)
+    records = np.zeros((n_datasets, top_x, n_features), dtype=np.float32)
+    mask = np.zeros((n_datasets, top_x), dtype=bool)
+    n_unique_all = np.zeros(n_datasets, dtype=np.int64)
+    radices = [len(c) for c in encoder.categories_]
 
-    start = 0
-    while start < len(datasets):
-        # A chunk of whole datasets holding about _CHUNK_ROWS rows (at least one dataset).
-        stop = start + max(1, int(np.searchsorted(np.cumsum(lengths[start:]), _CHUNK_ROWS, side="right")))
-        chunk = datasets[start:stop]
-        frame = pd.concat(chunk, ignore_index=True) if len(chunk) > 1 else chunk[0].reset_index(drop=True)
-        enc = encoder.transform(frame)
-        tag = np.repeat(np.arange(len(chunk)), lengths[start:stop])
-        key = _row_keys(tag, frame, encoder)
+    for start, stop, tag, codes, cont in _chunks(datasets, encoder):
+        if np.isnan(cont).any():
+            raise VrlibError("a synthetic dataset has missing continuous values; drop or fill them first")
+        key = _row_keys(tag, codes, cont, radices)
         # Keys sort by dataset first, so each dataset's unique records are contiguous.
         _, first, counts = np.unique(key, axis=0, return_index=True, return_counts=True)
         owner = tag[first]
-        n_unique = np.bincount(owner, minlength=len(chunk))
+        n_unique = np.bincount(owner, minlength=stop - start)
         group_start = np.concatenate([[0], np.cumsum(n_unique)[:-1]])
-        unique_enc = EncodedTable(enc.onehot[first], enc.continuous[first], enc.n_categorical)
+        unique_enc = _encode_codes(codes[first], cont[first], encoder)
         dist = pairwise_distances(unique_enc, target_enc, metric=metric, p=p)[:, 0]
 
-        padded = np.full((len(chunk), int(n_unique.max())), np.inf)
+        padded = np.full((stop - start, int(n_unique.max())), np.inf)
         padded[owner, np.arange(len(owner)) - group_start[owner]] = dist
         pos, valid = _closest(padded, n_unique, top_x)
         u = np.where(valid, group_start[:, None] + pos, 0)  # index into the chunk's unique records
-        rows = first[u]
         block = records[start:stop]
-        block[..., :n_onehot] = enc.onehot[rows]
-        block[..., n_onehot:-2] = enc.continuous[rows]
+        block[..., :n_onehot] = unique_enc.onehot[u]
+        block[..., n_onehot:-2] = unique_enc.continuous[u]
         block[..., -2] = counts[u]
         block[..., -1] = dist[u]
         block[~valid] = 0.0
         mask[start:stop] = valid
         n_unique_all[start:stop] = n_unique
-        start = stop
     return Preprocessed(records, mask, target_row, n_unique_all)
 
 
@@ -540,7 +619,7 @@ class AttentionAttack:
         if not self.lr > 0:
             raise VrlibError(f"lr must be positive, got {self.lr!r}")
 
-    def _fit_encoder(self, datasets: list[pd.DataFrame], target: pd.DataFrame) -> TableEncoder:
+    def _fit_encoder(self, datasets, target: pd.DataFrame) -> TableEncoder:
         """Fit the one encoder of this attack on ``reference``, or on the datasets plus the target."""
         schema = self.schema
         if self.reference is not None:
@@ -550,10 +629,21 @@ class AttentionAttack:
             # Only the rows holding a column's min or max matter for min-max scaling, so
             # the encoder is fitted on those rows (and the target) instead of all rows.
             frames = [target[list(schema.columns)]]
-            for df in datasets:
-                cont = df[list(schema.continuous)].to_numpy(dtype=np.float64)
-                rows = np.unique(np.concatenate([cont.argmin(axis=0), cont.argmax(axis=0)])) if cont.size else [0]
-                frames.append(df.iloc[rows][list(schema.columns)])
+
+            def extremes(cont: np.ndarray) -> np.ndarray:
+                if not cont.shape[1]:
+                    return np.array([0])
+                return np.unique(np.concatenate([cont.argmin(axis=0), cont.argmax(axis=0)]))
+
+            if _is_coded(datasets):
+                codes = datasets.codes.reshape(-1, len(schema.categorical))
+                cont = datasets.continuous.reshape(-1, len(schema.continuous))
+                rows = extremes(cont)
+                frames.append(decode_table(codes[rows], cont[rows], schema, datasets.categories))
+            else:
+                for df in datasets:
+                    rows = extremes(df[list(schema.continuous)].to_numpy(dtype=np.float64))
+                    frames.append(df.iloc[rows][list(schema.columns)])
         frame = pd.concat(frames, ignore_index=True)
         for c in schema.categorical:
             frame[c] = pd.Categorical(frame[c], categories=_union_categories(frames, c))
@@ -591,20 +681,21 @@ class AttentionAttack:
 
     # --------------------------------------------------------------------- API
 
-    def transform(self, synthetic_datasets: Sequence[pd.DataFrame]) -> Preprocessed:
+    def transform(self, synthetic_datasets) -> Preprocessed:
         """Preprocess datasets with the fitted encoder and target (see :func:`preprocess`)."""
         self._check_fitted()
         return preprocess(synthetic_datasets, self.target_, self.encoder_, self.top_x, self.metric, self.p)
 
-    def fit(self, synthetic_datasets: Sequence[pd.DataFrame], labels, target: pd.DataFrame) -> "AttentionAttack":
+    def fit(self, synthetic_datasets, labels, target: pd.DataFrame) -> "AttentionAttack":
         """Train the network on labelled shadow datasets.
 
         Parameters
         ----------
-        synthetic_datasets : list of DataFrame
+        synthetic_datasets : list of DataFrame, or vrlib.games.SyntheticDatasets
             Shadow synthetic datasets, with the real table's columns.
-        labels : array-like of {0, 1}
+        labels : array-like of {0, 1}, or None
             1 if the target was in the dataset the generator was trained on, else 0.
+            None: take them from a ``SyntheticDatasets``.
         target : DataFrame
             The target record, one row.
 
@@ -614,6 +705,10 @@ class AttentionAttack:
         """
         self._check_params()
         datasets = _check_datasets(synthetic_datasets, self.schema)
+        if labels is None:
+            if not _is_coded(datasets):
+                raise VrlibError("labels are required unless the datasets come with them (SyntheticDatasets)")
+            labels = datasets.labels
         y = _check_labels(labels, len(datasets))
         _check_target(target, self.schema)
         device = _resolve_device(self.device)
@@ -696,12 +791,12 @@ class AttentionAttack:
         if not hasattr(self, "model_"):
             raise VrlibError("this AttentionAttack is not fitted; call fit(synthetic_datasets, labels, target) first")
 
-    def predict_proba(self, synthetic_datasets: Sequence[pd.DataFrame]) -> np.ndarray:
+    def predict_proba(self, synthetic_datasets) -> np.ndarray:
         """Probability that the target was in the training data of each synthetic dataset.
 
         Parameters
         ----------
-        synthetic_datasets : list of DataFrame
+        synthetic_datasets : list of DataFrame, or vrlib.games.SyntheticDatasets
 
         Returns
         -------
@@ -716,7 +811,7 @@ class AttentionAttack:
             proba = torch.sigmoid(self._logits(self.model_, records, mask, target))
         return proba.cpu().numpy().astype(np.float64)
 
-    def attention_weights(self, synthetic_datasets: Sequence[pd.DataFrame]) -> np.ndarray:
+    def attention_weights(self, synthetic_datasets) -> np.ndarray:
         """Attention weights (n_datasets, top_x) the fitted network gives each kept record (0 on padding)."""
         self._check_fitted()
         pre = self.transform(synthetic_datasets)
