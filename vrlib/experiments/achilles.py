@@ -1,0 +1,292 @@
+"""Achilles experiments: choose targets by each method, attack them in the traditional game, tidy results.
+
+One row per target × method × dataset × generator × setting, with the target's AUC
+(and accuracy, TPR at 10 % FPR) on the test datasets.  The per-target attack result
+(test labels and scores) is cached by content, so the notebooks of Figs. 1, 3 and 4
+share every target they have in common and a re-run only restyles the figures.
+
+Decisions (also stated in the notebooks):
+
+* Census: with only the 10,000-record random subset on hand, D_aux / D_test are
+  5,000 / 2,500 records (the paper's 50,000 / 25,000 of the full 569,741 rows cannot be
+  scaled proportionally below the 1,000-record training datasets).
+* Target selection runs on the whole Ω, as in the paper; the game then removes the
+  target from both pools.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from vrlib import metrics
+from vrlib.cache import Cache, fingerprint_table, make_key
+from vrlib.data import Schema, load
+from vrlib.distance import kneighbors
+from vrlib.encoding import TableEncoder
+from vrlib.errors import VrlibError
+from vrlib.experiments.profiles import profile_settings, register
+from vrlib.games import TraditionalGame
+from vrlib.selection import METHODS, rank_records
+
+FAMILY = "achilles"
+
+register(
+    FAMILY,
+    {
+        # CI: checks that everything runs, numbers meaningless.
+        "smoke": dict(n_targets=2, n_shadow=20, n_test_datasets=10, n_records=300, n_synth=300,
+                      n_queries=2000, attention_epochs=5, attention_patience=None, ks=(1, 5), ps=(1, 2),
+                      epsilons=(1.0, float("inf")), datasets=("adult", "census")),
+        # Default: a stable ordering of the methods in a few minutes per notebook on 2 cores.
+        "quick": dict(n_targets=10, n_shadow=200, n_test_datasets=100, n_records=1000, n_synth=1000,
+                      n_queries=100_000, attention_epochs=100, attention_patience=20, ks=(1, 2, 5, 10, 20, 50),
+                      ps=(1, 2, 3, 4), epsilons=(1.0, 10.0, 100.0, 1000.0, float("inf")),
+                      datasets=("adult", "census")),
+        # The paper's sizes (SPEC §2).
+        "paper": dict(n_targets=10, n_shadow=4000, n_test_datasets=200, n_records=1000, n_synth=1000,
+                      n_queries=100_000, attention_epochs=500, attention_patience=None, ks=tuple(range(1, 51)),
+                      ps=(1, 2, 3, 4), epsilons=(1.0, 10.0, 100.0, 1000.0, float("inf")),
+                      datasets=("adult", "census")),
+    },
+)  # fmt: skip
+
+# Mean ± std AUC of the paper's Table 2 (query attack) and Table 3 (target attention).
+_PAPER = {
+    "query": {
+        ("census", "synthpop"): [(0.732, 0.046), (0.802, 0.044), (0.790, 0.041), (0.879, 0.021)],
+        ("census", "baynet"): [(0.535, 0.055), (0.644, 0.086), (0.731, 0.090), (0.858, 0.040)],
+        ("adult", "synthpop"): [(0.613, 0.084), (0.699, 0.113), (0.742, 0.033), (0.804, 0.072)],
+        ("adult", "baynet"): [(0.618, 0.120), (0.704, 0.140), (0.787, 0.057), (0.810, 0.110)],
+    },
+    "attention": {
+        ("census", "synthpop"): [(0.727, 0.038), (0.783, 0.030), (0.770, 0.046), (0.838, 0.041)],
+        ("census", "baynet"): [(0.535, 0.035), (0.587, 0.079), (0.674, 0.085), (0.737, 0.118)],
+        ("adult", "synthpop"): [(0.609, 0.112), (0.691, 0.103), (0.765, 0.027), (0.797, 0.038)],
+        ("adult", "baynet"): [(0.594, 0.083), (0.638, 0.104), (0.745, 0.068), (0.763, 0.103)],
+    },
+}
+
+
+def paper_table(attack: str = "query") -> pd.DataFrame:
+    """The paper's Table 2 (``query``) or Table 3 (``attention``): method, dataset, generator, paper_mean, paper_std."""
+    if attack not in _PAPER:
+        raise VrlibError(f"unknown attack {attack!r}; choose one of {sorted(_PAPER)}")
+    rows = [
+        dict(method=m, dataset=d, generator=g, paper_mean=mean, paper_std=std)
+        for (d, g), values in _PAPER[attack].items()
+        for m, (mean, std) in zip(METHODS, values)
+    ]
+    return pd.DataFrame(rows)
+
+
+def load_omega(dataset: str) -> tuple[pd.DataFrame, Schema]:
+    """Ω of ``dataset`` (``adult`` or ``census``) as the experiments use it."""
+    if dataset not in ("adult", "census"):
+        raise VrlibError(f"achilles experiments use 'adult' or 'census', not {dataset!r}")
+    return load(dataset)
+
+
+def pool_sizes(dataset: str, n_rows: int) -> tuple[int, int]:
+    """Sizes of D_aux and D_test (SPEC §2; see the module docstring for the census subset)."""
+    if dataset == "adult":
+        return 10_000, 5_000
+    if n_rows >= 569_741:
+        return 50_000, 25_000
+    return n_rows // 2, n_rows // 4
+
+
+def neighbour_distances(df: pd.DataFrame, schema: Schema, metric: str = "cosine", p: float | None = None,
+                        k_max: int = 50) -> np.ndarray:  # fmt: skip
+    """Sorted distances of every record of Ω to its ``k_max`` nearest others, cached by content.
+
+    V_k for any k <= k_max is the mean of the first k columns, so one search serves
+    every k of Fig. 3a and the k = 5 of the other figures.
+    """
+    k_max = min(k_max, len(df) - 1)
+    cache = Cache(namespace="neighbours")
+    key = make_key(omega=fingerprint_table(df, schema), metric=metric, p=p, k_max=k_max)
+    if key in cache:
+        return cache.load(key)[0]["distances"]
+    distances, _ = kneighbors(TableEncoder(schema).fit_transform(df), k_max, metric=metric, p=p)
+    cache.save(key, {"distances": distances})
+    return distances
+
+
+def top_by_vk(df: pd.DataFrame, distances: np.ndarray, k: int, n_targets: int, include_self: bool = False) -> list:
+    """The ``n_targets`` records with the highest V_k, from :func:`neighbour_distances`.
+
+    With ``include_self`` the record's own zero is one of the k: V_k = sum of the k-1 nearest others / k.
+    """
+    if k > distances.shape[1] + include_self:
+        raise VrlibError(f"k={k} exceeds the {distances.shape[1]} neighbours computed")
+    v = distances[:, : k - 1].sum(axis=1) / k if include_self else distances[:, :k].mean(axis=1)
+    return list(df.index[np.argsort(-v, kind="stable")[:n_targets]])
+
+
+def choose_targets(df: pd.DataFrame, schema: Schema, methods=METHODS, n_targets: int = 10, seed: int = 0,
+                   distance_params: dict | None = None) -> dict[str, list]:  # fmt: skip
+    """The ``n_targets`` targets of each method, highest risk first (V_k from the cached neighbours)."""
+    params = dict(k=5, metric="cosine", p=None, include_self=False) | dict(distance_params or {})
+    chosen = {}
+    for method in methods:
+        if method == "distance":
+            distances = neighbour_distances(df, schema, params["metric"], params["p"], k_max=max(50, params["k"]))
+            chosen[method] = top_by_vk(df, distances, params["k"], n_targets, params["include_self"])
+        else:
+            chosen[method] = list(rank_records(df, schema, method, seed=seed).index[:n_targets])
+    return chosen
+
+
+def make_attack(attack: str, schema: Schema, settings: dict, seed: int):
+    """The attack of a privacy game, configured by the profile."""
+    if attack == "query":
+        from vrlib.attacks.query import QueryAttack
+
+        return QueryAttack(schema, n_queries=settings["n_queries"], seed=seed)
+    if attack == "attention":
+        from vrlib.attacks.attention import AttentionAttack
+
+        return AttentionAttack(schema, max_epochs=settings["attention_epochs"],
+                               patience=settings["attention_patience"], seed=seed)  # fmt: skip
+    raise VrlibError(f"unknown attack {attack!r}; choose 'query' or 'attention'")
+
+
+def _attack_params(attack: str, settings: dict) -> dict:
+    if attack == "query":
+        return {"n_queries": settings["n_queries"]}
+    return {"epochs": settings["attention_epochs"], "patience": settings["attention_patience"]}
+
+
+def make_game(dataset: str, df: pd.DataFrame, schema: Schema, generator: str, generator_params: dict | None,
+              settings: dict, seed: int, n_jobs=None, progress: bool = True) -> TraditionalGame:  # fmt: skip
+    """The traditional game of SPEC §2 on Ω with the profile's sizes."""
+    n_aux, n_test = pool_sizes(dataset, len(df))
+    game = TraditionalGame(
+        generator, generator_params, n_aux=n_aux, n_test=n_test, n_records=settings["n_records"],
+        n_synth=settings["n_synth"], n_shadow=settings["n_shadow"], n_test_datasets=settings["n_test_datasets"],
+        seed=seed, n_jobs=n_jobs, progress=progress,
+    )  # fmt: skip
+    return game.fit(df, schema)
+
+
+def attack_targets(game: TraditionalGame, targets, attack: str, settings: dict, seed: int) -> dict:
+    """Test labels and attack scores of each target, read from the cache or computed.
+
+    Returns
+    -------
+    dict
+        target label -> (labels, scores) on the test datasets.
+    """
+    cache = Cache(namespace="achilles-attacks")
+    schema = game.schema_
+    base = dict(
+        omega=game.fingerprint_, generator=game.generator, generator_params=game.generator_params or {},
+        n_aux=game.n_aux, n_test=game.n_test, n_records=game.n_records, n_synth=game.n_synth,
+        n_shadow=game.n_shadow, n_test_datasets=game.n_test_datasets, seed=seed, attack=attack,
+        attack_params=_attack_params(attack, settings),
+    )  # fmt: skip
+    keys = {t: make_key(target=str(t), **base) for t in dict.fromkeys(targets)}
+    out = {}
+    for t, key in keys.items():
+        if key in cache:
+            arrays, _ = cache.load(key)
+            out[t] = (arrays["labels"], arrays["scores"])
+    todo = [t for t in keys if t not in out]
+    for data in game.iter_targets(todo):
+        model = make_attack(attack, schema, settings, seed).fit(data.shadow, data.shadow.labels, data.target)
+        scores = model.predict_proba(data.test)
+        cache.save(keys[data.target_index], {"labels": data.test.labels, "scores": np.asarray(scores, dtype=float)},
+                   meta={"target": str(data.target_index)})  # fmt: skip
+        out[data.target_index] = (data.test.labels, scores)
+    return out
+
+
+def _score_row(labels, scores) -> dict:
+    return dict(auc=metrics.auc(labels, scores), accuracy=metrics.accuracy(labels, np.asarray(scores) > 0.5),
+                tpr_at_fpr_10=metrics.tpr_at_fpr(labels, scores, 0.1))  # fmt: skip
+
+
+def record_identification(dataset: str, generator: str, methods=METHODS, profile: str = "quick", seed: int = 0,
+                          attack: str = "query", generator_params: dict | None = None,
+                          distance_params: dict | None = None, n_jobs=None, progress: bool = True,
+                          **overrides) -> pd.DataFrame:  # fmt: skip
+    """Attack the targets chosen by each method; one row per target × method.
+
+    Parameters
+    ----------
+    dataset : {"adult", "census"}
+    generator : str
+        A generator name (``synthpop``, ``baynet``, ``privbayes``, ...).
+    methods : sequence of str
+        Target-selection methods.
+    profile : {"smoke", "quick", "paper"}
+    seed : int
+        Seeds the split, the games, the generators, the attack and the random baselines.
+    attack : {"query", "attention"}
+    generator_params : dict, optional
+        E.g. ``{"epsilon": 10.0}`` for PrivBayes.
+    distance_params : dict, optional
+        ``k``, ``metric``, ``p``, ``include_self`` of the distance method (default k=5, cosine).
+    **overrides
+        Profile settings to change (e.g. ``n_shadow=500``).
+
+    Returns
+    -------
+    DataFrame
+        Columns ``dataset, generator, attack, method, rank, target, auc, accuracy, tpr_at_fpr_10``
+        plus the setting (``profile``, ``seed``, ``n_shadow``, ``n_test_datasets``).
+    """
+    settings = profile_settings(FAMILY, profile, **overrides)
+    df, schema = load_omega(dataset)
+    chosen = choose_targets(df, schema, methods, settings["n_targets"], seed, distance_params)
+    game = make_game(dataset, df, schema, generator, generator_params, settings, seed, n_jobs, progress)
+    results = attack_targets(game, [t for ts in chosen.values() for t in ts], attack, settings, seed)
+    rows = [
+        dict(dataset=dataset, generator=generator, attack=attack, method=method, rank=r + 1, target=t,
+             **_score_row(*results[t]))
+        for method, targets in chosen.items()
+        for r, t in enumerate(targets)
+    ]  # fmt: skip
+    out = pd.DataFrame(rows)
+    out["profile"], out["seed"] = profile, seed
+    out["n_shadow"], out["n_test_datasets"] = settings["n_shadow"], settings["n_test_datasets"]
+    return out
+
+
+def robustness(dataset: str, generator: str, selections: dict, profile: str = "quick", seed: int = 0,
+               attack: str = "query", n_jobs=None, progress: bool = True, **overrides) -> pd.DataFrame:  # fmt: skip
+    """Attack several target sets at once (e.g. the top records for each k); one row per setting × target.
+
+    Parameters
+    ----------
+    selections : dict
+        Setting label -> list of target labels.  Targets shared by several settings
+        are attacked once.
+    """
+    settings = profile_settings(FAMILY, profile, **overrides)
+    df, schema = load_omega(dataset)
+    game = make_game(dataset, df, schema, generator, None, settings, seed, n_jobs, progress)
+    results = attack_targets(game, [t for ts in selections.values() for t in ts], attack, settings, seed)
+    rows = [
+        dict(setting=label, rank=r + 1, target=t, **_score_row(*results[t]))
+        for label, targets in selections.items()
+        for r, t in enumerate(targets)
+    ]
+    out = pd.DataFrame(rows)
+    out["dataset"], out["generator"], out["attack"], out["profile"], out["seed"] = dataset, generator, attack, profile, seed
+    return out
+
+
+def summarise(results: pd.DataFrame, by) -> pd.DataFrame:
+    """Mean ± std (ddof=0) AUC over targets per group, with the number of targets."""
+    grouped = results.groupby(list(by), sort=False)["auc"]
+    out = grouped.agg(auc_mean="mean", auc_std=lambda a: float(np.std(a)), n_targets="count").reset_index()
+    return out
+
+
+def table_vs_paper(results: pd.DataFrame, attack: str = "query") -> pd.DataFrame:
+    """Table 2 / 3: ``method,dataset,generator,auc_mean,auc_std,paper_mean,paper_std,n_targets``."""
+    ours = summarise(results, ["method", "dataset", "generator"])
+    table = ours.merge(paper_table(attack), on=["method", "dataset", "generator"], how="left")
+    return table[["method", "dataset", "generator", "auc_mean", "auc_std", "paper_mean", "paper_std", "n_targets"]]
