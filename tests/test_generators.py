@@ -1,0 +1,521 @@
+"""Tests of the synthetic data generators: the protocol, and values against independent computations."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vrlib.data import Schema
+from vrlib.errors import VrlibError
+from vrlib.generators import REGISTRY, get_generator
+from vrlib.generators import bayesnet
+from vrlib.generators.bayesnet import (
+    BayNet,
+    PrivBayes,
+    exponential_mechanism_probabilities,
+    laplace_scale,
+    mi_sensitivity,
+    noisy_counts,
+)
+from vrlib.generators.neural import CTGAN, TVAE
+from vrlib.generators.noise import AdditiveNoise
+from vrlib.generators.synthpop import Synthpop
+
+# Fast settings for every generator (the neural ones: one epoch, small networks).
+FAST = {
+    "synthpop": {},
+    "baynet": {},
+    "privbayes": {"epsilon": 1.0},
+    "tvae": {"epochs": 1, "batch_size": 50, "embedding_dim": 8, "compress_dims": (16,), "decompress_dims": (16,), "device": "cpu", "threads": 1},
+    "ctgan": {"epochs": 1, "batch_size": 20, "embedding_dim": 8, "generator_dim": (16,), "discriminator_dim": (16,), "device": "cpu", "threads": 1},
+    "noise": {"scale": 0.5, "resample_prob": 0.2},
+}
+NAMES = sorted(FAST)
+
+
+def mixed_table(n: int = 120, seed: int = 0) -> tuple[pd.DataFrame, Schema]:
+    """A small table with the awkward bits: an unused category, integer and real continuous columns,
+    columns not in schema order."""
+    rng = np.random.default_rng(seed)
+    colour = pd.Categorical(rng.choice(["red", "green", "blue"], n), categories=["blue", "green", "purple", "red"])
+    size = pd.Categorical(rng.choice([1, 2, 3], n), categories=[1, 2, 3])
+    age = rng.integers(18, 80, n).astype(float)
+    income = rng.lognormal(10, 1, n)
+    df = pd.DataFrame({"age": age, "colour": colour, "income": income, "size": size})
+    return df, Schema(categorical=("colour", "size"), continuous=("age", "income"))
+
+
+def fitted(name: str, df, schema, seed=0, **extra):
+    return get_generator(name, **{**FAST[name], **extra}).fit(df, schema, seed=seed)
+
+
+# --------------------------------------------------------------------------- protocol
+
+
+def test_registry_names_and_classes():
+    expected = {"synthpop": Synthpop, "baynet": BayNet, "privbayes": PrivBayes, "tvae": TVAE, "ctgan": CTGAN,
+                "noise": AdditiveNoise}  # fmt: skip
+    assert set(REGISTRY) == set(expected)
+    for name, cls in expected.items():
+        assert type(get_generator(name)) is cls
+
+
+def test_unknown_generator_name():
+    with pytest.raises(VrlibError, match="unknown generator"):
+        get_generator("gan")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_schema_round_trip(name):
+    df, schema = mixed_table()
+    out = fitted(name, df, schema, seed=1).sample(57, seed=2)
+    assert list(out.columns) == list(df.columns)
+    assert len(out) == 57 and out.index.equals(pd.RangeIndex(57))
+    for c in df.columns:
+        assert out[c].dtype == df[c].dtype, c  # CategoricalDtype equality: same categories, same order
+        assert not out[c].isna().any(), c
+    assert list(out["colour"].cat.categories) == ["blue", "green", "purple", "red"]
+    for c in schema.continuous:
+        assert out[c].dtype == np.float64
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_same_seed_same_samples(name):
+    df, schema = mixed_table()
+    a = fitted(name, df, schema, seed=5).sample(80, seed=9)
+    b = fitted(name, df, schema, seed=5).sample(80, seed=9)
+    pd.testing.assert_frame_equal(a, b)
+    g = fitted(name, df, schema, seed=5)
+    assert not g.sample(80, seed=10).equals(g.sample(80, seed=11))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_sample_before_fit_is_an_error(name):
+    with pytest.raises(VrlibError, match="not fitted"):
+        get_generator(name, **FAST[name]).sample(10)
+
+
+def test_bad_sample_size_and_seed():
+    df, schema = mixed_table()
+    g = fitted("baynet", df, schema)
+    for bad in (-1, 2.5, "10", True):
+        with pytest.raises(VrlibError, match="non-negative int"):
+            g.sample(bad)
+    for bad in (-3, 1.5, "x"):
+        with pytest.raises(VrlibError, match="seed"):
+            g.sample(3, seed=bad)
+    assert len(g.sample(0)) == 0 and list(g.sample(0).columns) == list(df.columns)
+
+
+def test_bad_table_is_an_error():
+    df, schema = mixed_table()
+    with pytest.raises(VrlibError, match="neither categorical nor continuous"):
+        get_generator("synthpop").fit(df.assign(extra=1.0), schema)
+    with pytest.raises(VrlibError, match="Schema"):
+        get_generator("synthpop").fit(df, {"categorical": ["colour"]})
+
+
+@pytest.mark.parametrize("eps", [0, -1.0, float("nan"), "1", None])
+def test_privbayes_rejects_bad_epsilon(eps):
+    with pytest.raises(VrlibError, match="epsilon must be a positive number"):
+        get_generator("privbayes", epsilon=eps)
+
+
+def test_bad_parameters():
+    with pytest.raises(VrlibError, match="degree"):
+        PrivBayes(degree=0)
+    with pytest.raises(VrlibError, match="bins"):
+        BayNet(bins=0)
+    with pytest.raises(VrlibError, match="min_samples_leaf"):
+        Synthpop(min_samples_leaf=0)
+    with pytest.raises(VrlibError, match="scale"):
+        AdditiveNoise(scale=-1)
+    with pytest.raises(VrlibError, match="resample_prob"):
+        AdditiveNoise(resample_prob=1.5)
+    with pytest.raises(VrlibError, match="multiple of pac"):
+        CTGAN(batch_size=25)
+    with pytest.raises(VrlibError, match="epochs"):
+        TVAE(epochs=0)
+    df, schema = mixed_table()
+    with pytest.raises(VrlibError, match="visit_sequence"):
+        Synthpop(visit_sequence=["age", "colour"]).fit(df, schema)
+
+
+# --------------------------------------------------------------------------- edge cases
+
+
+def tiny_table(n):
+    rng = np.random.default_rng(n)
+    df = pd.DataFrame({
+        "c": pd.Categorical(rng.choice(["a", "b"], n), categories=["a", "b", "z"]),
+        "x": rng.normal(size=n),
+        "k": pd.Categorical(["only"] * n),  # constant categorical
+        "const": np.full(n, 4.0),  # constant continuous
+    })  # fmt: skip
+    return df, Schema(categorical=("c", "k"), continuous=("x", "const"))
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("n", [1, 3, 7])
+def test_tiny_tables_and_constant_columns(name, n):
+    df, schema = tiny_table(n)
+    if name in ("tvae", "ctgan") and n < 2:
+        with pytest.raises(VrlibError, match="at least 2 training rows"):
+            fitted(name, df, schema)
+        return
+    out = fitted(name, df, schema).sample(25, seed=1)
+    assert len(out) == 25 and list(out.columns) == list(df.columns)
+    assert (out["k"] == "only").all()
+    assert out["c"].dtype == df["c"].dtype
+    if name in ("synthpop", "baynet"):  # these reproduce a constant exactly
+        assert (out["const"] == 4.0).all()
+    assert np.isfinite(out["x"]).all()
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("kind", ["categorical", "continuous"])
+def test_single_column_tables(name, kind):
+    rng = np.random.default_rng(3)
+    if kind == "categorical":
+        df = pd.DataFrame({"v": pd.Categorical(rng.choice(["p", "q", "r"], 40, p=[0.6, 0.3, 0.1]))})
+        schema = Schema(categorical=("v",))
+    else:
+        df = pd.DataFrame({"v": rng.normal(size=40)})
+        schema = Schema(continuous=("v",))
+    out = fitted(name, df, schema).sample(30, seed=2)
+    assert list(out.columns) == ["v"] and out["v"].dtype == df["v"].dtype and len(out) == 30
+
+
+# --------------------------------------------------------------------------- BayNet / PrivBayes
+
+
+def draw_network(n, rng):
+    """Records from a hand-built network A -> B -> C, A -> D; returns the table and the true joint."""
+    pa = np.array([0.5, 0.3, 0.2])
+    pb_a = np.array([[0.8, 0.15, 0.05], [0.1, 0.8, 0.1], [0.2, 0.1, 0.7]])
+    pc_b = np.array([[0.9, 0.1], [0.25, 0.75], [0.5, 0.5]])
+    pd_a = np.array([[0.7, 0.1, 0.1, 0.1], [0.1, 0.1, 0.1, 0.7], [0.05, 0.85, 0.05, 0.05]])
+    joint = np.einsum("a,ab,bc,ad->abcd", pa, pb_a, pc_b, pd_a)  # axes A, B, C, D
+    cells = rng.choice(joint.size, size=n, p=joint.ravel())
+    a, b, c, d = np.unravel_index(cells, joint.shape)
+    df = pd.DataFrame({
+        "A": pd.Categorical.from_codes(a, ["a0", "a1", "a2"]),
+        "B": pd.Categorical.from_codes(b, ["b0", "b1", "b2"]),
+        "C": pd.Categorical.from_codes(c, ["c0", "c1"]),
+        "D": pd.Categorical.from_codes(d, ["d0", "d1", "d2", "d3"]),
+    })  # fmt: skip
+    return df, Schema(categorical=("A", "B", "C", "D")), joint
+
+
+def true_conditional(joint, axes, child, parents):
+    """P(child | parents) from a joint array with named axes, shape (*parents, child)."""
+    keep = list(parents) + [child]
+    drop = tuple(i for i, a in enumerate(axes) if a not in keep)
+    marg = joint.sum(axis=drop)
+    remaining = [a for a in axes if a in keep]
+    marg = np.transpose(marg, [remaining.index(a) for a in keep])
+    return marg / marg.sum(axis=-1, keepdims=True)
+
+
+def model_joint(gen, axes):
+    """The joint distribution the fitted network defines, by brute force over all cells."""
+    shape = [gen.domains_[a] for a in axes]
+    joint = np.zeros(shape)
+    cpts = {a: gen.conditional(a) for a in axes}
+    for cell in itertools.product(*(range(s) for s in shape)):
+        value = dict(zip(axes, cell))
+        p = 1.0
+        for a in axes:
+            p *= cpts[a][tuple(value[q] for q in gen.parents_[a]) + (value[a],)]
+        joint[cell] = p
+    return joint
+
+
+def test_baynet_recovers_known_network():
+    df, schema, joint = draw_network(40_000, np.random.default_rng(0))
+    axes = ["A", "B", "C", "D"]
+    for seed in range(3):  # different random first attributes, same undirected tree
+        gen = BayNet(degree=1).fit(df, schema, seed=seed)
+        edges = {frozenset((c, p)) for c, ps in gen.parents_.items() for p in ps}
+        assert edges == {frozenset("AB"), frozenset("BC"), frozenset("AD")}
+        for child, parents in gen.parents_.items():
+            want = true_conditional(joint, axes, child, parents)
+            np.testing.assert_allclose(gen.conditional(child), want, atol=0.02)
+        np.testing.assert_allclose(model_joint(gen, axes), joint, atol=0.01)
+
+
+def test_baynet_degree_two_captures_xor():
+    rng = np.random.default_rng(1)
+    n = 20_000
+    a, b = rng.integers(0, 2, n), rng.integers(0, 2, n)
+    c = np.where(rng.random(n) < 0.9, a ^ b, 1 - (a ^ b))
+    df = pd.DataFrame({k: pd.Categorical.from_codes(v, ["0", "1"]) for k, v in zip("ABC", (a, b, c))})
+    schema = Schema(categorical=("A", "B", "C"))
+    truth = np.zeros((2, 2, 2))
+    for i, j in itertools.product(range(2), range(2)):
+        truth[i, j, i ^ j], truth[i, j, 1 - (i ^ j)] = 0.25 * 0.9, 0.25 * 0.1
+    deg2 = BayNet(degree=2).fit(df, schema, seed=0)
+    assert max(len(p) for p in deg2.parents_.values()) == 2
+    np.testing.assert_allclose(model_joint(deg2, list("ABC")), truth, atol=0.015)
+    deg1 = BayNet(degree=1).fit(df, schema, seed=0)
+    assert np.abs(model_joint(deg1, list("ABC")) - truth).max() > 0.08  # a tree cannot hold XOR
+
+
+def test_baynet_samples_follow_the_network():
+    df, schema, joint = draw_network(20_000, np.random.default_rng(2))
+    out = BayNet().fit(df, schema, seed=0).sample(60_000, seed=1)
+    cells = np.ravel_multi_index([out[c].cat.codes.to_numpy() for c in "ABCD"], joint.shape)
+    empirical = np.bincount(cells, minlength=joint.size) / len(out)
+    assert 0.5 * np.abs(empirical - joint.ravel()).sum() < 0.03
+
+
+def test_continuous_columns_binned_and_uniform_inside_bins():
+    rng = np.random.default_rng(4)
+    x = rng.uniform(0, 10, 5000)
+    df = pd.DataFrame({"x": x, "y": x * 2 + rng.normal(0, 0.1, 5000)})
+    schema = Schema(continuous=("x", "y"))
+    gen = BayNet(bins=5).fit(df, schema, seed=0)
+    assert gen.domains_ == {"x": 5, "y": 5}
+    out = gen.sample(50_000, seed=1)
+    lo, width = gen.bin_edges_["x"]
+    assert out["x"].min() >= x.min() and out["x"].max() <= x.max()
+    frac = ((out["x"] - lo) / width) % 1.0  # position inside the bin: uniform
+    hist = np.histogram(frac, bins=10, range=(0, 1))[0] / len(frac)
+    np.testing.assert_allclose(hist, 0.1, atol=0.01)
+    # Bin frequencies follow the training bins.
+    train_bins = np.bincount(np.minimum((x - lo) // width, 4).astype(int), minlength=5) / len(x)
+    synth_bins = np.bincount(np.minimum((out["x"] - lo) // width, 4).astype(int), minlength=5) / len(out)
+    np.testing.assert_allclose(synth_bins, train_bins, atol=0.01)
+
+
+def test_round_integers_option():
+    df, schema = mixed_table(300)
+    plain = BayNet().fit(df, schema, seed=0).sample(500, seed=0)
+    rounded = BayNet(round_integers=True).fit(df, schema, seed=0).sample(500, seed=0)
+    assert not np.all(plain["age"] == np.round(plain["age"]))
+    assert np.all(rounded["age"] == np.round(rounded["age"]))
+    assert rounded["age"].between(df["age"].min(), df["age"].max()).all()
+    assert not np.all(rounded["income"] == np.round(rounded["income"]))  # income is not integer-valued
+
+
+def test_privbayes_infinite_epsilon_is_baynet():
+    df, schema = mixed_table(300)
+    for degree in (1, 2):
+        a = PrivBayes(epsilon=math.inf, degree=degree).fit(df, schema, seed=3)
+        b = BayNet(degree=degree).fit(df, schema, seed=3)
+        assert a.parents_ == b.parents_ and a.noise_scale_ == 0.0
+        pd.testing.assert_frame_equal(a.sample(400, seed=4), b.sample(400, seed=4))
+    assert get_generator("privbayes", epsilon=float("inf")).get_params()["epsilon"] == math.inf
+
+
+def test_mi_sensitivity_formulas():
+    n = 1000
+    general = 2 / n * math.log2((n + 1) / 2) + (n - 1) / n * math.log2((n + 1) / (n - 1))
+    binary = 1 / n * math.log2(n) + (n - 1) / n * math.log2(n / (n - 1))
+    assert mi_sensitivity(n) == pytest.approx(general, rel=1e-12)
+    assert mi_sensitivity(n, binary=True) == pytest.approx(binary, rel=1e-12)
+    assert mi_sensitivity(n, binary=True) < mi_sensitivity(n)
+    assert mi_sensitivity(1) == 0.0
+
+
+def test_exponential_mechanism_probabilities():
+    p = exponential_mechanism_probabilities([0.0, 1.0, 2.0], epsilon=2.0, sensitivity=0.5)
+    want = np.exp([0.0, 2.0, 4.0])  # exp(eps * s / (2 * sensitivity)) = exp(2 s)
+    np.testing.assert_allclose(p, want / want.sum(), rtol=1e-12)
+    # Large scores do not overflow.
+    assert np.isfinite(exponential_mechanism_probabilities([1e6, 0.0], 1.0, 1e-6)).all()
+    np.testing.assert_array_equal(exponential_mechanism_probabilities([1.0, 3.0, 3.0], math.inf, 1.0), [0, 1, 0])
+    # Drawing from it: empirical frequencies match.
+    rng = np.random.default_rng(0)
+    draws = rng.choice(3, size=200_000, p=p)
+    np.testing.assert_allclose(np.bincount(draws) / len(draws), p, atol=0.005)
+
+
+def test_laplace_noise_std_matches_its_scale():
+    assert laplace_scale(0.5, 1000, 14) == pytest.approx(2 * 14 / (1000 * 0.5))
+    noise = noisy_counts(np.zeros(400_000), 3.0, np.random.default_rng(0))
+    assert noise.std() == pytest.approx(3.0 * math.sqrt(2), rel=0.01)  # Laplace(b): std = b·√2
+    assert np.abs(noise).mean() == pytest.approx(3.0, rel=0.01)  # and E|X| = b
+    np.testing.assert_array_equal(noisy_counts(np.ones(3), 0.0, np.random.default_rng(0)), np.ones(3))
+
+
+def categorical_table(n, d, k, rng):
+    df = pd.DataFrame({f"v{j}": pd.Categorical.from_codes(rng.integers(0, k, n), [str(i) for i in range(k)])
+                       for j in range(d)})  # fmt: skip
+    return df, Schema(categorical=tuple(df.columns))
+
+
+@pytest.mark.parametrize("degree", [1, 2])
+def test_privbayes_realised_noise_matches_accounting(degree):
+    n, d, k, eps = 500, 5, 12, 2.0
+    df, schema = categorical_table(n, d, k, np.random.default_rng(7))
+    gen = PrivBayes(epsilon=eps, degree=degree).fit(df, schema, seed=1)
+    eps2 = eps / 2
+    b = 2 * (d - degree) / (n * eps2)  # PrivBayes Algorithm 1: d - k marginals, sensitivity 2/n each
+    assert gen.noise_scale_ == pytest.approx(b)
+    assert len(gen.noisy_marginals_) == d - degree
+    residuals = []
+    for child, noisy in gen.noisy_marginals_.items():
+        family = list(gen.parents_[child]) + [child]
+        exact = np.zeros([k] * len(family))
+        np.add.at(exact, tuple(df[c].cat.codes.to_numpy() for c in family), 1)
+        residuals.append((noisy - exact).ravel() / n)  # noise on the distribution
+    residuals = np.concatenate(residuals)
+    assert len(residuals) >= 500
+    assert residuals.std() == pytest.approx(b * math.sqrt(2), rel=0.1)
+    assert np.abs(residuals).mean() == pytest.approx(b, rel=0.1)
+
+
+def test_privbayes_structure_budget(monkeypatch):
+    """Each of the d - 1 structure choices spends (eps/2)/(d - 1) with the PrivBayes sensitivity."""
+    calls = []
+    real = bayesnet.exponential_mechanism_probabilities
+
+    def spy(scores, epsilon, sensitivity):
+        calls.append((epsilon, sensitivity))
+        return real(scores, epsilon, sensitivity)
+
+    monkeypatch.setattr(bayesnet, "exponential_mechanism_probabilities", spy)
+    n, d = 300, 6
+    df, schema = categorical_table(n, d, 4, np.random.default_rng(0))
+    PrivBayes(epsilon=3.0, degree=2).fit(df, schema, seed=0)
+    assert len(calls) == d - 1
+    for epsilon, sensitivity in calls:
+        assert epsilon == pytest.approx(1.5 / (d - 1))
+        assert sensitivity == pytest.approx(mi_sensitivity(n))
+    calls.clear()
+    BayNet().fit(df, schema, seed=0)
+    assert calls == []  # no budget, no mechanism
+
+
+def test_privbayes_small_epsilon_is_noisier():
+    df, schema, joint = draw_network(2000, np.random.default_rng(3))
+    from vrlib.metrics import marginal_distance
+
+    dist = {}
+    for eps in (0.05, math.inf):
+        gens = [PrivBayes(epsilon=eps).fit(df, schema, seed=s) for s in range(3)]
+        dist[eps] = np.mean([marginal_distance(df, g.sample(2000, seed=1), schema, way=2) for g in gens])
+    assert dist[0.05] > dist[math.inf] + 0.05
+
+
+# --------------------------------------------------------------------------- Synthpop
+
+
+def test_synthpop_reproduces_deterministic_relationships():
+    rng = np.random.default_rng(0)
+    n = 600
+    x = rng.choice(list("abcdef"), n)
+    f = {"a": "u", "b": "v", "c": "u", "d": "w", "e": "v", "f": "w"}
+    g = {"a": 1.5, "b": -2.0, "c": 7.25, "d": 0.0, "e": 3.0, "f": -1.0}
+    t = rng.integers(0, 8, n).astype(float)
+    df = pd.DataFrame({
+        "x": pd.Categorical(x),
+        "y": pd.Categorical([f[v] for v in x]),  # categorical = f(categorical)
+        "z": [g[v] for v in x],  # continuous = g(categorical)
+        "t": t,
+        "s": np.sin(t),  # continuous = sin(continuous)
+    })  # fmt: skip
+    schema = Schema(categorical=("x", "y"), continuous=("z", "t", "s"))
+    for encoding in ("onehot", "codes"):
+        out = Synthpop(categorical_predictors=encoding).fit(df, schema, seed=1).sample(2000, seed=2)
+        assert (out["y"].astype(str) == out["x"].astype(str).map(f)).all()
+        np.testing.assert_array_equal(out["z"], out["x"].astype(str).map(g).to_numpy())
+        np.testing.assert_array_equal(out["s"], np.sin(out["t"]))
+
+
+def test_synthpop_values_come_from_the_training_data():
+    df, schema = mixed_table(200)
+    out = Synthpop().fit(df, schema, seed=0).sample(500, seed=1)
+    for c in schema.continuous:
+        assert set(out[c]) <= set(df[c])
+    # The first column is a bootstrap of the training column: close marginal.
+    counts = out["age"].value_counts(normalize=True)
+    assert counts.index.isin(df["age"]).all()
+
+
+def test_synthpop_visit_sequence():
+    df, schema = mixed_table(200)
+    gen = Synthpop(visit_sequence=["income", "size", "colour", "age"]).fit(df, schema, seed=0)
+    assert gen.visit_sequence_ == ["income", "size", "colour", "age"]
+    out = gen.sample(100, seed=0)
+    assert list(out.columns) == list(df.columns)
+    # The first visited column is bootstrapped: an identical seed gives identical draws.
+    rows = np.random.default_rng(0).integers(len(df), size=100)
+    np.testing.assert_array_equal(out["income"], df["income"].to_numpy()[rows])
+
+
+def test_synthpop_leaves_respect_min_samples_leaf():
+    df, schema = mixed_table(400)
+    gen = Synthpop(min_samples_leaf=7).fit(df, schema, seed=0)
+    for model in gen._models[1:]:
+        tree, starts, counts, donors = model
+        assert counts[counts > 0].min() >= 7
+
+
+# --------------------------------------------------------------------------- additive noise
+
+
+def test_noise_without_noise_releases_the_training_rows():
+    df, schema = mixed_table(100)
+    out = AdditiveNoise(scale=0.0, resample_prob=0.0).fit(df, schema, seed=0).sample(100, seed=1)
+    key = lambda t: sorted(map(tuple, t.astype(str).to_numpy()))  # noqa: E731
+    assert key(out) == key(df)  # n = len(train): every record exactly once
+    twice = AdditiveNoise(scale=0.0, resample_prob=0.0).fit(df, schema).sample(200, seed=1)
+    assert key(twice) == sorted(key(df) * 2)
+
+
+def test_noise_scale_and_resampling_rate():
+    rng = np.random.default_rng(0)
+    n = 4000
+    df = pd.DataFrame({"x": rng.normal(5, 3, n), "c": pd.Categorical(rng.choice(["a", "b"], n, p=[0.5, 0.5]))})
+    schema = Schema(categorical=("c",), continuous=("x",))
+    gen = AdditiveNoise(scale=0.4, resample_prob=0.3).fit(df, schema, seed=0)
+    out = gen.sample(n, seed=1)
+    # Every row is used once, so Var(x + noise) = Var(x) (1 + scale^2) in standardised units.
+    assert out["x"].var() == pytest.approx(df["x"].var() * (1 + 0.4**2), rel=0.06)
+    # With scale 0 the rows are known, so the categorical change rate is measurable:
+    # a cell changes with probability resample_prob * P(draw differs) = 0.3 * 0.5.
+    gen0 = AdditiveNoise(scale=0.0, resample_prob=0.3).fit(df, schema, seed=0)
+    out0 = gen0.sample(n, seed=2)
+    merged = out0.assign(orig=df.set_index("x").loc[out0["x"], "c"].to_numpy())
+    changed = (merged["c"].astype(str) != merged["orig"].astype(str)).mean()
+    assert changed == pytest.approx(0.15, abs=0.02)
+
+
+# --------------------------------------------------------------------------- neural
+
+
+def test_neural_generators_use_codes_of_the_input_categories():
+    df, schema = mixed_table(60)
+    for name in ("tvae", "ctgan"):
+        out = fitted(name, df, schema, seed=0).sample(300, seed=0)
+        assert set(out["colour"].astype(str)) <= {"blue", "green", "red"}  # 'purple' never seen
+        assert out["size"].dtype == df["size"].dtype
+
+
+# --------------------------------------------------------------------------- real data
+
+
+@pytest.mark.realdata
+def test_quality_on_adult():
+    from vrlib.metrics import marginal_distance
+
+    try:
+        import vrlib
+
+        df, schema = vrlib.load("adult")
+    except VrlibError as exc:
+        pytest.skip(f"Adult data not available: {exc}")
+    train = df.sample(1000, random_state=0).reset_index(drop=True)
+    holdout = df.sample(1000, random_state=1).reset_index(drop=True)
+    baseline = marginal_distance(train, holdout, schema, way=2)  # sampling noise alone
+    for name in ("synthpop", "baynet"):
+        out = get_generator(name).fit(train, schema, seed=0).sample(1000, seed=1)
+        assert marginal_distance(train, out, schema, way=1) < 0.05, name
+        assert marginal_distance(train, out, schema, way=2) < baseline + 0.02, name
+

@@ -1,0 +1,157 @@
+"""What every generator shares: input checks, seeds, and turning sampled codes back into a table.
+
+A generator works on numbers (integer codes for categorical columns, floats for
+continuous ones); :class:`Generator` takes care of the table around them, so that
+``sample`` always returns the input's columns in the input's order, categorical
+columns with exactly the input's :class:`pandas.CategoricalDtype` and continuous
+columns as ``float64``.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import pandas as pd
+
+from vrlib.data import Schema, prepare
+from vrlib.errors import VrlibError
+
+
+def check_seed(seed, what: str = "seed"):
+    """Return ``seed`` if it is ``None`` or a non-negative int, else raise :class:`VrlibError`."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise VrlibError(f"{what} must be a non-negative int or None, got {seed!r}")
+    return int(seed)
+
+
+def make_rng(seed, what: str = "seed") -> np.random.Generator:
+    """``np.random.default_rng(seed)`` after checking ``seed``."""
+    return np.random.default_rng(check_seed(seed, what))
+
+
+def check_count(n, what: str = "n") -> int:
+    """Return ``n`` as an int if it is a non-negative integer, else raise :class:`VrlibError`."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+        raise VrlibError(f"{what} must be a non-negative int (number of rows), got {n!r}")
+    return int(n)
+
+
+def _is_canonical(df: pd.DataFrame, schema: Schema) -> bool:
+    """Whether ``df`` already is what :func:`vrlib.data.prepare` returns (then it need not be copied).
+
+    Generators are fitted thousands of times on tables that are canonical already;
+    this check costs a fraction of ``prepare``'s copy.
+    """
+    if len(df) == 0 or len(df.columns) != len(schema.columns) or set(df.columns) != set(schema.columns):
+        return False
+    for c in schema.categorical:
+        col = df[c]
+        if not isinstance(col.dtype, pd.CategoricalDtype) or (col.cat.codes.to_numpy() < 0).any():
+            return False
+    for c in schema.continuous:
+        col = df[c]
+        if col.dtype != np.float64 or np.isnan(col.to_numpy()).any():
+            return False
+    return True
+
+
+class Generator:
+    """Base class: ``fit(df, schema, seed) -> self``, ``sample(n, seed) -> DataFrame``.
+
+    Subclasses implement ``_fit(df, rng)`` (``df`` already checked by
+    :func:`vrlib.data.prepare`) and ``_sample(n, rng)``, which returns a dict
+    mapping every column to a 1-D array: integer codes for categorical columns,
+    floats for continuous ones.  Fitted attributes end with ``_``.
+    """
+
+    def fit(self, df: pd.DataFrame, schema: Schema, seed: int | None = None) -> "Generator":
+        """Fit the generator on ``df``.
+
+        Parameters
+        ----------
+        df : DataFrame
+            The training table; every column is declared in ``schema``.
+        schema : Schema
+        seed : int or None
+            Seed of the fit's randomness (same seed, same fitted model).
+
+        Returns
+        -------
+        self
+        """
+        if not isinstance(schema, Schema):
+            raise VrlibError(f"schema must be a vrlib.Schema, got {type(schema).__name__}")
+        if not isinstance(df, pd.DataFrame):
+            raise VrlibError(f"the training table must be a pandas DataFrame, got {type(df).__name__}")
+        rng = make_rng(seed)
+        self._check_params()
+        self.fitted_ = False  # a failed refit leaves no half-fitted generator behind
+        df = df if _is_canonical(df, schema) else prepare(df, schema)
+        self.columns_ = list(df.columns)
+        self.dtypes_ = {c: df[c].dtype for c in df.columns}
+        self.schema_ = schema.subset(self.columns_)
+        self.n_train_ = len(df)
+        self._fit(df, rng)
+        self.fitted_ = True
+        return self
+
+    def sample(self, n: int, seed: int | None = None) -> pd.DataFrame:
+        """Draw ``n`` synthetic records.
+
+        Parameters
+        ----------
+        n : int
+            Number of rows.
+        seed : int or None
+            Seed of the sampling randomness (same fitted model and seed, same rows).
+
+        Returns
+        -------
+        DataFrame
+            The training table's columns, in its order, with its dtypes and category sets.
+        """
+        if not getattr(self, "fitted_", False):
+            raise VrlibError(f"{type(self).__name__} is not fitted: call fit(df, schema) before sample(n)")
+        n = check_count(n)
+        rng = make_rng(seed)
+        values = self._sample(n, rng)
+        return self._assemble(values, n)
+
+    def fit_sample(self, df: pd.DataFrame, schema: Schema, n: int | None = None, seed: int | None = None) -> pd.DataFrame:
+        """Fit on ``df`` and sample ``n`` rows (default ``len(df)``), both seeded from ``seed``."""
+        seeds = np.random.SeedSequence(check_seed(seed)).generate_state(2)
+        self.fit(df, schema, seed=int(seeds[0]))
+        return self.sample(len(df) if n is None else n, seed=int(seeds[1]))
+
+    # ------------------------------------------------------------------ helpers
+
+    def _check_params(self) -> None:
+        """Raise :class:`VrlibError` on a bad parameter (subclasses override)."""
+
+    def _assemble(self, values: dict, n: int) -> pd.DataFrame:
+        out = {}
+        for c in self.columns_:
+            dtype = self.dtypes_[c]
+            v = np.asarray(values[c])
+            if isinstance(dtype, pd.CategoricalDtype):
+                out[c] = pd.Categorical.from_codes(v.astype(np.int64, copy=False), dtype=dtype)
+            else:
+                out[c] = v.astype(np.float64, copy=False)
+        return pd.DataFrame(out, index=pd.RangeIndex(n), columns=self.columns_)
+
+    def get_params(self) -> dict:
+        """The constructor's parameters and their current values (scikit-learn style)."""
+        import inspect
+
+        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
+        return {p: getattr(self, p) for p in names}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+
+__all__ = ["Generator", "check_seed", "make_rng", "check_count"]

@@ -1,0 +1,215 @@
+"""TVAE and CTGAN (Xu et al. 2019) through the ``ctgan`` package, seeded and with exact dtypes.
+
+The package does the modelling; this module gives it the project's protocol.
+Categorical columns are handed over as integer codes (declared discrete), so the
+output maps back onto exactly the input's categories; numpy and torch are seeded
+through ``ctgan``'s own random-state mechanism for both ``fit`` and ``sample``, so
+the same seeds give the same rows (on the same device and thread count).  PyTorch
+is imported only when one of these generators is fitted.
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+from contextlib import contextmanager
+
+import numpy as np
+import pandas as pd
+
+from vrlib.errors import VrlibError
+from vrlib.generators.base import Generator
+
+
+@contextmanager
+def _torch_threads(threads):
+    """Run a block with ``threads`` PyTorch CPU threads (``None``: unchanged), then restore."""
+    if threads is None:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+class _CtganModel(Generator):
+    """Shared wrapper: subclasses name the ``ctgan`` class and its keyword arguments."""
+
+    _ctgan_class = ""
+
+    def _ctgan_kwargs(self) -> dict:
+        raise NotImplementedError
+
+    def _check_params(self) -> None:
+        for name in ("epochs", "batch_size"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+                raise VrlibError(f"{name} must be an int >= 1, got {value!r}")
+        if self.device not in ("auto", "cpu", "cuda"):
+            raise VrlibError(f"device must be 'auto', 'cpu' or 'cuda', got {self.device!r}")
+        t = self.threads
+        if t is not None and (isinstance(t, bool) or not isinstance(t, numbers.Integral) or t < 1):
+            raise VrlibError(f"threads must be None or an int >= 1, got {t!r}")
+        if self.options is not None and not isinstance(self.options, dict):
+            raise VrlibError("options must be a dict of extra keyword arguments for the ctgan model, or None")
+
+    def _fit(self, df: pd.DataFrame, rng: np.random.Generator) -> None:
+        import ctgan
+        import torch
+        from joblib import parallel_config
+
+        if self.n_train_ < 2:
+            raise VrlibError(f"{type(self).__name__} needs at least 2 training rows (ctgan's preprocessing), got {self.n_train_}")
+        if self.device == "cuda" and not torch.cuda.is_available():
+            raise VrlibError("device='cuda' was asked for but PyTorch sees no GPU; use device='auto' or 'cpu'")
+        kwargs = self._ctgan_kwargs()
+        kwargs.update(self.options or {})
+        kwargs["enable_gpu"] = self.device != "cpu"  # 'auto': the GPU when there is one
+        try:
+            model = getattr(ctgan, self._ctgan_class)(**kwargs)
+        except TypeError as exc:
+            raise VrlibError(f"bad option for ctgan.{self._ctgan_class}: {exc}") from None
+        model.set_random_state(int(rng.integers(2**31 - 1)))
+        data = pd.DataFrame(
+            {c: (df[c].cat.codes.to_numpy().astype(np.int64) if c in self.schema_.categorical else df[c].to_numpy())
+             for c in self.columns_}
+        )  # fmt: skip
+        start = time.perf_counter()
+        with _torch_threads(self.threads), parallel_config(backend="sequential"):
+            # ctgan transforms tables of 500+ rows in a pool of worker processes, whose
+            # start-up costs far more than the work at the sizes we fit (and would
+            # oversubscribe the cores when many generators are fitted in parallel).
+            model.fit(data, discrete_columns=list(self.schema_.categorical))
+        self.fit_seconds_ = time.perf_counter() - start  # preprocessing (mixture models) included
+        self.model_ = model
+
+    def _sample(self, n: int, rng: np.random.Generator) -> dict:
+        if n == 0:
+            return {c: np.zeros(0) for c in self.columns_}
+        self.model_.set_random_state(int(rng.integers(2**31 - 1)))
+        with _torch_threads(self.threads):
+            raw = self.model_.sample(n)
+        out = {}
+        for c in self.columns_:
+            v = raw[c].to_numpy()
+            if c in self.schema_.categorical:
+                codes = np.asarray(v, dtype=np.float64).round().astype(np.int64)
+                k = len(self.dtypes_[c].categories)
+                out[c] = np.clip(codes, 0, k - 1)  # ctgan only returns codes it saw: the clip is a guard
+            else:
+                out[c] = np.asarray(v, dtype=np.float64)
+        return out
+
+
+class TVAE(_CtganModel):
+    """Tabular variational autoencoder (``ctgan.TVAE``).
+
+    Parameters
+    ----------
+    epochs : int
+        Training epochs (ctgan's default is 300; DOMIAS used up to 2,000).
+    batch_size : int
+    embedding_dim : int
+    compress_dims, decompress_dims : tuple of int
+        Hidden layers of the encoder and decoder.
+    device : {"auto", "cpu", "cuda"}
+        ``auto``: the GPU when PyTorch sees one, else the CPU.
+    threads : int or None
+        PyTorch CPU threads during ``fit`` and ``sample`` (``None``: PyTorch's
+        setting).  1 is fastest for small tables and when many generators are
+        fitted in parallel.
+    options : dict or None
+        Any other keyword argument of ``ctgan.TVAE`` (e.g. ``l2scale``, ``loss_factor``).
+
+    Attributes
+    ----------
+    model_ : ctgan.TVAE
+    fit_seconds_ : float
+        Wall time of the last fit (ctgan's preprocessing included).
+    """
+
+    _ctgan_class = "TVAE"
+
+    def __init__(self, epochs: int = 300, batch_size: int = 500, embedding_dim: int = 128,
+                 compress_dims=(128, 128), decompress_dims=(128, 128), device: str = "auto", threads=None,
+                 options=None):  # fmt: skip
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.embedding_dim = embedding_dim
+        self.compress_dims = compress_dims
+        self.decompress_dims = decompress_dims
+        self.device = device
+        self.threads = threads
+        self.options = options
+        self._check_params()
+
+    def _ctgan_kwargs(self) -> dict:
+        return dict(epochs=self.epochs, batch_size=self.batch_size, embedding_dim=self.embedding_dim,
+                    compress_dims=tuple(self.compress_dims), decompress_dims=tuple(self.decompress_dims))  # fmt: skip
+
+
+class CTGAN(_CtganModel):
+    """Conditional tabular GAN (``ctgan.CTGAN``).
+
+    Parameters
+    ----------
+    epochs : int
+        Training epochs (ctgan's default is 300).
+    batch_size : int
+        A multiple of ``pac`` (and even).
+    pac : int
+        Samples grouped together by the discriminator.
+    embedding_dim : int
+    generator_dim, discriminator_dim : tuple of int
+    generator_lr, discriminator_lr : float
+    device : {"auto", "cpu", "cuda"}
+    threads : int or None
+        PyTorch CPU threads during ``fit`` and ``sample`` (see :class:`TVAE`).
+    options : dict or None
+        Any other keyword argument of ``ctgan.CTGAN`` (e.g. ``discriminator_steps``).
+
+    Attributes
+    ----------
+    model_ : ctgan.CTGAN
+    fit_seconds_ : float
+    """
+
+    _ctgan_class = "CTGAN"
+
+    def __init__(self, epochs: int = 300, batch_size: int = 500, pac: int = 10, embedding_dim: int = 128,
+                 generator_dim=(256, 256), discriminator_dim=(256, 256), generator_lr: float = 2e-4,
+                 discriminator_lr: float = 2e-4, device: str = "auto", threads=None, options=None):  # fmt: skip
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.pac = pac
+        self.embedding_dim = embedding_dim
+        self.generator_dim = generator_dim
+        self.discriminator_dim = discriminator_dim
+        self.generator_lr = generator_lr
+        self.discriminator_lr = discriminator_lr
+        self.device = device
+        self.threads = threads
+        self.options = options
+        self._check_params()
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        if isinstance(self.pac, bool) or not isinstance(self.pac, numbers.Integral) or self.pac < 1:
+            raise VrlibError(f"pac must be an int >= 1, got {self.pac!r}")
+        if self.batch_size % self.pac or self.batch_size % 2:
+            raise VrlibError(
+                f"CTGAN needs batch_size to be even and a multiple of pac; got batch_size={self.batch_size}, pac={self.pac}"
+            )
+
+    def _ctgan_kwargs(self) -> dict:
+        return dict(epochs=self.epochs, batch_size=self.batch_size, pac=self.pac, embedding_dim=self.embedding_dim,
+                    generator_dim=tuple(self.generator_dim), discriminator_dim=tuple(self.discriminator_dim),
+                    generator_lr=self.generator_lr, discriminator_lr=self.discriminator_lr)  # fmt: skip
+
+
+__all__ = ["TVAE", "CTGAN"]
