@@ -227,6 +227,10 @@ def test_errors(table):
         TraditionalGame(object(), **SMALL).fit(df, schema)
     with pytest.raises(VrlibError, match="unknown generator"):
         TraditionalGame("nope", **SMALL).fit(df, schema)
+    unhashable = Bootstrap()
+    unhashable.rng = np.random.default_rng(0)
+    with pytest.raises(VrlibError, match="get_params"):
+        TraditionalGame(unhashable, **SMALL).fit(df, schema)
     dup = df.copy()
     dup.index = [0] * len(df)
     with pytest.raises(VrlibError, match="duplicates"):

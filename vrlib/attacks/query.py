@@ -36,7 +36,8 @@ __all__ = [
 
 OPERATORS = ("<=", ">=")
 MAX_ATTRIBUTES = 24  # 2^24 counts per dataset (64 MB) is the most the full table may take
-_CHUNK_CELLS = 1 << 22  # histogram cells per chunk of datasets (about 16-32 MB)
+_CHUNK_CELLS = 1 << 19  # histogram cells per chunk of datasets: about 1 MB, stays in cache
+_LOW_BITS = 4  # bits handled on transposed blocks in superset_sums
 
 
 def choose_subsets(n_attributes: int, n_queries: int, seed: int = 0) -> np.ndarray:
@@ -83,23 +84,38 @@ def superset_sums(hist: np.ndarray, out: np.ndarray | None = None) -> np.ndarray
     ----------
     hist : ndarray, shape (..., 2^F)
     out : ndarray, optional
-        Where to write (may be ``hist`` itself for an in-place transform).
+        C-contiguous array to write to (may be ``hist`` itself for an in-place transform).
 
     Returns
     -------
-    ndarray of the same shape.
+    ndarray of the same shape and dtype as ``out`` (default: as ``hist``).
     """
     hist = np.asarray(hist)
     size = hist.shape[-1]
     n_bits = size.bit_length() - 1
     if size < 1 or 1 << n_bits != size:
         raise VrlibError(f"the last axis must have length 2^F (got {size})")
-    z = hist.copy() if out is None else out
-    if out is not None and out is not hist:
-        z[...] = hist
+    if out is None:
+        z = np.array(hist, order="C")
+    else:
+        if not out.flags.c_contiguous or out.shape != hist.shape:
+            raise VrlibError("out must be a C-contiguous array of the shape of hist")
+        z = out
+        if out is not hist:
+            z[...] = hist
+    # One pass per bit f: the axis of length 2 is bit f; add the "bit set" half onto the
+    # "bit clear" half.  For the lowest bits that axis sits next to a tiny last axis,
+    # which numpy loops over slowly, so those bits are done on the transposed blocks.
+    low = min(n_bits, _LOW_BITS)
+    if low:
+        blocks = z.reshape(-1, 1 << low)
+        t = np.ascontiguousarray(blocks.T)
+        for f in range(low):
+            v = t.reshape((1 << low) >> (f + 1), 2, 1 << f, -1)
+            v[:, 0] += v[:, 1]
+        blocks[...] = t.T
     lead = z.shape[:-1]
-    for f in range(n_bits):
-        # Axis of length 2 is bit f: add the "bit set" half onto the "bit clear" half.
+    for f in range(low, n_bits):
         v = z.reshape(*lead, size >> (f + 1), 2, 1 << f)
         v[..., 0, :] += v[..., 1, :]
     return z
@@ -157,14 +173,16 @@ def match_patterns(datasets, target, schema: Schema, operator: str = "<=") -> tu
         n, s = datasets.codes.shape[:2]
         patterns = np.zeros((n, s), dtype=np.int64)
         for f, c in enumerate(cat):
-            code = datasets.categories[c].get_indexer([t[c]])[0]  # -1: value absent, nothing matches
-            patterns |= (datasets.codes[:, :, f] == code).astype(np.int64) << f
+            code = datasets.categories[c].get_indexer([t[c]])[0]
+            if code >= 0:  # a value outside the categories matches nothing
+                patterns |= (datasets.codes[:, :, f] == code).astype(np.int64) << f
         for g, c in enumerate(cont):
             patterns |= _compare(datasets.continuous[:, :, g], t[c], operator).astype(np.int64) << (len(cat) + g)
         return patterns.ravel(), np.full(n, s, dtype=np.int64)
     if isinstance(datasets, pd.DataFrame):
         raise VrlibError("pass a list of synthetic datasets (DataFrames), not a single DataFrame")
     parts, sizes = [], []
+    known: dict = {}  # id(category Index) -> (Index, target code): datasets of a game share them
     for df in datasets:
         if not isinstance(df, pd.DataFrame):
             raise VrlibError(f"synthetic datasets must be DataFrames (got {type(df).__name__})")
@@ -173,13 +191,17 @@ def match_patterns(datasets, target, schema: Schema, operator: str = "<=") -> tu
             raise VrlibError(f"a synthetic dataset lacks column(s) {missing}")
         p = np.zeros(len(df), dtype=np.int64)
         for f, c in enumerate(cat):
-            col = df[c]
-            if isinstance(col.dtype, pd.CategoricalDtype):
+            col = df[c].array
+            if isinstance(col, pd.Categorical):
                 # Compare integer codes, much faster than comparing values.
-                code = col.cat.categories.get_indexer([t[c]])[0]
-                hit = col.cat.codes.to_numpy() == code if code >= 0 else np.zeros(len(df), bool)
+                cats = col.categories
+                entry = known.get(id(cats))
+                if entry is None or entry[0] is not cats:
+                    entry = known[id(cats)] = (cats, cats.get_indexer([t[c]])[0])
+                # A target value outside the categories matches nothing (not even missing values, code -1).
+                hit = col.codes == entry[1] if entry[1] >= 0 else np.zeros(len(df), dtype=bool)
             else:
-                hit = col.to_numpy() == t[c]
+                hit = np.asarray(col) == t[c]
             p |= hit.astype(np.int64) << f
         for g, c in enumerate(cont):
             p |= _compare(df[c].to_numpy(dtype=np.float64), t[c], operator).astype(np.int64) << (len(cat) + g)
@@ -214,8 +236,10 @@ def query_answers(datasets, target, schema: Schema, subsets=None, operator: str 
     if subsets.ndim != 1 or (len(subsets) and (subsets.min() < 0 or subsets.max() >= size)):
         raise VrlibError(f"subsets must be a 1-D array of bit masks in [0, 2^{n_bits})")
     patterns, sizes = match_patterns(datasets, target, schema, operator)
+    # An answer never exceeds its dataset's size, so the sums fit in the output type.
     dtype = np.uint16 if sizes.max(initial=0) < 1 << 16 else np.uint32
     out = np.empty((len(sizes), len(subsets)), dtype=dtype)
+    every = len(subsets) == size - 1 and (subsets == np.arange(1, size)).all()
     ends = np.cumsum(sizes)
     starts = ends - sizes
     chunk = max(1, _CHUNK_CELLS >> n_bits)
@@ -224,9 +248,9 @@ def query_answers(datasets, target, schema: Schema, subsets=None, operator: str 
         seg = patterns[starts[a] : ends[b - 1]]
         owner = np.repeat(np.arange(b - a, dtype=np.int64), sizes[a:b])
         hist = np.bincount((owner << n_bits) | seg, minlength=(b - a) << n_bits)
-        hist = hist.astype(np.int32 if dtype == np.uint16 else np.int64).reshape(b - a, size)
+        hist = hist.astype(dtype).reshape(b - a, size)
         superset_sums(hist, out=hist)
-        out[a:b] = hist[:, subsets]
+        out[a:b] = hist[:, 1:] if every else hist[:, subsets]
     return out
 
 
