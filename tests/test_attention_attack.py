@@ -229,6 +229,16 @@ def test_reference_fixes_the_scaling():
     np.testing.assert_allclose(default.encoder_.max_, everything.max())
 
 
+def test_category_sets_are_the_union_over_datasets_and_target():
+    datasets, labels, target = _game(20, seed=10)
+    # Plain string columns, and a value the target's categorical dtype does not know.
+    datasets = [df.astype({c: str for c in BIG_SCHEMA.categorical}) for df in datasets]
+    datasets[0].loc[0, "c0"] = "zz"
+    attack = AttentionAttack(BIG_SCHEMA, top_x=5, max_epochs=1).fit(datasets, labels, target)
+    assert list(attack.encoder_.categories_[0]) == CAT + ["zz"]  # the target's order, then new ones
+    assert attack.predict_proba(datasets).shape == (20,)
+
+
 # -------------------------------------------------------------------- bad inputs
 
 

@@ -330,6 +330,11 @@ def preprocess(
         raise VrlibError(f"top_x must be a positive integer, got {top_x!r}")
     datasets = _check_datasets(synthetic_datasets, encoder.schema)
     _check_target(target, encoder.schema)
+    return _preprocess(datasets, target, encoder, top_x, metric, p)
+
+
+def _preprocess(datasets, target, encoder, top_x, metric, p) -> Preprocessed:
+    """:func:`preprocess` on inputs already checked."""
     target_enc = encoder.transform(target)
     target_row = _target_features(target_enc)
     n_features = target_row.shape[0]
@@ -466,17 +471,42 @@ def _torch_threads(n: int | None):
         torch.set_num_threads(previous)
 
 
-def _union_categories(frames: list[pd.DataFrame], column: str) -> pd.Index:
-    """Categories of ``column`` over all frames: the first frame's, in order, then new ones sorted."""
+class _CategorySets:
+    """Union of each categorical column's categories: the target's first, in order, then new ones sorted."""
 
-    def values(df):
-        col = df[column]
-        return col.cat.categories if isinstance(col.dtype, pd.CategoricalDtype) else pd.unique(col)
+    def __init__(self, schema: Schema, target: pd.DataFrame):
+        self.schema = schema
+        self._base = {c: list(_values(target[c])) for c in schema.categorical}
+        self._known = {c: set(v) for c, v in self._base.items()}
+        self._extra: dict = {c: set() for c in schema.categorical}
+        self._seen_dtypes: set = set()
 
-    base = list(values(frames[0]))
-    known = set(base)
-    extra = {v for df in frames[1:] for v in values(df) if v not in known}
-    return pd.Index(base + sorted(extra, key=str))
+    def add_values(self, column: str, values) -> None:
+        self._extra[column].update(v for v in values if v not in self._known[column])
+
+    def add_sets(self, mapping) -> None:
+        for c in self.schema.categorical:
+            self.add_values(c, mapping[c])
+
+    def add_frame(self, df: pd.DataFrame) -> None:
+        dtypes = df.dtypes
+        for c in self.schema.categorical:
+            dtype = dtypes[c]
+            if isinstance(dtype, pd.CategoricalDtype):
+                if dtype not in self._seen_dtypes:  # datasets of one game share their dtypes
+                    self._seen_dtypes.add(dtype)
+                    self.add_values(c, dtype.categories)
+            else:
+                self.add_values(c, pd.unique(df[c]))
+
+    def result(self) -> dict:
+        """Column -> category Index."""
+        return {c: pd.Index(self._base[c] + sorted(self._extra[c], key=str)) for c in self.schema.categorical}
+
+
+def _values(column: pd.Series):
+    """A column's category set (categorical dtype) or its distinct values."""
+    return column.cat.categories if isinstance(column.dtype, pd.CategoricalDtype) else pd.unique(column)
 
 
 class AttentionAttack:
@@ -520,6 +550,11 @@ class AttentionAttack:
         afterwards). The default 1 is fastest here: the matrices are tiny (20 datasets x
         100 records x ~100 features), so threads cost more than they save, and the
         experiments run several attacks side by side. None leaves torch's setting alone.
+    deterministic : bool
+        Train under ``torch.use_deterministic_algorithms(True)`` (warn-only), restored
+        afterwards. The CPU kernels used here are deterministic anyway; this guards GPU
+        runs. The first call in a process imports part of torch's compiler stack (a few
+        seconds, once).
     seed : int
         Seeds the weights, the validation split, the batch order and dropout.
     verbose : bool
@@ -547,9 +582,9 @@ class AttentionAttack:
 
     Notes
     -----
-    Training sets ``torch.use_deterministic_algorithms(True)`` (warn-only) and works in
-    a forked RNG state, restoring the global settings afterwards, so the same seed on
-    the same machine gives the same predictions.
+    Training works in a forked RNG state seeded with ``seed`` (and, by default, under
+    deterministic algorithms), restoring the global settings afterwards, so the same
+    seed on the same machine gives the same predictions.
     """
 
     def __init__(
@@ -572,6 +607,7 @@ class AttentionAttack:
         device="auto",
         eval_batch_size: int = 1000,
         n_threads: int | None = 1,
+        deterministic: bool = True,
         seed: int = 0,
         verbose: bool = False,
     ):
@@ -593,6 +629,7 @@ class AttentionAttack:
         self.device = device
         self.eval_batch_size = eval_batch_size
         self.n_threads = n_threads
+        self.deterministic = deterministic
         self.seed = seed
         self.verbose = verbose
 
@@ -620,34 +657,43 @@ class AttentionAttack:
             raise VrlibError(f"lr must be positive, got {self.lr!r}")
 
     def _fit_encoder(self, datasets, target: pd.DataFrame) -> TableEncoder:
-        """Fit the one encoder of this attack on ``reference``, or on the datasets plus the target."""
+        """Fit the one encoder of this attack on ``reference``, or on the datasets plus the target.
+
+        Min-max scaling only needs each continuous column's min and max, and one-hot
+        encoding the category sets, so these are gathered with numpy and the encoder is
+        fitted on a two-row table that carries exactly them (instead of concatenating
+        every row of every dataset).
+        """
         schema = self.schema
         if self.reference is not None:
             _check_table(self.reference, schema, "reference")
-            frames = [self.reference[list(schema.columns)]]
+            frame = self.reference[list(schema.columns)].copy()
+            for c in schema.categorical:
+                if not isinstance(frame[c].dtype, pd.CategoricalDtype):
+                    frame[c] = pd.Categorical(frame[c])
+            if frame[list(schema.continuous)].isna().to_numpy().any():
+                raise VrlibError("reference has missing continuous values; drop or fill them first")
+            return TableEncoder(schema).fit(frame)
+
+        categories = _CategorySets(schema, target)
+        cont_cols = list(schema.continuous)
+        lo = hi = target[cont_cols].to_numpy(dtype=np.float64)[0]
+        if _is_coded(datasets):
+            categories.add_sets(datasets.categories)
+            if cont_cols:
+                flat = datasets.continuous.reshape(-1, len(cont_cols))
+                lo, hi = np.minimum(lo, flat.min(axis=0)), np.maximum(hi, flat.max(axis=0))
         else:
-            # Only the rows holding a column's min or max matter for min-max scaling, so
-            # the encoder is fitted on those rows (and the target) instead of all rows.
-            frames = [target[list(schema.columns)]]
-
-            def extremes(cont: np.ndarray) -> np.ndarray:
-                if not cont.shape[1]:
-                    return np.array([0])
-                return np.unique(np.concatenate([cont.argmin(axis=0), cont.argmax(axis=0)]))
-
-            if _is_coded(datasets):
-                codes = datasets.codes.reshape(-1, len(schema.categorical))
-                cont = datasets.continuous.reshape(-1, len(schema.continuous))
-                rows = extremes(cont)
-                frames.append(decode_table(codes[rows], cont[rows], schema, datasets.categories))
-            else:
-                for df in datasets:
-                    rows = extremes(df[list(schema.continuous)].to_numpy(dtype=np.float64))
-                    frames.append(df.iloc[rows][list(schema.columns)])
-        frame = pd.concat(frames, ignore_index=True)
-        for c in schema.categorical:
-            frame[c] = pd.Categorical(frame[c], categories=_union_categories(frames, c))
-        return TableEncoder(schema).fit(frame)
+            for df in datasets:
+                categories.add_frame(df)
+                if cont_cols:
+                    values = df[cont_cols].to_numpy(dtype=np.float64)
+                    lo, hi = np.minimum(lo, values.min(axis=0)), np.maximum(hi, values.max(axis=0))
+        if np.isnan(lo).any() or np.isnan(hi).any():
+            raise VrlibError("a synthetic dataset has missing continuous values; drop or fill them first")
+        data = {c: pd.Categorical([cats[0]] * 2, categories=cats) for c, cats in categories.result().items()}
+        data.update({c: [lo[j], hi[j]] for j, c in enumerate(cont_cols)})
+        return TableEncoder(schema).fit(pd.DataFrame(data)[list(schema.columns)])
 
     def _split(self, y: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """Stratified train / validation indices."""
@@ -716,7 +762,7 @@ class AttentionAttack:
         t0 = time.perf_counter()
         self.target_ = target[list(self.schema.columns)].copy()
         self.encoder_ = self._fit_encoder(datasets, self.target_)
-        pre = preprocess(datasets, self.target_, self.encoder_, self.top_x, self.metric, self.p)
+        pre = _preprocess(datasets, self.target_, self.encoder_, self.top_x, self.metric, self.p)
         t1 = time.perf_counter()
 
         rng = np.random.default_rng(self.seed)
@@ -729,12 +775,14 @@ class AttentionAttack:
         prev_warn = torch.is_deterministic_algorithms_warn_only_enabled()
         fork_devices = [device.index if device.index is not None else torch.cuda.current_device()] if device.type == "cuda" else []
         try:
-            torch.use_deterministic_algorithms(True, warn_only=True)
+            if self.deterministic:
+                torch.use_deterministic_algorithms(True, warn_only=True)
             with _torch_threads(self.n_threads), torch.random.fork_rng(devices=fork_devices, device_type=device.type):
                 torch.manual_seed(self.seed)
                 self._train(records, mask, target_t, y_t, train_idx, val_idx, rng, device)
         finally:
-            torch.use_deterministic_algorithms(prev_det, warn_only=prev_warn)
+            if self.deterministic:
+                torch.use_deterministic_algorithms(prev_det, warn_only=prev_warn)
         self.device_ = device
         self.timings_ = {"preprocess": t1 - t0, "train": time.perf_counter() - t1}
         return self
