@@ -46,7 +46,7 @@ def cluster():
 
 def test_derive_seed_is_a_function_of_identity():
     assert parallel.derive_seed(1, "a", 3) == parallel.derive_seed(1, "a", 3)
-    seeds = {parallel.derive_seed(1, "a", i) for i in range(100)} | {parallel.derive_seed(1, "b", i) for i in range(100)}
+    seeds = {parallel.derive_seed(1, s, i) for s in ("a", "b") for i in range(100)}
     assert len(seeds) == 200
     assert parallel.derive_seed(1, "a") != parallel.derive_seed(2, "a")
     with pytest.raises(VrlibError):

@@ -53,7 +53,8 @@ def random_table(n, seed, n_cat=3, n_cont=2, levels=3):
     rng = np.random.default_rng(seed)
     cols = {}
     for j in range(n_cat):
-        cols[f"c{j}"] = pd.Categorical(rng.integers(0, levels, n).astype(str), categories=[str(k) for k in range(levels)])
+        labels = [str(k) for k in range(levels)]
+        cols[f"c{j}"] = pd.Categorical(rng.integers(0, levels, n).astype(str), categories=labels)
     for j in range(n_cont):
         cols[f"x{j}"] = rng.integers(0, 4, n).astype(float)
     return pd.DataFrame(cols), Schema([f"c{j}" for j in range(n_cat)], [f"x{j}" for j in range(n_cont)])
@@ -154,7 +155,8 @@ def _game(gen, seed=0, n_test_datasets=100):
     df["c0"] = df["c0"].cat.add_categories(["rare"])
     df.loc[0, "c0"] = "rare"
     game = TraditionalGame(gen, n_aux=800, n_test=600, n_records=100, n_synth=100, n_shadow=200,
-                           n_test_datasets=n_test_datasets, n_jobs=1, progress=False, cache=False, seed=seed)  # fmt: skip
+                           n_test_datasets=n_test_datasets, n_jobs=1, progress=False, cache=False,
+                           seed=seed)  # fmt: skip
     return game.fit(df, schema), schema
 
 

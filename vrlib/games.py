@@ -98,7 +98,8 @@ class SyntheticDatasets:
         n = len(self.labels)
         if self.codes.shape[0] != n or self.continuous.shape[0] != n:
             raise VrlibError(
-                f"{self.codes.shape[0]} / {self.continuous.shape[0]} datasets for {n} labels; give one label per dataset"
+                f"{self.codes.shape[0]} / {self.continuous.shape[0]} datasets for {n} labels; "
+                "give one label per dataset"
             )
 
     def __len__(self) -> int:
@@ -239,7 +240,7 @@ class _GeneratorFactory:
 
 
 def _source_hash(cls) -> str:
-    """SHA-256 of the source files defining ``cls`` and its bases ("" where there is no source)."""
+    """SHA-256 of the source files defining ``cls`` and its bases (classes without a source file are skipped)."""
     h = hashlib.sha256()
     files = set()
     for klass in cls.__mro__:
@@ -393,7 +394,9 @@ class TraditionalGame:
             if not isinstance(value, (int, np.integer)) or value < least:
                 raise VrlibError(f"{name} must be an integer of at least {least} (got {value!r})")
         if not df.index.is_unique:
-            raise VrlibError("the table's index has duplicates; targets are named by index label, so reset_index() first")
+            raise VrlibError(
+                "the table's index has duplicates; targets are named by index label, so reset_index() first"
+            )
         self.data_ = prepare(df, schema)
         self.schema_ = schema
         self.columns_ = tuple(self.data_.columns)

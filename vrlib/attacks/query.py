@@ -1,4 +1,4 @@
-"""Query-based membership inference (achilles §2, after Houssiau et al.): counting queries anchored on the target, then a random forest.
+"""Query-based membership inference (achilles §2, after Houssiau et al.): target-anchored counts, then a forest.
 
 A query is a non-empty attribute subset A; its answer on a synthetic dataset is the
 number of records that equal the target on every categorical attribute of A and are
