@@ -312,6 +312,20 @@ def test_privbayes_infinite_epsilon_is_baynet():
     assert get_generator("privbayes", epsilon=float("inf")).get_params()["epsilon"] == math.inf
 
 
+def test_set_entropies_match_a_direct_count():
+    rng = np.random.default_rng(0)
+    n = 300
+    domains = np.array([2, 3, 50, 40, 1])  # small and large joint domains: both counting paths
+    codes = np.stack([rng.integers(0, k, n) for k in domains])
+    for size in (1, 2, 3):
+        sets = np.array(list(itertools.combinations(range(len(domains)), size)))
+        got = bayesnet.set_entropies(codes, domains, sets)
+        for s, h in zip(sets, got):
+            _, counts = np.unique(codes[s].T, axis=0, return_counts=True)
+            p = counts / n
+            assert h == pytest.approx(-(p * np.log2(p)).sum(), abs=1e-9)
+
+
 def test_mi_sensitivity_formulas():
     n = 1000
     general = 2 / n * math.log2((n + 1) / 2) + (n - 1) / n * math.log2((n + 1) / (n - 1))

@@ -130,12 +130,43 @@ def set_entropies(codes: np.ndarray, domains: np.ndarray, sets: np.ndarray) -> n
     -------
     (m,) float array
     """
-    m, s = sets.shape
-    n = codes.shape[1]
-    joint = np.zeros((m, n), dtype=np.int64)
-    for j in range(s):  # mixed-radix code of each set: one int per record
-        joint *= domains[sets[:, j]][:, None]
-        joint += codes[sets[:, j]]
+    m, n = len(sets), codes.shape[1]
+    out = np.empty(m)
+    if m == 0:
+        return out
+    sizes = np.prod(domains[sets], axis=1)
+    # Small joint domains: count every cell with one bincount (cost ~ n + cells);
+    # large ones: sort the codes and count runs (cost ~ n log n, whatever the domain).
+    small = sizes <= max(4 * n, 256)
+    for pick, count in ((small, _entropies_by_bincount), (~small, _entropies_by_sort)):
+        if pick.any():
+            out[pick] = count(codes, domains, sets[pick], sizes[pick], n)
+    return out
+
+
+def _joint_codes(codes, domains, sets, sizes):
+    """Mixed-radix code of each set, one int per record: shape (m, n)."""
+    dtype = np.int32 if sizes.max() < 2**31 else np.int64
+    joint = np.zeros((len(sets), codes.shape[1]), dtype=dtype)
+    for j in range(sets.shape[1]):
+        joint *= domains[sets[:, j]].astype(dtype)[:, None]
+        joint += codes[sets[:, j]].astype(dtype, copy=False)
+    return joint
+
+
+def _entropies_by_bincount(codes, domains, sets, sizes, n):
+    joint = _joint_codes(codes, domains, sets, sizes).astype(np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    counts = np.bincount((joint + offsets[:, None]).ravel(), minlength=int(sizes.sum())).astype(np.float64)
+    cells = np.flatnonzero(counts)
+    owner = np.searchsorted(offsets, cells, side="right") - 1  # which set each non-empty cell belongs to
+    plogp = counts[cells] * np.log2(counts[cells])
+    return np.log2(n) - np.bincount(owner, weights=plogp, minlength=len(sets)) / n
+
+
+def _entropies_by_sort(codes, domains, sets, sizes, n):
+    m = len(sets)
+    joint = _joint_codes(codes, domains, sets, sizes)
     joint.sort(axis=1)
     flat = joint.ravel()
     # Runs of equal codes within a row are the counts of the set's cells.
