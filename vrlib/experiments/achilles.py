@@ -10,6 +10,7 @@ Decisions (also stated in the notebooks):
 * Census: with only the 10,000-record random subset on hand, D_aux / D_test are
   5,000 / 2,500 records (the paper's 50,000 / 25,000 of the full 569,741 rows cannot be
   scaled proportionally below the 1,000-record training datasets).
+* The smoke profile runs on a 4,000-record random subset of Ω, so that CI stays fast.
 * Target selection runs on the whole Ω, as in the paper; the game then removes the
   target from both pools.
 """
@@ -35,16 +36,16 @@ register(
     FAMILY,
     {
         # CI: checks that everything runs, numbers meaningless.
-        "smoke": dict(n_targets=2, n_shadow=20, n_test_datasets=10, n_records=300, n_synth=300,
+        "smoke": dict(omega_rows=4000, n_targets=2, n_shadow=20, n_test_datasets=10, n_records=300, n_synth=300,
                       n_queries=2000, attention_epochs=5, attention_patience=None, ks=(1, 5), ps=(1, 2),
                       epsilons=(1.0, float("inf")), datasets=("adult", "census")),
         # Default: a stable ordering of the methods in a few minutes per notebook on 2 cores.
-        "quick": dict(n_targets=10, n_shadow=200, n_test_datasets=100, n_records=1000, n_synth=1000,
+        "quick": dict(omega_rows=None, n_targets=10, n_shadow=100, n_test_datasets=100, n_records=1000, n_synth=1000,
                       n_queries=100_000, attention_epochs=100, attention_patience=20, ks=(1, 2, 5, 10, 20, 50),
                       ps=(1, 2, 3, 4), epsilons=(1.0, 10.0, 100.0, 1000.0, float("inf")),
                       datasets=("adult", "census")),
         # The paper's sizes (SPEC §2).
-        "paper": dict(n_targets=10, n_shadow=4000, n_test_datasets=200, n_records=1000, n_synth=1000,
+        "paper": dict(omega_rows=None, n_targets=10, n_shadow=4000, n_test_datasets=200, n_records=1000, n_synth=1000,
                       n_queries=100_000, attention_epochs=500, attention_patience=None, ks=tuple(range(1, 51)),
                       ps=(1, 2, 3, 4), epsilons=(1.0, 10.0, 100.0, 1000.0, float("inf")),
                       datasets=("adult", "census")),
@@ -80,18 +81,25 @@ def paper_table(attack: str = "query") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def load_omega(dataset: str) -> tuple[pd.DataFrame, Schema]:
-    """Ω of ``dataset`` (``adult`` or ``census``) as the experiments use it."""
+def load_omega(dataset: str, omega_rows: int | None = None, seed: int = 0) -> tuple[pd.DataFrame, Schema]:
+    """Ω of ``dataset`` (``adult`` or ``census``) as the experiments use it.
+
+    ``omega_rows`` keeps a seeded random subset of that many records (the smoke
+    profile's way to stay fast); the index keeps the records' labels in the full Ω.
+    """
     if dataset not in ("adult", "census"):
         raise VrlibError(f"achilles experiments use 'adult' or 'census', not {dataset!r}")
-    return load(dataset)
+    df, schema = load(dataset)
+    if omega_rows is not None and omega_rows < len(df):
+        df = df.sample(n=omega_rows, random_state=seed).sort_index()
+    return df, schema
 
 
 def pool_sizes(dataset: str, n_rows: int) -> tuple[int, int]:
-    """Sizes of D_aux and D_test (SPEC §2; see the module docstring for the census subset)."""
-    if dataset == "adult":
+    """Sizes of D_aux and D_test: the paper's for the full Adult and Census, else half and a quarter of Ω."""
+    if dataset == "adult" and n_rows == 45_222:
         return 10_000, 5_000
-    if n_rows >= 569_741:
+    if dataset == "census" and n_rows >= 569_741:
         return 50_000, 25_000
     return n_rows // 2, n_rows // 4
 
@@ -238,7 +246,7 @@ def record_identification(dataset: str, generator: str, methods=METHODS, profile
         plus the setting (``profile``, ``seed``, ``n_shadow``, ``n_test_datasets``).
     """
     settings = profile_settings(FAMILY, profile, **overrides)
-    df, schema = load_omega(dataset)
+    df, schema = load_omega(dataset, settings["omega_rows"], seed)
     chosen = choose_targets(df, schema, methods, settings["n_targets"], seed, distance_params)
     game = make_game(dataset, df, schema, generator, generator_params, settings, seed, n_jobs, progress)
     results = attack_targets(game, [t for ts in chosen.values() for t in ts], attack, settings, seed)
@@ -265,7 +273,7 @@ def robustness(dataset: str, generator: str, selections: dict, profile: str = "q
         are attacked once.
     """
     settings = profile_settings(FAMILY, profile, **overrides)
-    df, schema = load_omega(dataset)
+    df, schema = load_omega(dataset, settings["omega_rows"], seed)
     game = make_game(dataset, df, schema, generator, None, settings, seed, n_jobs, progress)
     results = attack_targets(game, [t for ts in selections.values() for t in ts], attack, settings, seed)
     rows = [
