@@ -189,18 +189,26 @@ class PrivBayes(Generator):
     The budget ε is split in half (Zhang et al. 2017):
 
     - ε1 = ε/2 chooses the network: the first attribute at random, then d − 1 times
-      a (child, parent set) pair by the exponential mechanism on the mutual
-      information, each choice with budget ε1/(d − 1) and the sensitivity of
+      a (child, parent set) pair among all unplaced children and all parent sets of
+      size min(k, number placed) drawn from the placed attributes (GreedyBayes:
+      mutual information never decreases with more parents, so smaller sets are
+      not candidates), by the exponential mechanism on the mutual information
+      (in bits), each choice with budget ε1/(d − 1) and the sensitivity of
       :func:`mi_sensitivity` (the non-binary formula unless every candidate of the
-      step has a binary child or parent set);
-    - ε2 = ε/2 measures the d − k family marginals Pr[X_i, Π_i] (k = ``degree``),
-      each with Laplace noise of scale b = 2·(d − k)/(n·ε2) on the distribution
-      (:func:`laplace_scale`); negative cells are clipped to 0 and each
-      conditional normalised.  The first k attributes' conditionals are derived
-      from the marginal of the (k+1)-th, which holds all of them.
+      step has a binary child or parent set: one Δ for all candidates of a step);
+    - ε2 = ε/2 measures the d − k family marginals Pr[X_i, Π_i] (k = ``degree``,
+      at most d − 1), each with Laplace noise of scale b = 2·(d − k)/(n·ε2) on the
+      distribution, i.e. 2·(d − k)/ε2 on counts (PrivBayes's Algorithm 1,
+      :func:`laplace_scale`); negative cells are clipped to 0 and each conditional
+      normalised.  The first k attributes' conditionals are derived from the
+      marginal of the (k+1)-th, which holds all of them.  (DataSynthesizer 0.1.13
+      adds noise of scale (d − k)/ε2 to counts: half of this.)
 
-    ``epsilon=inf`` spends nothing: the structure is the greedy maximum and the
-    counts are exact, which is BayNet (:class:`BayNet`) exactly.
+    A parent configuration with no mass (never seen, or all its noisy cells
+    clipped) samples the child from the child's marginal in the same family table.
+    ``epsilon=inf`` spends nothing: the structure is the greedy maximum (ties: the
+    first candidate) and the counts are exact, which is BayNet (:class:`BayNet`)
+    exactly, draw for draw.
 
     Continuous columns are cut into ``bins`` equal-width bins between their
     minimum and maximum (as DataSynthesizer does, the range itself is taken from
@@ -212,8 +220,9 @@ class PrivBayes(Generator):
     epsilon : float
         Total privacy budget, > 0; ``float("inf")`` for no noise.
     degree : int
-        Number of parents of every attribute after the first ``degree`` (1 is the
-        achilles authors' setting; 2 is allowed, and higher).
+        Number of parents of every attribute after the first ``degree`` ones, which
+        have all earlier attributes as parents (1 is the achilles authors' setting;
+        2 is allowed, and higher).
     bins : int
         Equal-width bins per continuous column.
     round_integers : bool
@@ -233,7 +242,8 @@ class PrivBayes(Generator):
         Laplace scale b on each noisy marginal as a distribution (0 without noise).
     noisy_marginals_ : dict str -> ndarray
         The measured family marginals as counts, after noise and before clipping,
-        keyed by the family's child (for inspection and tests).
+        keyed by the family's child, axes ``parents_[child]`` then the child (for
+        inspection and tests).
     """
 
     def __init__(self, epsilon: float = 1.0, degree: int = 1, bins: int = 10, round_integers: bool = False):

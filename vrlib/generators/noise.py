@@ -61,7 +61,7 @@ class AdditiveNoise(Generator):
                 k = len(self.dtypes_[c].categories)
                 self.frequencies_[c] = np.bincount(codes, minlength=k) / len(codes)
             else:
-                x = df[c].to_numpy(dtype=np.float64)
+                x = df[c].to_numpy(dtype=np.float64, copy=True)  # not a view of the caller's table
                 self._values[c] = x
                 self.std_[c] = float(x.std())  # population std; 0 for a constant column (no noise)
 

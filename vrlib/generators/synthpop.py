@@ -97,7 +97,7 @@ class Synthpop(Generator):
     def _numbers(self, df: pd.DataFrame, c: str) -> np.ndarray:
         if c in self.schema_.categorical:
             return df[c].cat.codes.to_numpy().astype(np.int64)
-        return df[c].to_numpy(dtype=np.float64)
+        return df[c].to_numpy(dtype=np.float64, copy=True)  # the fit must not alias the caller's table
 
     def _block(self, c: str, v: np.ndarray) -> np.ndarray:
         """Predictor columns of column ``c`` with values ``v`` (float32, as the trees use)."""
