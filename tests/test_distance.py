@@ -147,3 +147,18 @@ def test_constant_continuous_column_scaled_to_zero():
         enc = TableEncoder(schema).fit_transform(prepare(df, schema))
     np.testing.assert_array_equal(enc.continuous[:, 0], 0.0)
     np.testing.assert_allclose(enc.continuous[:, 1], [0.0, 0.5, 1.0])
+
+
+@pytest.mark.parametrize("metric,p", [("cosine", None), ("minkowski", 1), ("minkowski", 2.5)])
+@pytest.mark.parametrize("include_self", [False, True])
+def test_same_profile_pruning_is_exact(metric, p, include_self):
+    # Few categorical profiles, so most records have k same-profile neighbours and get pruned.
+    df, schema = make_table(n=400, n_cat=2, n_cont=2, n_levels=2, seed=13)
+    df = pd.concat([df, df.iloc[:20]], ignore_index=True)  # and some exact duplicates
+    enc = TableEncoder(schema).fit_transform(df)
+    pruned, pruned_idx = kneighbors(enc, 4, metric=metric, p=p, include_self=include_self)
+    full, _ = kneighbors(enc, 4, metric=metric, p=p, include_self=include_self, prune=False)
+    np.testing.assert_array_equal(pruned, full)
+    brute = np.sort(pairwise_distances(enc, metric=metric, p=p) + np.diag(np.full(len(df), 0 if include_self else np.inf)), axis=1)[:, :4]
+    np.testing.assert_allclose(pruned, brute, atol=1e-12)
+    np.testing.assert_allclose(np.take_along_axis(pairwise_distances(enc, metric=metric, p=p), pruned_idx, axis=1), pruned, atol=1e-12)

@@ -86,21 +86,21 @@ class _Pairwise:
         self.hb = b.onehot.astype(dtype, copy=False)
         self.ca, self.cb = a.continuous.astype(dtype, copy=False), b.continuous.astype(dtype, copy=False)
 
-    def block(self, start: int, stop: int) -> tuple[np.ndarray, bool]:
-        """A matrix ranking rows ``start:stop`` of ``a`` against all of ``b``, and whether larger is nearer.
+    def block_rows(self, rows: np.ndarray) -> tuple[np.ndarray, bool]:
+        """A matrix ranking ``a[rows]`` against all of ``b``, and whether larger is nearer.
 
         For cosine this is the similarity (``1 - distance``): taking the largest
         entries saves a pass over the block.
         """
         if self.metric == "cosine":
-            return self.ua[start:stop] @ self.vb.T, True
+            return self.ua[rows] @ self.vb.T, True
         d = 0.0
         if self.f_cat:
-            mismatches = self.f_cat - self.ha[start:stop] @ self.hb.T
+            mismatches = self.f_cat - self.ha[rows] @ self.hb.T
             np.maximum(mismatches, 0.0, out=mismatches)
             d = self.w_cat * (2.0 * mismatches) ** (1.0 / self.p)
         if self.ca.shape[1]:
-            d = d + self.w_cont * _minkowski_block(self.ca[start:stop], self.cb, self.p)
+            d = d + self.w_cont * _minkowski_block(self.ca[rows], self.cb, self.p)
         return d, False
 
     def pairs(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -158,13 +158,22 @@ def kneighbors(
     include_self: bool = False,
     block_rows: int | None = None,
     margin: int = 8,
+    prune: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Distances to, and indices of, every record's ``k`` nearest records, block by block.
 
-    Candidates are found in float32 (fast matrix products, multithreaded top-k) with
-    ``margin`` spare neighbours, then their distances are recomputed exactly in float64,
-    so the result equals the exact float64 answer unless float32 rounding moves a
-    neighbour more than ``margin`` places.
+    Two exact shortcuts keep this fast on tens of thousands of records:
+
+    * **Same-profile pruning.** A record that differs from x on m >= 1 categorical
+      attributes is at least ``w_cat m / F_cat`` (cosine) or ``w_cat (2m)^(1/p)``
+      (Minkowski) away, whatever its continuous values.  So when x's k nearest records
+      *with the same categorical values* are all closer than that bound for m = 1,
+      they are its k nearest overall, and x needs no search against the whole table.
+    * **Float32 candidates, float64 answer.** The remaining records are searched in
+      float32 (fast matrix products, multithreaded top-k) keeping ``margin`` spare
+      neighbours, whose distances are then recomputed exactly in float64; the result
+      is the exact float64 answer unless float32 rounding moves a neighbour more than
+      ``margin`` places.
 
     Parameters
     ----------
@@ -181,6 +190,8 @@ def kneighbors(
         Rows per block; by default about 32 MB of float32 per block.
     margin : int
         Spare candidates per record for the exact float64 re-ranking.
+    prune : bool
+        Use same-profile pruning (same answer, faster; off only to measure it).
 
     Returns
     -------
@@ -189,8 +200,6 @@ def kneighbors(
     indices : ndarray of shape (n, k)
         The positions of those neighbours.
     """
-    import torch  # top-k in torch is multithreaded and ~15x faster than np.partition here
-
     n = len(table)
     limit = n if include_self else n - 1
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
@@ -200,25 +209,68 @@ def kneighbors(
             f"k={k} but each record has only {limit} {'records' if include_self else 'other records'}; "
             f"choose k <= {limit}"
         )
-    fast = _Pairwise(table, table, metric, p, np.float32)
     exact = _Pairwise(table, table, metric, p, np.float64)
-    m = min(k + margin, limit)
+    distances = np.full((n, k), np.inf)
+    indices = np.full((n, k), -1, dtype=np.int64)
+    todo = np.arange(n)
+    if prune and table.n_categorical:
+        done = _same_profile_neighbours(table, exact, k, include_self, _one_mismatch_bound(table, metric, p),
+                                        distances, indices)  # fmt: skip
+        todo = np.flatnonzero(~done)
+    if len(todo):
+        fast = _Pairwise(table, table, metric, p, np.float32)
+        _search(fast, exact, todo, k, min(k + margin, limit), include_self, block_rows, distances, indices)
+    return distances, indices
+
+
+def _one_mismatch_bound(table: EncodedTable, metric: str, p: float | None) -> float:
+    """Smallest possible distance between records that differ on one categorical attribute or more."""
+    w_cat, _ = _weights(table)
+    if metric == "cosine":
+        return w_cat / table.n_categorical
+    return w_cat * 2.0 ** (1.0 / float(p))
+
+
+def _same_profile_neighbours(table, exact, k, include_self, bound, distances, indices) -> np.ndarray:
+    """Fill the rows whose k nearest same-profile records beat ``bound``; return which rows are done."""
+    n = len(table)
+    packed = np.ascontiguousarray(table.onehot.astype(np.uint8)).view(np.dtype((np.void, table.onehot.shape[1])))
+    _, group, sizes = np.unique(packed.ravel(), return_inverse=True, return_counts=True)
+    group = group.ravel()
+    need = k if include_self else k + 1  # members a group needs to hold k neighbours of each
+    done = np.zeros(n, dtype=bool)
+    order = np.argsort(group, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    for g in np.flatnonzero(sizes >= need):
+        members = order[starts[g]: starts[g + 1]]
+        d = exact.pairs(members[:, None], members[None, :])
+        np.fill_diagonal(d, 0.0 if include_self else np.inf)
+        part = np.argsort(d, axis=1, kind="stable")[:, :k]
+        dk = np.take_along_axis(d, part, axis=1)
+        ok = dk[:, -1] < bound
+        distances[members[ok]] = dk[ok]
+        indices[members[ok]] = members[part[ok]]
+        done[members[ok]] = True
+    return done
+
+
+def _search(fast, exact, rows, k, m, include_self, block_rows, distances, indices) -> None:
+    """Exact k nearest neighbours of ``rows`` against the whole table, block by block."""
+    import torch  # top-k in torch is multithreaded and ~15x faster than np.partition here
+
+    n = exact.vb.shape[0] if exact.metric == "cosine" else exact.hb.shape[0]
     if block_rows is None:
-        block_rows = max(1, min(n, 8_000_000 // max(n, 1)))
-    distances = np.empty((n, k), dtype=np.float64)
-    indices = np.empty((n, k), dtype=np.int64)
-    for start in range(0, n, block_rows):
-        stop = min(n, start + block_rows)
-        rows = np.arange(start, stop)
-        scores, larger_is_nearer = fast.block(start, stop)
+        block_rows = max(1, min(len(rows), 8_000_000 // max(n, 1)))
+    for start in range(0, len(rows), block_rows):
+        block = rows[start: start + block_rows]
+        scores, larger_is_nearer = fast.block_rows(block)
         # A record's own entry (not its duplicates') is forced in, or out.
         nearest = np.inf if larger_is_nearer else -np.inf
-        scores[rows - start, rows] = nearest if include_self else -nearest
+        scores[np.arange(len(block)), block] = nearest if include_self else -nearest
         cand = torch.topk(torch.from_numpy(scores), m, dim=1, largest=larger_is_nearer).indices.numpy()
-        d = exact.pairs(rows[:, None], cand)
+        d = exact.pairs(block[:, None], cand)
         if include_self:
-            d[cand == rows[:, None]] = 0.0
+            d[cand == block[:, None]] = 0.0
         order = np.argsort(d, axis=1, kind="stable")[:, :k]
-        distances[start:stop] = np.take_along_axis(d, order, axis=1)
-        indices[start:stop] = np.take_along_axis(cand, order, axis=1)
-    return distances, indices
+        distances[block] = np.take_along_axis(d, order, axis=1)
+        indices[block] = np.take_along_axis(cand, order, axis=1)
