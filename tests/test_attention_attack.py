@@ -117,6 +117,19 @@ def test_preprocess_chunks_agree_with_one_at_a_time(monkeypatch):
     np.testing.assert_array_equal(counts[small], [len(d) for d, s in zip(datasets, small) if s])
 
 
+def test_all_categorical_tables_census_like():
+    schema = Schema(categorical=("a", "b"))
+    data = DATASET[["a", "b"]]  # unique: (v,q) x2, (u,q) x1, (u,p) x2
+    target = TARGET[["a", "b"]]
+    encoder = TableEncoder(schema).fit(data)
+    pre = preprocess([data], target, encoder, top_x=3)
+    np.testing.assert_allclose(pre.records[0, :, -2:], [[2, 0.0], [1, 0.5], [2, 1.0]])
+    np.testing.assert_allclose(pre.target, [1, 0, 1, 0, 1, 0])
+    datasets = [data.iloc[[i % 5, (i + 1) % 5, (i + 2) % 5]].reset_index(drop=True) for i in range(10)]
+    attack = AttentionAttack(schema, top_x=3, max_epochs=1).fit(datasets, np.arange(10) % 2, target)
+    assert attack.predict_proba(datasets).shape == (10,)
+
+
 def test_unique_records_are_encoded_as_the_table_encoder_does():
     from vrlib.attacks.attention import _encode_codes, _frame_codes
 
@@ -309,3 +322,14 @@ def test_validation_fraction_zero_keeps_the_last_epoch(small_game):
     attack = _fit(*small_game, validation_fraction=0.0, max_epochs=3)
     assert attack.best_epoch_ == attack.n_epochs_ == 3
     assert attack.history_["val_loss"] == []
+
+
+@pytest.mark.parametrize("n_in, n_out", [(5, 5), (50, 150), (1, 9)])
+def test_validation_split_is_stratified_and_never_empty(n_in, n_out):
+    attack = AttentionAttack(BIG_SCHEMA, validation_fraction=0.1)
+    y = np.array([1] * n_in + [0] * n_out)
+    train, val = attack._split(y, np.random.default_rng(0))
+    assert len(val) == max(1, round(0.1 * len(y))) and len(np.intersect1d(train, val)) == 0
+    assert len(train) + len(val) == len(y)
+    if n_in >= 10:
+        assert y[val].sum() == round(0.1 * n_in)
