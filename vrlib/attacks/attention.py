@@ -12,7 +12,10 @@ a query from the target and keys and values from the records, and turns the
 attention-weighted sum of the values into a membership logit with a second MLP.
 :class:`AttentionAttack` trains it on labelled shadow datasets (BCE loss, Adamax, best
 validation loss kept) and follows the privacy-game protocol of :mod:`vrlib.attacks`:
-``fit(synthetic_datasets, labels, target)`` then ``predict_proba(synthetic_datasets)``.
+``fit(synthetic_datasets, labels, target)`` then ``predict_proba(synthetic_datasets)``,
+where the datasets are a list of DataFrames or a :class:`vrlib.games.SyntheticDatasets`.
+The one-hot + min-max encoding is fitted once, in ``fit`` (on the shadow datasets plus
+the target, or on a ``reference`` table), and reused for every dataset scored later.
 
 Where we read the paper one way among several (each also noted where it applies):
 
