@@ -128,6 +128,14 @@ def test_all_categorical_tables_census_like():
     datasets = [data.iloc[[i % 5, (i + 1) % 5, (i + 2) % 5]].reset_index(drop=True) for i in range(10)]
     attack = AttentionAttack(schema, top_x=3, max_epochs=1).fit(datasets, np.arange(10) % 2, target)
     assert attack.predict_proba(datasets).shape == (10,)
+    # The same datasets as a game's integer-coded batch (no continuous columns at all).
+    from vrlib.cache import encode_table
+    from vrlib.games import SyntheticDatasets
+
+    categories = {c: data[c].cat.categories for c in schema.categorical}
+    batch = SyntheticDatasets.from_arrays([encode_table(d, schema, categories) for d in datasets], np.arange(10) % 2,
+                                          schema, categories, ("a", "b"))  # fmt: skip
+    np.testing.assert_allclose(attack.predict_proba(batch), attack.predict_proba(datasets))
 
 
 def test_unique_records_are_encoded_as_the_table_encoder_does():

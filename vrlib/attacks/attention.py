@@ -199,13 +199,14 @@ def _chunks(datasets, encoder: TableEncoder):
         step = max(1, _CHUNK_ROWS // s)
         for start in range(0, n, step):
             stop = min(n, start + step)
-            raw = datasets.codes[start:stop].reshape(-1, len(schema.categorical)).astype(np.int64)
+            rows = (stop - start) * s  # explicit: reshape(-1, 0) fails for tables without such columns
+            raw = datasets.codes[start:stop].reshape(rows, len(schema.categorical)).astype(np.int64)
             codes = np.empty_like(raw)
             for j, c in enumerate(schema.categorical):
                 codes[:, j] = lookup[j][raw[:, j]]
                 if (codes[:, j] < 0).any():
                     raise _unseen(c)
-            cont = datasets.continuous[start:stop].reshape(-1, len(schema.continuous)).astype(np.float64)
+            cont = datasets.continuous[start:stop].reshape(rows, len(schema.continuous)).astype(np.float64)
             yield start, stop, np.repeat(np.arange(stop - start), s), codes, cont
         return
     lengths = np.array([len(df) for df in datasets])
