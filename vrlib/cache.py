@@ -18,6 +18,7 @@ The root is ``$VRLIB_CACHE_DIR`` or ``.cache/vrlib`` under the project root (see
 from __future__ import annotations
 
 import hashlib
+import inspect
 import io
 import json
 import os
@@ -35,7 +36,7 @@ from vrlib.errors import VrlibError
 
 __all__ = [
     "Cache", "cache_dir", "make_key", "fingerprint_table", "serialise",
-    "encode_table", "decode_table", "save_table", "load_table",
+    "encode_table", "decode_table", "save_table", "load_table", "source_hash",
 ]  # fmt: skip
 
 _META = "__meta__"  # name of the array holding the JSON metadata inside an entry
@@ -355,3 +356,25 @@ def load_table(cache: Cache, key: str, schema: Schema, categories: Mapping) -> p
     """
     arrays, meta = cache.load(key)
     return decode_table(arrays["codes"], arrays["continuous"], schema, categories, columns=meta.get("columns"))
+
+
+def source_hash(cls) -> str:
+    """SHA-256 of the source files defining ``cls`` and its bases (classes without a source file are skipped).
+
+    Part of the key of results computed by ``cls``, so that editing the code invalidates them.
+    """
+    h = hashlib.sha256()
+    files = set()
+    for klass in cls.__mro__:
+        if klass is object:
+            continue
+        try:
+            files.add(inspect.getsourcefile(klass))
+        except (TypeError, OSError):
+            continue
+    for path in sorted(f for f in files if f):
+        try:
+            h.update(Path(path).read_bytes())
+        except OSError:
+            continue
+    return h.hexdigest()

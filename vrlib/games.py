@@ -41,19 +41,16 @@ own entry of :class:`vrlib.cache.Cache`, so an interrupted run resumes where it 
 from __future__ import annotations
 
 import copy
-import hashlib
-import inspect
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import import_module
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from vrlib import parallel
-from vrlib.cache import Cache, decode_table, encode_table, fingerprint_table, make_key, serialise
+from vrlib.cache import Cache, decode_table, encode_table, fingerprint_table, make_key, serialise, source_hash
 from vrlib.data import Schema, prepare
 from vrlib.errors import VrlibError
 
@@ -207,7 +204,7 @@ class _GeneratorFactory:
             self.name, self.params, self.prototype = generator, dict(params or {}), None
             module, cls_name = REGISTRY[generator].split(":")
             cls = getattr(import_module(f"vrlib.generators.{module}"), cls_name)
-            self.identity = {"name": generator, "params": self.params, "source": _source_hash(cls)}
+            self.identity = {"name": generator, "params": self.params, "source": source_hash(cls)}
         else:
             if params:
                 raise VrlibError("generator_params are for a generator given by name; configure the instance instead")
@@ -222,7 +219,7 @@ class _GeneratorFactory:
             else:
                 state = {k: v for k, v in vars(generator).items() if not k.startswith("_") and not k.endswith("_")}
             self.identity = {"class": f"{cls.__module__}.{cls.__qualname__}", "params": state,
-                             "source": _source_hash(cls)}  # fmt: skip
+                             "source": source_hash(cls)}  # fmt: skip
         try:
             make_key(generator=self.identity)
         except VrlibError as exc:
@@ -237,25 +234,6 @@ class _GeneratorFactory:
         from vrlib.generators import get_generator
 
         return get_generator(self.name, **self.params)
-
-
-def _source_hash(cls) -> str:
-    """SHA-256 of the source files defining ``cls`` and its bases (classes without a source file are skipped)."""
-    h = hashlib.sha256()
-    files = set()
-    for klass in cls.__mro__:
-        if klass is object:
-            continue
-        try:
-            files.add(inspect.getsourcefile(klass))
-        except (TypeError, OSError):
-            continue
-    for path in sorted(f for f in files if f):
-        try:
-            h.update(Path(path).read_bytes())
-        except OSError:
-            continue
-    return h.hexdigest()
 
 
 def _generate(task) -> tuple[dict[str, np.ndarray], bytes | None]:

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from vrlib import metrics
-from vrlib.cache import Cache, fingerprint_table, make_key
+from vrlib.cache import Cache, fingerprint_table, make_key, source_hash
 from vrlib.data import Schema, load
 from vrlib.distance import kneighbors
 from vrlib.encoding import TableEncoder
@@ -160,10 +160,14 @@ def make_attack(attack: str, schema: Schema, settings: dict, seed: int):
     raise VrlibError(f"unknown attack {attack!r}; choose 'query' or 'attention'")
 
 
-def _attack_params(attack: str, settings: dict) -> dict:
+def _attack_identity(attack: str, schema: Schema, settings: dict) -> dict:
+    """What determines an attack's scores besides the data: its parameters and its code."""
+    model = make_attack(attack, schema, settings, seed=0)
     if attack == "query":
-        return {"n_queries": settings["n_queries"]}
-    return {"epochs": settings["attention_epochs"], "patience": settings["attention_patience"]}
+        params = {"n_queries": settings["n_queries"]}
+    else:
+        params = {"epochs": settings["attention_epochs"], "patience": settings["attention_patience"]}
+    return {"params": params, "source": source_hash(type(model))}
 
 
 def make_game(dataset: str, df: pd.DataFrame, schema: Schema, generator: str, generator_params: dict | None,
@@ -192,7 +196,7 @@ def attack_targets(game: TraditionalGame, targets, attack: str, settings: dict, 
         omega=game.fingerprint_, generator=game.generator, generator_params=game.generator_params or {},
         n_aux=game.n_aux, n_test=game.n_test, n_records=game.n_records, n_synth=game.n_synth,
         n_shadow=game.n_shadow, n_test_datasets=game.n_test_datasets, seed=seed, attack=attack,
-        attack_params=_attack_params(attack, settings),
+        attack_identity=_attack_identity(attack, schema, settings),
     )  # fmt: skip
     keys = {t: make_key(target=str(t), **base) for t in dict.fromkeys(targets)}
     out = {}
