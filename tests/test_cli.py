@@ -72,6 +72,7 @@ def test_other_formats(capsys, csv_table, fmt):
         (["--csv", "{path}", "--categorical", "c0,c1,c2", "--continuous", "x0,x1", "--metric", "minkowski", "--p", "0.5"], "p >= 1"),
         (["--csv", "{path}", "--categorical", "c0,c1,c2", "--continuous", "x0,x1", "--method", "nope"], "invalid choice"),
         (["--csv", "{path}"], "declare the column types"),
+        (["--csv", "{path}", "--categorical", "c0,c1,c2", "--continuous", "x0,x1", "--p", "3"], "--metric minkowski only"),
     ],
 )
 def test_errors_are_one_line_exit_2(capsys, csv_table, args, message):

@@ -65,6 +65,8 @@ def _rank(args) -> str:
         if not (args.categorical or args.continuous):
             raise VrlibError("with --csv, declare the column types with --categorical and/or --continuous")
         df, schema = read_csv(args.csv, args.categorical, args.continuous, dropna=args.dropna)
+    if args.p is not None and args.metric != "minkowski":
+        raise VrlibError("--p applies to --metric minkowski only")
     if args.top < 1 or args.top > len(df):
         raise VrlibError(f"--top must be between 1 and the number of records ({len(df)}), got {args.top}")
     params = {
