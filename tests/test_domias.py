@@ -183,3 +183,44 @@ def test_reference_based_attacks_need_a_reference(name):
         get_attack(name).fit(syn, np.empty((0, 2)))
     with pytest.raises(VrlibError, match="needs a reference"):
         get_attack(name).fit(syn, None)
+
+
+# --------------------------------------------------------------------------- experiment helpers
+
+
+def test_split_is_disjoint_and_nests_reference_sets():
+    from vrlib.experiments.domias import split
+
+    df = pd.DataFrame({"a": np.arange(100.0), "b": -np.arange(100.0)})
+    parts = split(df, n_mem=10, n_ref=30, seed=3, n_holdout=20)
+    ids = {k: set(v["a"]) for k, v in parts.items()}
+    assert [len(ids[k]) for k in ("mem", "non", "holdout", "ref")] == [10, 10, 20, 30]
+    assert sum(len(v) for v in ids.values()) == len(set().union(*ids.values()))  # disjoint
+    smaller = split(df, n_mem=10, n_ref=12, seed=3)
+    assert smaller["ref"]["a"].tolist() == parts["ref"]["a"].tolist()[-12:]  # the last rows of one shuffle
+    assert smaller["mem"].equals(parts["mem"])
+    with pytest.raises(VrlibError, match="lower the sizes"):
+        split(df, n_mem=40, n_ref=30, seed=0)
+
+
+def test_wasserstein_helpers():
+    from vrlib.experiments.domias import column_wasserstein, sliced_wasserstein
+
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(500, 3))
+    assert sliced_wasserstein(a, a) == 0.0 and column_wasserstein(a, a) == 0.0
+    shift = np.array([1.0, 0.0, 0.0])
+    # a shift by v moves every projection by |θ·v|: the sliced distance is the mean of |θ_1|
+    dirs = np.random.default_rng(7).normal(size=(100, 3))
+    expected = np.mean(np.abs(dirs[:, 0]) / np.linalg.norm(dirs, axis=1))
+    assert sliced_wasserstein(a, a + shift, seed=7) == pytest.approx(expected)
+    assert column_wasserstein(a, a + shift) == pytest.approx(1 / 3)
+
+
+def test_summarise_mean_std_seeds():
+    from vrlib.experiments.domias import summarise
+
+    df = pd.DataFrame({"n_mem": [30, 30, 50], "attack": ["x", "x", "x"], "auc": [0.6, 0.8, 0.5]})
+    out = summarise(df, ["n_mem", "attack"])
+    assert list(out.columns) == ["n_mem", "attack", "auc_mean", "auc_std", "n_seeds"]
+    assert out.iloc[0].tolist() == [30, "x", pytest.approx(0.7), pytest.approx(0.1), 2]

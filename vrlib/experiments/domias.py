@@ -1,0 +1,709 @@
+"""DOMIAS experiments (van Breugel et al. 2023): attack TVAE and friends on California Housing, tidy results.
+
+Every experiment follows the paper's protocol (SPEC §3, paper App. A): California
+Housing with every column standardised (the 8 features and the target, with the
+whole table's mean and standard deviation); a seeded shuffle; ``D_mem`` = its first
+``n_mem`` rows, the non-members the next ``n_mem``, the reference set its last
+``n_ref`` rows (so smaller reference sets are nested in larger ones); a generator
+fitted on ``D_mem`` releases ``n_syn`` rows (smaller ``n_syn`` are prefixes of one
+draw).  The test set is ``D_mem`` (label 1) plus the non-members (label 0).
+
+One row per seed × setting × attack with ``auc``, ``accuracy`` (median threshold, the
+paper's), ``tpr_at_1fpr`` (TPR at 1 % FPR) and ``precision_top10`` (top-10 % precision).
+
+Work is shared and cached:
+
+* synthetic datasets are cached by content (:mod:`vrlib.cache`, namespace
+  ``domias-synthetic``); the fits of one experiment run in parallel
+  (:func:`vrlib.parallel.run`), each on one torch thread;
+* per seed and setting the generator is fitted once and every attack scores the same
+  synthetic data; ``domias_*`` and ``eq1_*`` share ``p_G``, and ``p_R`` depends only
+  on the seed and ``n_ref``, so it is fitted once per run and reused;
+* the test scores of each attack are cached too (namespace ``domias-scores``), so
+  re-running a notebook, or asking for the top-q precision curves of a setting that
+  Fig. 3a already ran, costs nothing.
+
+Decisions (also in the notebook): LOGAN 0 uses a plain GAN rather than the reference
+code's CTGAN; GAN-Leaks CAL uses ``D_ref`` itself (the reference code's choice) rather than
+a generator fitted on it; the quality axis of Fig. 6 is the sliced Wasserstein-1
+distance (100 random directions) to a hold-out set in standardised units, with the
+per-column mean Wasserstein-1 alongside (the paper's code used a Sinkhorn divergence of
+pooled min-max-scaled values, so absolute numbers differ); the Fig. 6 training set
+size is 500, as in Figs. 3b and 4 (the paper does not give it).  The minority study
+(the paper's Fig. 5 used a private heart-failure cohort) runs on Adult: see
+:func:`minority`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pandas as pd
+from scipy.stats import wasserstein_distance
+
+from vrlib import metrics
+from vrlib.attacks.domias import DOMIAS, Eq1, get_attack
+from vrlib.cache import Cache, fingerprint_table, load_table, make_key, save_table
+from vrlib.data import Schema, load
+from vrlib.density import get_density
+from vrlib.errors import VrlibError
+from vrlib.experiments.profiles import profile_settings, register
+from vrlib.generators import get_generator
+from vrlib.parallel import derive_seed, run
+
+FAMILY = "domias"
+VERSION = 1  # bump to invalidate cached synthetic data and scores of this module
+
+ATTACKS = ("domias_kde", "domias_flow", "eq1_kde", "eq1_flow", "logan_0", "logan_d1", "mc", "gan_leaks",
+           "gan_leaks_cal")  # fmt: skip
+FIG3_ATTACKS = ("domias_kde", "domias_flow", "eq1_kde", "logan_0", "logan_d1", "mc", "gan_leaks", "gan_leaks_cal")
+FIG4_ATTACKS = ("domias_kde", "domias_flow", "eq1_kde", "eq1_flow")
+
+# BNAF as in the paper's Table 3 (5 flows × 3 layers × 32 units per dimension, lr 0.01,
+# batch 50, 50 epochs), and smaller versions that fit the other profiles' budgets.
+_FLOW_PAPER = dict(n_flows=5, n_layers=3, hidden_per_dim=32, epochs=50, batch_size=50, lr=1e-2, patience=10)
+_FLOW_QUICK = dict(n_flows=5, n_layers=3, hidden_per_dim=16, epochs=10, batch_size=512, lr=1e-2, patience=3)
+_FLOW_SMOKE = dict(n_flows=2, n_layers=2, hidden_per_dim=8, epochs=2, batch_size=256, lr=1e-2, patience=2)
+
+register(
+    FAMILY,
+    {
+        # CI: everything runs in about a minute; the numbers mean nothing.
+        "smoke": dict(
+            seeds=(0,), n_mem_grid=(50, 200), n_mem=200, tvae_epochs=30, epochs_grid=(10, 30), n_ref=1000,
+            n_syn=1000, n_ref_grid=(300, 1000), n_syn_grid=(300, 1000), flow=_FLOW_SMOKE, logan_epochs=3,
+            n_holdout=1000, fig6_generators=("tvae", "ctgan", "privbayes", "baynet", "noise"),
+            ctgan_epochs=10, privbayes_epsilons=(1.0,), noise_scales=(0.7, 1.9), fig6_attacks=("domias_kde",),
+            q_grid=(0.05, 0.1, 0.5, 1.0), adult_n_mem=300, adult_n_ref=1000, adult_n_syn=1000,
+            adult_epochs=20, adult_jitter=0.1, minority_attacks=("domias_kde", "eq1_kde", "gan_leaks_cal"),
+        ),
+        # Default: the paper's grids with smaller sizes; minutes on 2 cores.
+        "quick": dict(
+            seeds=(0, 1, 2), n_mem_grid=(30, 50, 100, 300, 500, 1000), n_mem=500, tvae_epochs=600,
+            epochs_grid=(100, 300, 600, 1200), n_ref=3000, n_syn=3000, n_ref_grid=(300, 1000, 2000, 3000),
+            n_syn_grid=(300, 1000, 2000, 3000), flow=_FLOW_QUICK, logan_epochs=20, n_holdout=2000,
+            fig6_generators=("tvae", "ctgan", "privbayes", "baynet", "noise"), ctgan_epochs=300,
+            privbayes_epsilons=(1.0, 10.0), noise_scales=(0.7, 1.1, 1.5, 1.9, 2.5, 3.5),
+            fig6_attacks=("domias_kde", "eq1_kde", "mc", "gan_leaks", "gan_leaks_cal"),
+            q_grid=(0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
+            adult_n_mem=1500, adult_n_ref=3000, adult_n_syn=3000, adult_epochs=600, adult_jitter=0.1,
+            minority_attacks=("domias_kde", "eq1_kde", "logan_d1", "mc", "gan_leaks", "gan_leaks_cal"),
+        ),
+        # The paper's sizes (App. A): TVAE 2,000 epochs, n_ref = n_syn = 10,000, 8 seeds, BNAF of Table 3.
+        "paper": dict(
+            seeds=tuple(range(8)), n_mem_grid=(30, 50, 100, 300, 500, 1000), n_mem=500, tvae_epochs=2000,
+            epochs_grid=(100, 250, 500, 1000, 1500, 2000, 3000), n_ref=10000, n_syn=10000,
+            n_ref_grid=(100, 500, 1000, 2000, 5000, 10000), n_syn_grid=(100, 500, 1000, 2000, 5000, 10000),
+            flow=_FLOW_PAPER, logan_epochs=300, n_holdout=2000,
+            fig6_generators=("tvae", "ctgan", "privbayes", "baynet", "noise"), ctgan_epochs=300,
+            privbayes_epsilons=(0.1, 1.0, 10.0),
+            noise_scales=(0.7, 0.9, 1.1, 1.3, 1.5, 1.7, 1.9, 2.3, 2.5, 2.9, 3.5, 3.9), fig6_attacks=ATTACKS,
+            q_grid=(0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
+            adult_n_mem=2000, adult_n_ref=10000, adult_n_syn=10000, adult_epochs=2000, adult_jitter=0.1,
+            minority_attacks=("domias_kde", "domias_flow", "eq1_kde", "eq1_flow", "logan_0", "logan_d1", "mc",
+                              "gan_leaks", "gan_leaks_cal"),
+        ),
+    },
+)  # fmt: skip
+
+# Adult minority study: the attacker's view of Adult (see :func:`minority`).
+ADULT_COLUMNS = ("age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week", "sex",
+                 "race", "income")  # fmt: skip
+MINORITY = ("race", "Asian-Pac-Islander")
+
+
+# --------------------------------------------------------------------------- data
+
+
+def california() -> tuple[pd.DataFrame, Schema]:
+    """California Housing with every column standardised (whole-table mean, sample std)."""
+    df, schema = load("california")
+    return (df - df.mean()) / df.std(), schema
+
+
+def split(df: pd.DataFrame, n_mem: int, n_ref: int, seed: int, n_holdout: int = 0) -> dict[str, pd.DataFrame]:
+    """The paper's split of one seeded shuffle of ``df``.
+
+    Returns
+    -------
+    dict
+        ``mem`` (first ``n_mem`` rows), ``non`` (next ``n_mem``), ``holdout`` (next
+        ``n_holdout``) and ``ref`` (last ``n_ref``): disjoint.
+    """
+    n = len(df)
+    if n_mem < 1 or n_ref < 2:
+        raise VrlibError(f"n_mem must be ≥ 1 and n_ref ≥ 2 (got {n_mem}, {n_ref})")
+    if 2 * n_mem + n_holdout + n_ref > n:
+        raise VrlibError(
+            f"the table has {n} rows, fewer than 2 × n_mem + n_holdout + n_ref = {2 * n_mem + n_holdout + n_ref}; "
+            "lower the sizes"
+        )
+    order = np.random.default_rng(seed).permutation(n)
+    take = lambda idx: df.iloc[idx].reset_index(drop=True)  # noqa: E731
+    return {
+        "mem": take(order[:n_mem]),
+        "non": take(order[n_mem : 2 * n_mem]),
+        "holdout": take(order[2 * n_mem : 2 * n_mem + n_holdout]),
+        "ref": take(order[n - n_ref :]),
+    }
+
+
+# --------------------------------------------------------------------------- synthesis (cached, parallel)
+
+
+def _synth_task(task: dict) -> dict:
+    """Fit one generator and sample: a module-level function so worker processes can run it."""
+    cache = Cache(namespace="domias-synthetic") if task["cache"] else None
+    if cache is not None and task["key"] in cache:
+        return {"key": task["key"], "seconds": 0.0, "cached": True}
+    train, schema = task["train"], task["schema"]
+    params = dict(task["params"])
+    if task["generator"] in ("tvae", "ctgan"):
+        params.setdefault("threads", 1)  # small networks: one thread each, the tasks run side by side
+    start = time.perf_counter()
+    gen = get_generator(task["generator"], **params)
+    gen.fit(train, schema, seed=derive_seed(task["seed"], "fit", task["generator"]))
+    syn = gen.sample(task["n"], seed=derive_seed(task["seed"], "sample", task["generator"]))
+    seconds = time.perf_counter() - start
+    if cache is not None:
+        save_table(cache, task["key"], syn, schema, categories=_categories(train, schema), meta={"seconds": seconds})
+        return {"key": task["key"], "seconds": seconds, "cached": False}
+    return {"key": task["key"], "seconds": seconds, "cached": False, "table": syn}
+
+
+def _categories(df: pd.DataFrame, schema: Schema) -> dict:
+    return {c: list(df[c].cat.categories) for c in schema.categorical}
+
+
+def synthesize(jobs: list[dict], cache: bool = True, n_jobs: int | None = None, progress: bool = False) -> list[pd.DataFrame]:
+    """Synthetic tables for ``jobs``, fitted in parallel and cached by content.
+
+    Parameters
+    ----------
+    jobs : list of dict
+        Each with ``train`` (DataFrame), ``schema``, ``generator`` (name), ``params``
+        (dict), ``n`` (rows to sample) and ``seed``.
+    cache : bool
+        Read and write the ``domias-synthetic`` cache.
+    n_jobs : int, optional
+        Worker processes (see :func:`vrlib.parallel.run`).
+    """
+    tasks = []
+    for job in jobs:
+        key = make_key(version=VERSION, kind="domias-synthetic", data=fingerprint_table(job["train"], job["schema"]),
+                       generator=job["generator"], params=job["params"], n=job["n"], seed=job["seed"])  # fmt: skip
+        tasks.append({**job, "key": key, "cache": cache})
+    unique = list({t["key"]: t for t in tasks}.values())
+    results = run(_synth_task, unique, n_jobs=n_jobs, desc="synthesising", progress=progress)
+    by_key = {r["key"]: r for r in results}
+    out = []
+    store = Cache(namespace="domias-synthetic")
+    for t in tasks:
+        r = by_key[t["key"]]
+        if "table" in r:
+            out.append(r["table"])
+        else:
+            out.append(load_table(store, t["key"], t["schema"], _categories(t["train"], t["schema"])))
+    return out
+
+
+# --------------------------------------------------------------------------- attacks on one setting
+
+
+def _attack_params(name: str, settings: dict, seed: int) -> dict:
+    s = derive_seed(seed, "attack", name)
+    if name.endswith("_flow"):
+        return {"density_params": dict(settings["flow"]), "seed": s}
+    if name == "logan_0":
+        return {"epochs": settings["logan_epochs"], "seed": s}
+    if name == "logan_d1":
+        return {"seed": s}
+    return {}
+
+
+class Setting:
+    """One attack setting: synthetic data, reference set and labelled test set of one seed.
+
+    ``key`` identifies all three (the score cache is keyed on it); ``reference_key``
+    identifies the reference set alone, so that settings sharing it share ``p_R``.
+    """
+
+    def __init__(self, key: str, seed: int, synthetic: np.ndarray, reference: np.ndarray, reference_key: tuple,
+                 X: np.ndarray, labels: np.ndarray):  # fmt: skip
+        self.key, self.seed, self.reference_key = key, seed, reference_key
+        self.synthetic, self.reference, self.X, self.labels = synthetic, reference, X, labels
+
+
+def _density_params(estimator: str, settings: dict, seed: int, what: str) -> dict:
+    if estimator != "flow":
+        return {}
+    return {**settings["flow"], "seed": derive_seed(seed, "density", what)}
+
+
+def _reference_task(task: dict):
+    """Fit ``p_R`` once for every setting that shares a reference set (a worker-process task)."""
+    start = time.perf_counter()
+    density = get_density(task["estimator"], **task["params"]).fit(task["reference"])
+    return density, time.perf_counter() - start
+
+
+def _setting_task(task: dict) -> tuple[dict, dict]:
+    """Scores of the missing attacks of one setting (a worker-process task): ``(scores, seconds)``."""
+    setting, settings = task["setting"], task["settings"]
+    scores, seconds = {}, {}
+    p_g = {}
+    for name in task["attacks"]:
+        start = time.perf_counter()
+        if name.startswith(("domias_", "eq1_")):
+            estimator = name.split("_", 1)[1]
+            if estimator not in p_g:  # p_G is shared by domias_* and eq1_*; its fit is charged to the first
+                params = _density_params(estimator, settings, setting.seed, "syn")
+                p_g[estimator] = get_density(estimator, **params).fit(setting.synthetic)
+            if name.startswith("domias_"):
+                attack = DOMIAS(estimator, synthetic_density=p_g[estimator],
+                                reference_density=task["reference_densities"][estimator])  # fmt: skip
+            else:
+                attack = Eq1(estimator, synthetic_density=p_g[estimator])
+        else:
+            attack = get_attack(name, **_attack_params(name, settings, setting.seed))
+        scores[name] = attack.fit(setting.synthetic, setting.reference).score(setting.X)
+        seconds[name] = time.perf_counter() - start
+    return scores, seconds
+
+
+def _score_key(setting_key: str, name: str, settings: dict, seed: int) -> str:
+    params = _attack_params(name, settings, seed)
+    # every constructor parameter, defaults included, so that a changed default is a new entry
+    full = {k: v for k, v in get_attack(name, **params).get_params().items() if not k.endswith("_density")}
+    if name.startswith(("domias_", "eq1_")):
+        estimator = name.split("_", 1)[1]
+        full["densities"] = {"syn": _density_params(estimator, settings, seed, "syn"),
+                             "ref": _density_params(estimator, settings, seed, "ref")}  # fmt: skip
+    return make_key(version=VERSION, setting=setting_key, attack=name, params=full)
+
+
+def score_settings(settings_list: list[Setting], attacks, settings: dict, cache: bool = True,
+                   n_jobs: int | None = None, progress: bool = False) -> list[dict]:  # fmt: skip
+    """Scores of every attack on every setting's test set, cached, fitted in parallel.
+
+    Three passes: (1) read what the ``domias-scores`` cache holds; (2) fit ``p_R`` once
+    per reference set and estimator that a missing ``domias_*`` score needs; (3) per
+    setting, fit the synthetic-data densities (shared by ``domias_*`` and ``eq1_*``) and
+    the other attacks.  Passes 2 and 3 run their tasks in parallel.
+
+    Returns
+    -------
+    list of dict
+        Per setting, ``{attack: (scores, seconds)}``; ``seconds`` is the time the attack
+        took to fit and score when it was computed (read back from the cache later).
+    """
+    attacks = _check_attacks(attacks)
+    store = Cache(namespace="domias-scores") if cache else None
+    results: list[dict] = [dict() for _ in settings_list]
+    missing: list[list[str]] = []
+    keys: list[dict] = []
+    for i, st in enumerate(settings_list):
+        keys.append({name: _score_key(st.key, name, settings, st.seed) for name in attacks})
+        todo = []
+        for name in attacks:
+            if store is not None and keys[i][name] in store:
+                arrays, meta = store.load(keys[i][name])
+                results[i][name] = (arrays["scores"], float(meta.get("seconds", math.nan)))
+            else:
+                todo.append(name)
+        missing.append(todo)
+
+    # (2) one p_R per (reference set, estimator)
+    ref_tasks = {}
+    for st, todo in zip(settings_list, missing):
+        for name in todo:
+            if name.startswith("domias_"):
+                est = name.split("_", 1)[1]
+                ref_tasks.setdefault((st.reference_key, est), {
+                    "estimator": est, "reference": st.reference,
+                    "params": _density_params(est, settings, st.seed, "ref"),
+                })  # fmt: skip
+    fitted = run(_reference_task, list(ref_tasks.values()), n_jobs=n_jobs, desc="reference densities",
+                 progress=progress)  # fmt: skip
+    ref_density = dict(zip(ref_tasks, fitted))
+
+    # (3) everything else, one task per setting
+    tasks, where = [], []
+    for i, (st, todo) in enumerate(zip(settings_list, missing)):
+        if todo:
+            refs = {est: ref_density[(st.reference_key, est)][0] for (rk, est) in ref_density if rk == st.reference_key}
+            tasks.append({"setting": st, "settings": settings, "attacks": todo, "reference_densities": refs})
+            where.append(i)
+    def keep(j: int, output) -> None:
+        # stored as each setting finishes, so an interrupted run keeps what it computed
+        i, (scores, seconds) = where[j], output
+        st = settings_list[i]
+        for name, sc in scores.items():
+            sec = seconds[name]
+            if name.startswith("domias_"):  # charge the shared p_R fit to the attack that needs it
+                sec += ref_density[(st.reference_key, name.split("_", 1)[1])][1]
+            results[i][name] = (np.asarray(sc, dtype=np.float64), sec)
+            if store is not None:
+                store.save(keys[i][name], {"scores": results[i][name][0]}, {"attack": name, "seconds": sec})
+
+    run(_setting_task, tasks, n_jobs=n_jobs, desc="attacks", progress=progress, on_result=keep)
+    return results
+
+
+def _metric_row(labels: np.ndarray, scored: tuple) -> dict:
+    scores, seconds = scored
+    return {
+        "auc": metrics.auc(labels, scores),
+        "accuracy": metrics.accuracy_at_median(labels, scores),
+        "tpr_at_1fpr": metrics.tpr_at_fpr(labels, scores, 0.01),
+        "precision_top10": metrics.top_q_precision(labels, scores, 0.1),
+        "seconds": seconds,
+    }
+
+
+def _test_set(parts: dict) -> tuple[np.ndarray, np.ndarray]:
+    X = np.vstack([parts["mem"].to_numpy(np.float64), parts["non"].to_numpy(np.float64)])
+    labels = np.r_[np.ones(len(parts["mem"]), dtype=int), np.zeros(len(parts["non"]), dtype=int)]
+    return X, labels
+
+
+def _tvae_params(settings: dict, epochs: int) -> dict:
+    return {"epochs": int(epochs)}
+
+
+def _settings(profile: str, overrides: dict) -> dict:
+    return profile_settings(FAMILY, profile, **overrides)
+
+
+def _check_attacks(attacks) -> tuple:
+    attacks = tuple(attacks)
+    unknown = [a for a in attacks if a not in ATTACKS]
+    if unknown:
+        raise VrlibError(f"unknown attack(s) {unknown}; choose from {ATTACKS}")
+    return attacks
+
+
+def _tvae_sweep(settings, points, attacks, cache, n_jobs, progress):
+    """Rows for a list of (seed, n_mem, epochs) points: TVAE fitted on D_mem, every attack scored."""
+    df, schema = california()
+    attacks = _check_attacks(attacks)
+    jobs, metas = [], []
+    for seed, n_mem, epochs in points:
+        parts = split(df, n_mem, settings["n_ref"], seed)
+        jobs.append(dict(train=parts["mem"], schema=schema, generator="tvae", params=_tvae_params(settings, epochs),
+                         n=settings["n_syn"], seed=seed))  # fmt: skip
+        metas.append((seed, n_mem, epochs, parts))
+    tables = synthesize(jobs, cache=cache, n_jobs=n_jobs, progress=progress)
+    cases = [_california_setting(seed, n_mem, epochs, settings["n_ref"], settings["n_syn"], parts, syn)
+             for (seed, n_mem, epochs, parts), syn in zip(metas, tables)]  # fmt: skip
+    scored = score_settings(cases, attacks, settings, cache, n_jobs, progress)
+    rows = []
+    for (seed, n_mem, epochs, _), case, scores in zip(metas, cases, scored):
+        for name in attacks:
+            rows.append({"seed": seed, "n_mem": n_mem, "epochs": epochs, "n_ref": settings["n_ref"],
+                         "n_syn": settings["n_syn"], "attack": name, **_metric_row(case.labels, scores[name])})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _california_setting(seed, n_mem, epochs, n_ref, n_syn, parts, syn, generator="tvae", params=None) -> Setting:
+    """The TVAE (or other generator) setting of one seed: its synthetic rows, last ``n_ref`` reference rows, test set."""
+    X, labels = _test_set(parts)
+    syn = syn.to_numpy(np.float64) if isinstance(syn, pd.DataFrame) else syn
+    ref = parts["ref"].to_numpy(np.float64)
+    key = make_key(data="california", seed=seed, n_mem=n_mem, epochs=epochs, n_ref=n_ref, n_syn=n_syn,
+                   generator=generator, params=params or {})  # fmt: skip
+    return Setting(key, seed, syn[:n_syn], ref[len(ref) - n_ref :], ("california", seed, n_ref), X, labels)
+
+
+# --------------------------------------------------------------------------- experiments
+
+
+def fig3a(profile: str = "quick", attacks=FIG3_ATTACKS, cache: bool = True, n_jobs: int | None = None,
+          progress: bool = False, **overrides) -> pd.DataFrame:  # fmt: skip
+    """Fig. 3a: AUC of every attack vs |D_mem| (TVAE with the profile's epochs).
+
+    Returns
+    -------
+    DataFrame
+        One row per seed × n_mem × attack: ``seed, n_mem, epochs, n_ref, n_syn, attack,
+        auc, accuracy, tpr_at_1fpr, precision_top10``.
+    """
+    s = _settings(profile, overrides)
+    points = [(seed, n, s["tvae_epochs"]) for seed in s["seeds"] for n in s["n_mem_grid"]]
+    return _tvae_sweep(s, points, attacks, cache, n_jobs, progress)
+
+
+def fig3b(profile: str = "quick", attacks=FIG3_ATTACKS, cache: bool = True, n_jobs: int | None = None,
+          progress: bool = False, **overrides) -> pd.DataFrame:  # fmt: skip
+    """Fig. 3b: AUC vs TVAE training epochs at |D_mem| = ``n_mem`` (500). Rows as :func:`fig3a`."""
+    s = _settings(profile, overrides)
+    points = [(seed, s["n_mem"], e) for seed in s["seeds"] for e in s["epochs_grid"]]
+    return _tvae_sweep(s, points, attacks, cache, n_jobs, progress)
+
+
+def fig4(profile: str = "quick", attacks=FIG4_ATTACKS, cache: bool = True, n_jobs: int | None = None,
+         progress: bool = False, **overrides) -> pd.DataFrame:  # fmt: skip
+    """Fig. 4: DOMIAS ablations, AUC vs n_ref (n_syn fixed) and vs n_syn (n_ref fixed), KDE vs flow, Eq. 1 vs 2.
+
+    |D_mem| = ``n_mem`` (500), TVAE with the profile's epochs.  Smaller reference sets
+    are the last rows of the shuffle (nested); smaller synthetic sets are prefixes of
+    one draw of ``n_syn`` rows.
+
+    Returns
+    -------
+    DataFrame
+        ``ablation`` ("n_ref" or "n_syn"), ``seed, n_mem, epochs, n_ref, n_syn, attack`` and the metrics.
+    """
+    s = _settings(profile, overrides)
+    attacks = _check_attacks(attacks)
+    if max(s["n_syn_grid"]) > s["n_syn"] or max(s["n_ref_grid"]) > s["n_ref"]:
+        raise VrlibError("n_syn_grid and n_ref_grid must not exceed n_syn and n_ref (smaller sets are subsets)")
+    df, schema = california()
+    n_mem, epochs = s["n_mem"], s["tvae_epochs"]
+    parts_by_seed = {seed: split(df, n_mem, s["n_ref"], seed) for seed in s["seeds"]}
+    jobs = [dict(train=parts_by_seed[seed]["mem"], schema=schema, generator="tvae",
+                 params=_tvae_params(s, epochs), n=s["n_syn"], seed=seed) for seed in s["seeds"]]  # fmt: skip
+    tables = synthesize(jobs, cache=cache, n_jobs=n_jobs, progress=progress)
+    grid = [("n_ref", k, s["n_syn"]) for k in s["n_ref_grid"]] + [("n_syn", s["n_ref"], k) for k in s["n_syn_grid"]]
+    cases, metas = [], []
+    for seed, syn in zip(s["seeds"], tables):
+        for ablation, n_ref, n_syn in grid:  # smaller sets: last rows of the reference, prefixes of the draw
+            cases.append(_california_setting(seed, n_mem, epochs, n_ref, n_syn, parts_by_seed[seed], syn))
+            metas.append((ablation, seed, n_ref, n_syn))
+    scored = score_settings(cases, attacks, s, cache, n_jobs, progress)
+    rows = []
+    for (ablation, seed, n_ref, n_syn), case, scores in zip(metas, cases, scored):
+        for name in attacks:
+            rows.append({"ablation": ablation, "seed": seed, "n_mem": n_mem, "epochs": epochs, "n_ref": n_ref,
+                         "n_syn": n_syn, "attack": name, **_metric_row(case.labels, scores[name])})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def precision_curves(profile: str = "quick", attacks=ATTACKS, cache: bool = True, n_jobs: int | None = None,
+                     progress: bool = False, **overrides) -> pd.DataFrame:  # fmt: skip
+    """App. D: top-q precision vs q for every attack (California, |D_mem| = ``n_mem``, TVAE).
+
+    The setting is that of Fig. 3a at ``n_mem``, so with the cache on its scores are reused.
+
+    Returns
+    -------
+    DataFrame
+        ``seed, n_mem, attack, q, precision``.
+    """
+    s = _settings(profile, overrides)
+    attacks = _check_attacks(attacks)
+    df, schema = california()
+    rows = []
+    parts_by_seed = {seed: split(df, s["n_mem"], s["n_ref"], seed) for seed in s["seeds"]}
+    jobs = [dict(train=parts_by_seed[seed]["mem"], schema=schema, generator="tvae",
+                 params=_tvae_params(s, s["tvae_epochs"]), n=s["n_syn"], seed=seed) for seed in s["seeds"]]  # fmt: skip
+    tables = synthesize(jobs, cache=cache, n_jobs=n_jobs, progress=progress)
+    cases = [_california_setting(seed, s["n_mem"], s["tvae_epochs"], s["n_ref"], s["n_syn"], parts_by_seed[seed], syn)
+             for seed, syn in zip(s["seeds"], tables)]  # fmt: skip
+    scored = score_settings(cases, attacks, s, cache, n_jobs, progress)
+    for seed, case, scores in zip(s["seeds"], cases, scored):
+        for name in attacks:
+            for q in s["q_grid"]:
+                rows.append({"seed": seed, "n_mem": s["n_mem"], "attack": name, "q": q,
+                             "precision": metrics.top_q_precision(case.labels, scores[name][0], q)})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- Fig. 6
+
+
+def sliced_wasserstein(a: np.ndarray, b: np.ndarray, n_directions: int = 100, seed: int = 0) -> float:
+    """Sliced Wasserstein-1 distance: mean 1-D W1 of the projections on random unit directions."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1]:
+        raise VrlibError("both samples must be 2-D with the same number of columns")
+    dirs = np.random.default_rng(seed).normal(size=(n_directions, a.shape[1]))
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    pa, pb = a @ dirs.T, b @ dirs.T
+    return float(np.mean([wasserstein_distance(pa[:, k], pb[:, k]) for k in range(n_directions)]))
+
+
+def column_wasserstein(a: np.ndarray, b: np.ndarray) -> float:
+    """Mean over columns of the 1-D Wasserstein-1 distance between the two samples' marginals."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return float(np.mean([wasserstein_distance(a[:, k], b[:, k]) for k in range(a.shape[1])]))
+
+
+def _fig6_generators(s: dict) -> list[tuple[str, str, dict, float]]:
+    """(label, generator name, params, privacy parameter) for every point of Fig. 6."""
+    out = []
+    for g in s["fig6_generators"]:
+        if g == "tvae":
+            out.append(("TVAE", "tvae", {"epochs": s["tvae_epochs"]}, math.nan))
+        elif g == "ctgan":
+            out.append(("CTGAN", "ctgan", {"epochs": s["ctgan_epochs"]}, math.nan))
+        elif g == "privbayes":
+            out += [(f"PrivBayes ε={e:g}", "privbayes", {"epsilon": float(e)}, float(e)) for e in s["privbayes_epsilons"]]
+        elif g == "baynet":
+            out.append(("BayNet", "baynet", {}, math.nan))
+        elif g == "noise":
+            out += [(f"noise σ={v:g}", "noise", {"scale": float(v)}, float(v)) for v in s["noise_scales"]]
+        else:
+            raise VrlibError(f"unknown Fig. 6 generator {g!r}; choose from tvae, ctgan, privbayes, baynet, noise")
+    return out
+
+
+def fig6(profile: str = "quick", attacks=None, cache: bool = True, n_jobs: int | None = None,
+         progress: bool = False, **overrides) -> pd.DataFrame:  # fmt: skip
+    """Fig. 6: privacy (attack AUC) vs quality (distance to a hold-out set) for several generators.
+
+    Every generator is fitted on the same D_mem (|D_mem| = ``n_mem``) per seed;
+    quality is the sliced Wasserstein-1 distance (``wd_sliced``) and the per-column mean
+    Wasserstein-1 distance (``wd_columns``) between the ``n_syn`` synthetic rows and
+    ``n_holdout`` hold-out rows, in standardised units.
+
+    Returns
+    -------
+    DataFrame
+        ``seed, family, generator, privacy_param, wd_sliced, wd_columns, attack`` and the metrics.
+    """
+    s = _settings(profile, overrides)
+    attacks = _check_attacks(attacks if attacks is not None else s["fig6_attacks"])
+    df, schema = california()
+    configs = _fig6_generators(s)
+    parts_by_seed = {seed: split(df, s["n_mem"], s["n_ref"], seed, n_holdout=s["n_holdout"]) for seed in s["seeds"]}
+    jobs, metas = [], []
+    for seed in s["seeds"]:
+        for label, gen, params, priv in configs:
+            jobs.append(dict(train=parts_by_seed[seed]["mem"], schema=schema, generator=gen, params=params,
+                             n=s["n_syn"], seed=seed))  # fmt: skip
+            metas.append((seed, label, gen, params, priv))
+    tables = synthesize(jobs, cache=cache, n_jobs=n_jobs, progress=progress)
+    cases, quality = [], []
+    for (seed, label, gen, params, priv), syn in zip(metas, tables):
+        syn = syn.to_numpy(np.float64)
+        hold = parts_by_seed[seed]["holdout"].to_numpy(np.float64)
+        quality.append({"wd_sliced": sliced_wasserstein(syn, hold, seed=seed), "wd_columns": column_wasserstein(syn, hold)})
+        epochs = params.get("epochs", 0)
+        cases.append(_california_setting(seed, s["n_mem"], epochs, s["n_ref"], s["n_syn"], parts_by_seed[seed], syn,
+                                         generator=gen, params=params))  # fmt: skip
+    scored = score_settings(cases, attacks, s, cache, n_jobs, progress)
+    rows = []
+    for (seed, label, gen, params, priv), q, case, scores in zip(metas, quality, cases, scored):
+        for name in attacks:
+            rows.append({"seed": seed, "family": gen, "generator": label, "privacy_param": priv, **q,
+                         "attack": name, **_metric_row(case.labels, scores[name])})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- minority group (Fig. 5 idea)
+
+
+def encode_adult(df: pd.DataFrame, schema: Schema, mean: pd.Series, std: pd.Series, jitter: float,
+                 seed: int) -> np.ndarray:  # fmt: skip
+    """The attacker's continuous view of Adult: standardised continuous columns + jittered one-hot blocks.
+
+    One-hot columns get Gaussian noise of standard deviation ``jitter`` so that densities
+    exist (a KDE on 0/1 columns has a singular covariance); ``mean`` and ``std`` are the
+    population's (Ω's), so every table is encoded alike.
+    """
+    cont = ((df[list(schema.continuous)] - mean) / std).to_numpy(np.float64)
+    blocks = [cont]
+    for c in schema.categorical:
+        codes = df[c].cat.codes.to_numpy()
+        onehot = np.zeros((len(df), len(df[c].cat.categories)))
+        onehot[np.arange(len(df)), codes] = 1.0
+        blocks.append(onehot)
+    X = np.hstack(blocks)
+    rng = np.random.default_rng(seed)
+    X[:, cont.shape[1] :] += rng.normal(scale=jitter, size=(len(X), X.shape[1] - cont.shape[1]))
+    return X
+
+
+def minority(profile: str = "quick", attacks=None, group=MINORITY, cache: bool = True, n_jobs: int | None = None,
+             progress: bool = False, **overrides) -> pd.DataFrame:  # fmt: skip
+    """The minority-group idea of Fig. 5 on a public subgroup: Adult, race = Asian-Pac-Islander by default.
+
+    The paper's Fig. 5 used a private heart-failure cohort whose minority (patients on
+    ARB medication) is a small, distinct cluster.  On Adult a rare category plays that
+    part: Asian-Pac-Islander is 2.9 % of the 45,222 complete records, and in the
+    attacker's one-hot view it is a separate cluster.  TVAE is fitted on D_mem of the
+    table restricted to ``ADULT_COLUMNS`` (6 continuous columns and sex, race, income),
+    categorical columns as categories; the attacks see every table through
+    :func:`encode_adult` (standardised continuous, one-hot + Gaussian jitter ``adult_jitter``).
+    Metrics are computed on the whole test set and on the records inside / outside the
+    group; accuracy uses the median score of the whole test set as threshold (the
+    paper's sample-weighting).
+
+    Returns
+    -------
+    DataFrame
+        ``seed, group, n_members, n_nonmembers, attack`` and the metrics.
+    """
+    s = _settings(profile, overrides)
+    attacks = _check_attacks(attacks if attacks is not None else s["minority_attacks"])
+    column, value = group
+    full, full_schema = load("adult")
+    schema = full_schema.subset(ADULT_COLUMNS)
+    if column not in schema.categorical:
+        raise VrlibError(f"the group column {column!r} must be one of the categorical columns {schema.categorical}")
+    df = full[list(ADULT_COLUMNS)]
+    if value not in df[column].cat.categories:
+        raise VrlibError(f"{value!r} is not a value of {column!r}; choose one of {list(df[column].cat.categories)}")
+    mean, std = df[list(schema.continuous)].mean(), df[list(schema.continuous)].std()
+    parts_by_seed = {seed: split(df, s["adult_n_mem"], s["adult_n_ref"], seed) for seed in s["seeds"]}
+    jobs = [dict(train=parts_by_seed[seed]["mem"], schema=schema, generator="tvae",
+                 params={"epochs": s["adult_epochs"]}, n=s["adult_n_syn"], seed=seed) for seed in s["seeds"]]  # fmt: skip
+    tables = synthesize(jobs, cache=cache, n_jobs=n_jobs, progress=progress)
+    cases, tests = [], []
+    for seed, syn in zip(s["seeds"], tables):
+        parts = parts_by_seed[seed]
+        test = pd.concat([parts["mem"], parts["non"]], ignore_index=True)
+        labels = np.r_[np.ones(len(parts["mem"]), dtype=int), np.zeros(len(parts["non"]), dtype=int)]
+        enc = lambda t, name: encode_adult(t, schema, mean, std, s["adult_jitter"], derive_seed(seed, "jitter", name))  # noqa: E731
+        key = make_key(data="adult", columns=list(ADULT_COLUMNS), seed=seed, n_mem=s["adult_n_mem"],
+                       epochs=s["adult_epochs"], n_ref=s["adult_n_ref"], n_syn=s["adult_n_syn"],
+                       jitter=s["adult_jitter"], generator="tvae")  # fmt: skip
+        cases.append(Setting(key, seed, enc(syn, "syn"), enc(parts["ref"], "ref"), ("adult", seed, s["adult_n_ref"]),
+                             enc(test, "test"), labels))  # fmt: skip
+        tests.append(test)
+    scored = score_settings(cases, attacks, s, cache, n_jobs, progress)
+    rows = []
+    for case, test, scores in zip(cases, tests, scored):
+        inside = (test[column] == value).to_numpy()
+        for name in attacks:
+            sc, seconds = scores[name]
+            predicted = (sc > np.median(sc)).astype(int)  # one threshold for the whole test set
+            for gname, mask in (("all", np.ones(len(sc), bool)), ("minority", inside), ("majority", ~inside)):
+                lab = case.labels[mask]
+                row = {"seed": case.seed, "group": gname, "n_members": int(lab.sum()),
+                       "n_nonmembers": int((1 - lab).sum()), "attack": name,
+                       "accuracy": metrics.accuracy(lab, predicted[mask]), "seconds": seconds}  # fmt: skip
+                row["auc"] = metrics.auc(lab, sc[mask]) if 0 < lab.sum() < len(lab) else math.nan
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- summaries
+
+
+def summarise(results: pd.DataFrame, by, metric: str = "auc") -> pd.DataFrame:
+    """Mean, standard deviation (population, as the papers' ±) and number of seeds of ``metric`` per group.
+
+    Returns
+    -------
+    DataFrame
+        The ``by`` columns, then ``{metric}_mean``, ``{metric}_std``, ``n_seeds``.
+    """
+    by = [by] if isinstance(by, str) else list(by)
+    rows = []
+    for keys, g in results.groupby(by, sort=False, dropna=False):
+        keys = keys if isinstance(keys, tuple) else (keys,)
+        values = g[metric].dropna().to_numpy()
+        mean, std = metrics.mean_std(values) if len(values) else (math.nan, math.nan)
+        rows.append({**dict(zip(by, keys)), f"{metric}_mean": mean, f"{metric}_std": std, "n_seeds": int(len(values))})
+    return pd.DataFrame(rows)
+
+
+__all__ = [
+    "ATTACKS", "FIG3_ATTACKS", "FIG4_ATTACKS", "Setting", "california", "split", "synthesize", "score_settings",
+    "fig3a", "fig3b", "fig4", "fig6", "precision_curves", "minority", "encode_adult",
+    "sliced_wasserstein", "column_wasserstein", "summarise",
+]  # fmt: skip
