@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from tqdm import tqdm
 
 from vrlib import metrics
 from vrlib.cache import Cache, fingerprint_table, make_key, source_hash
@@ -171,18 +172,19 @@ def _attack_identity(attack: str, schema: Schema, settings: dict) -> dict:
 
 
 def make_game(dataset: str, df: pd.DataFrame, schema: Schema, generator: str, generator_params: dict | None,
-              settings: dict, seed: int, n_jobs=None, progress: bool = True) -> TraditionalGame:  # fmt: skip
+              settings: dict, seed: int, n_jobs=None) -> TraditionalGame:  # fmt: skip
     """The traditional game of SPEC §2 on Ω with the profile's sizes."""
     n_aux, n_test = pool_sizes(dataset, len(df))
     game = TraditionalGame(
         generator, generator_params, n_aux=n_aux, n_test=n_test, n_records=settings["n_records"],
         n_synth=settings["n_synth"], n_shadow=settings["n_shadow"], n_test_datasets=settings["n_test_datasets"],
-        seed=seed, n_jobs=n_jobs, progress=progress,
+        seed=seed, n_jobs=n_jobs, progress=False,  # one bar over the targets instead (attack_targets)
     )  # fmt: skip
     return game.fit(df, schema)
 
 
-def attack_targets(game: TraditionalGame, targets, attack: str, settings: dict, seed: int) -> dict:
+def attack_targets(game: TraditionalGame, targets, attack: str, settings: dict, seed: int,
+                   progress: bool = True) -> dict:  # fmt: skip
     """Test labels and attack scores of each target, read from the cache or computed.
 
     Returns
@@ -205,7 +207,9 @@ def attack_targets(game: TraditionalGame, targets, attack: str, settings: dict, 
             arrays, _ = cache.load(key)
             out[t] = (arrays["labels"], arrays["scores"])
     todo = [t for t in keys if t not in out]
-    for data in game.iter_targets(todo):
+    bar = tqdm(game.iter_targets(todo), total=len(todo), desc=f"attacking targets ({attack})", mininterval=10,
+               disable=not (progress and todo))  # fmt: skip
+    for data in bar:
         model = make_attack(attack, schema, settings, seed).fit(data.shadow, data.shadow.labels, data.target)
         scores = model.predict_proba(data.test)
         cache.save(keys[data.target_index], {"labels": data.test.labels, "scores": np.asarray(scores, dtype=float)},
@@ -252,8 +256,8 @@ def record_identification(dataset: str, generator: str, methods=METHODS, profile
     settings = profile_settings(FAMILY, profile, **overrides)
     df, schema = load_omega(dataset, settings["omega_rows"], seed)
     chosen = choose_targets(df, schema, methods, settings["n_targets"], seed, distance_params)
-    game = make_game(dataset, df, schema, generator, generator_params, settings, seed, n_jobs, progress)
-    results = attack_targets(game, [t for ts in chosen.values() for t in ts], attack, settings, seed)
+    game = make_game(dataset, df, schema, generator, generator_params, settings, seed, n_jobs)
+    results = attack_targets(game, [t for ts in chosen.values() for t in ts], attack, settings, seed, progress)
     rows = [
         dict(dataset=dataset, generator=generator, attack=attack, method=method, rank=r + 1, target=t,
              **_score_row(*results[t]))
@@ -278,8 +282,8 @@ def robustness(dataset: str, generator: str, selections: dict, profile: str = "q
     """
     settings = profile_settings(FAMILY, profile, **overrides)
     df, schema = load_omega(dataset, settings["omega_rows"], seed)
-    game = make_game(dataset, df, schema, generator, None, settings, seed, n_jobs, progress)
-    results = attack_targets(game, [t for ts in selections.values() for t in ts], attack, settings, seed)
+    game = make_game(dataset, df, schema, generator, None, settings, seed, n_jobs)
+    results = attack_targets(game, [t for ts in selections.values() for t in ts], attack, settings, seed, progress)
     rows = [
         dict(setting=label, rank=r + 1, target=t, **_score_row(*results[t]))
         for label, targets in selections.items()
