@@ -219,7 +219,7 @@ def kneighbors(
         todo = np.flatnonzero(~done)
     if len(todo):
         fast = _Pairwise(table, table, metric, p, np.float32)
-        _search(fast, exact, todo, k, min(k + margin, limit), include_self, block_rows, distances, indices)
+        _search(fast, exact, n, todo, k, min(k + margin, limit), include_self, block_rows, distances, indices)
     return distances, indices
 
 
@@ -254,11 +254,10 @@ def _same_profile_neighbours(table, exact, k, include_self, bound, distances, in
     return done
 
 
-def _search(fast, exact, rows, k, m, include_self, block_rows, distances, indices) -> None:
-    """Exact k nearest neighbours of ``rows`` against the whole table, block by block."""
+def _search(fast, exact, n, rows, k, m, include_self, block_rows, distances, indices) -> None:
+    """Exact k nearest neighbours of ``rows`` against the whole table of ``n`` records, block by block."""
     import torch  # top-k in torch is multithreaded and ~15x faster than np.partition here
 
-    n = exact.vb.shape[0] if exact.metric == "cosine" else exact.hb.shape[0]
     if block_rows is None:
         block_rows = max(1, min(len(rows), 8_000_000 // max(n, 1)))
     for start in range(0, len(rows), block_rows):
