@@ -22,11 +22,13 @@ Run: ``VRLIB_DATA_DIR=... python benchmarks/bench_domias.py``
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -44,6 +46,8 @@ def main() -> None:
     parser.add_argument("--paper-flow-epochs", type=int, default=1, help="epochs of the paper-size flow to time")
     parser.add_argument("--profile", default="quick", help="experiment profile to time end to end")
     parser.add_argument("--skip-profile", action="store_true")
+    parser.add_argument("--cache-dir", help="an empty folder for the profile's cache, kept afterwards (default: a "
+                        "temporary one); point VRLIB_CACHE_DIR at it to run the notebook from the same results")
     args = parser.parse_args()
 
     import scipy.stats as st
@@ -63,19 +67,20 @@ def main() -> None:
 
     result = {"n_syn": args.n, "n_ref": args.n, "n_test": len(test), "cpu_count": os.cpu_count(),
               "torch": torch.__version__, "python": platform.python_version()}  # fmt: skip
-    flow_quick = dict(E._FLOW_QUICK)
+    quick = E.profile_settings(E.FAMILY, "quick")
+    flow_quick = dict(quick["flow"])
     attacks = {}
     for name in ("domias_kde", "eq1_kde", "logan_0", "logan_d1", "mc", "gan_leaks", "gan_leaks_cal", "domias_flow"):
         params = {}
         if name == "domias_flow":
             params = {"density_params": flow_quick}
         if name == "logan_0":
-            params = {"epochs": 30}  # the quick profile's
+            params = {"epochs": quick["logan_epochs"]}
         seconds, _ = _timed(lambda: get_attack(name, **params).fit(syn, ref).score(test))
         attacks[name] = round(seconds, 3)
         print(f"{name:15s} fit+score {seconds:8.2f} s", flush=True)
     result["attack_seconds"] = attacks
-    result["logan_0_epochs"] = 30
+    result["logan_0_epochs"] = quick["logan_epochs"]
     result["domias_flow_settings"] = "quick profile: " + json.dumps(flow_quick)
 
     # the reference implementation's DOMIAS-KDE: two scipy KDEs, densities and their ratio
@@ -103,8 +108,15 @@ def main() -> None:
 
     if not args.skip_profile:
         timings = {}
-        with tempfile.TemporaryDirectory() as tmp:
-            os.environ["VRLIB_CACHE_DIR"] = tmp  # a cold cache: every fit and every score is computed
+        with contextlib.ExitStack() as stack:
+            if args.cache_dir:
+                folder = Path(args.cache_dir)
+                if folder.exists() and any(folder.iterdir()):
+                    raise SystemExit(f"--cache-dir {folder} is not empty: the timing needs a cold cache")
+                folder.mkdir(parents=True, exist_ok=True)
+            else:
+                folder = stack.enter_context(tempfile.TemporaryDirectory())
+            os.environ["VRLIB_CACHE_DIR"] = str(folder)  # a cold cache: every fit and every score is computed
             for fn in ("fig3a", "fig3b", "fig4", "fig6", "precision_curves", "minority"):
                 seconds, _ = _timed(lambda: getattr(E, fn)(args.profile))
                 timings[fn] = round(seconds, 1)

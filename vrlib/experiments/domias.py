@@ -54,7 +54,7 @@ from vrlib.generators import get_generator
 from vrlib.parallel import derive_seed, run
 
 FAMILY = "domias"
-VERSION = 1  # bump to invalidate cached synthetic data and scores of this module
+VERSION = 2  # bump to invalidate cached synthetic data and scores of this module
 
 ATTACKS = ("domias_kde", "domias_flow", "eq1_kde", "eq1_flow", "logan_0", "logan_d1", "mc", "gan_leaks",
            "gan_leaks_cal")  # fmt: skip
@@ -81,14 +81,14 @@ register(
         ),
         # Default: the paper's grids with smaller sizes; minutes on 2 cores.
         "quick": dict(
-            seeds=(0, 1, 2), n_mem_grid=(30, 50, 100, 300, 500, 1000), n_mem=500, tvae_epochs=600,
-            epochs_grid=(100, 300, 600, 1200), n_ref=3000, n_syn=3000, n_ref_grid=(300, 1000, 2000, 3000),
+            seeds=(0, 1, 2), n_mem_grid=(30, 50, 100, 300, 500, 1000), n_mem=500, tvae_epochs=1000,
+            epochs_grid=(100, 300, 1000, 2000), n_ref=3000, n_syn=3000, n_ref_grid=(300, 1000, 2000, 3000),
             n_syn_grid=(300, 1000, 2000, 3000), flow=_FLOW_QUICK, logan_epochs=20, n_holdout=2000,
             fig6_generators=("tvae", "ctgan", "privbayes", "baynet", "noise"), ctgan_epochs=300,
             privbayes_epsilons=(1.0, 10.0), noise_scales=(0.7, 1.1, 1.5, 1.9, 2.5, 3.5),
             fig6_attacks=("domias_kde", "eq1_kde", "mc", "gan_leaks", "gan_leaks_cal"),
             q_grid=(0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
-            adult_n_mem=1500, adult_n_ref=3000, adult_n_syn=3000, adult_epochs=600, adult_jitter=0.1,
+            adult_n_mem=1500, adult_n_ref=3000, adult_n_syn=3000, adult_epochs=1000, adult_jitter=0.1,
             minority_attacks=("domias_kde", "eq1_kde", "logan_d1", "mc", "gan_leaks", "gan_leaks_cal"),
         ),
         # The paper's sizes (App. A): TVAE 2,000 epochs, n_ref = n_syn = 10,000, 8 seeds, BNAF of Table 3.
@@ -363,10 +363,20 @@ def _metric_row(labels: np.ndarray, scored: tuple) -> dict:
     }
 
 
-def _test_set(parts: dict) -> tuple[np.ndarray, np.ndarray]:
+def _test_order(n_mem: int, n_non: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A seeded order of members and non-members, and its labels.
+
+    Members must not simply come first: wherever scores tie (MC's counts often do), a
+    position-stable ranking such as top-q precision would favour them.
+    """
+    order = np.random.default_rng(derive_seed(seed, "test-order")).permutation(n_mem + n_non)
+    return order, (order < n_mem).astype(int)
+
+
+def _test_set(parts: dict, seed: int) -> tuple[np.ndarray, np.ndarray]:
     X = np.vstack([parts["mem"].to_numpy(np.float64), parts["non"].to_numpy(np.float64)])
-    labels = np.r_[np.ones(len(parts["mem"]), dtype=int), np.zeros(len(parts["non"]), dtype=int)]
-    return X, labels
+    order, labels = _test_order(len(parts["mem"]), len(parts["non"]), seed)
+    return X[order], labels
 
 
 def _tvae_params(settings: dict, epochs: int) -> dict:
@@ -409,7 +419,7 @@ def _tvae_sweep(settings, points, attacks, cache, n_jobs, progress):
 
 def _california_setting(seed, n_mem, epochs, n_ref, n_syn, parts, syn, generator="tvae", params=None) -> Setting:
     """The TVAE (or other generator) setting of one seed: its synthetic rows, last ``n_ref`` reference rows, test set."""
-    X, labels = _test_set(parts)
+    X, labels = _test_set(parts, seed)
     syn = syn.to_numpy(np.float64) if isinstance(syn, pd.DataFrame) else syn
     ref = parts["ref"].to_numpy(np.float64)
     key = make_key(data="california", seed=seed, n_mem=n_mem, epochs=epochs, n_ref=n_ref, n_syn=n_syn,
@@ -632,10 +642,15 @@ def minority(profile: str = "quick", attacks=None, group=MINORITY, cache: bool =
     group; accuracy uses the median score of the whole test set as threshold (the
     paper's sample-weighting).
 
+    The generator may also *drop* a rare group instead of overfitting it (TVAE often
+    does): ``share_in_training`` and ``share_in_synthetic`` say how much of the group each
+    table holds.
+
     Returns
     -------
     DataFrame
-        ``seed, group, n_members, n_nonmembers, attack`` and the metrics.
+        ``seed, subgroup, group, share_in_training, share_in_synthetic, n_members,
+        n_nonmembers, attack, accuracy, seconds, auc``.
     """
     s = _settings(profile, overrides)
     attacks = _check_attacks(attacks if attacks is not None else s["minority_attacks"])
@@ -655,25 +670,26 @@ def minority(profile: str = "quick", attacks=None, group=MINORITY, cache: bool =
     cases, tests = [], []
     for seed, syn in zip(s["seeds"], tables):
         parts = parts_by_seed[seed]
-        test = pd.concat([parts["mem"], parts["non"]], ignore_index=True)
-        labels = np.r_[np.ones(len(parts["mem"]), dtype=int), np.zeros(len(parts["non"]), dtype=int)]
+        order, labels = _test_order(len(parts["mem"]), len(parts["non"]), seed)
+        test = pd.concat([parts["mem"], parts["non"]], ignore_index=True).iloc[order].reset_index(drop=True)
         enc = lambda t, name: encode_adult(t, schema, mean, std, s["adult_jitter"], derive_seed(seed, "jitter", name))  # noqa: E731
         key = make_key(data="adult", columns=list(ADULT_COLUMNS), seed=seed, n_mem=s["adult_n_mem"],
                        epochs=s["adult_epochs"], n_ref=s["adult_n_ref"], n_syn=s["adult_n_syn"],
                        jitter=s["adult_jitter"], generator="tvae")  # fmt: skip
         cases.append(Setting(key, seed, enc(syn, "syn"), enc(parts["ref"], "ref"), ("adult", seed, s["adult_n_ref"]),
                              enc(test, "test"), labels))  # fmt: skip
-        tests.append(test)
+        tests.append((test, float((syn[column] == value).mean()), float((parts["mem"][column] == value).mean())))
     scored = score_settings(cases, attacks, s, cache, n_jobs, progress)
     rows = []
-    for case, test, scores in zip(cases, tests, scored):
+    for case, (test, syn_share, mem_share), scores in zip(cases, tests, scored):
         inside = (test[column] == value).to_numpy()
         for name in attacks:
             sc, seconds = scores[name]
             predicted = (sc > np.median(sc)).astype(int)  # one threshold for the whole test set
             for gname, mask in (("all", np.ones(len(sc), bool)), ("minority", inside), ("majority", ~inside)):
                 lab = case.labels[mask]
-                row = {"seed": case.seed, "group": gname, "n_members": int(lab.sum()),
+                row = {"seed": case.seed, "subgroup": f"{column}={value}", "group": gname,
+                       "share_in_training": mem_share, "share_in_synthetic": syn_share, "n_members": int(lab.sum()),
                        "n_nonmembers": int((1 - lab).sum()), "attack": name,
                        "accuracy": metrics.accuracy(lab, predicted[mask]), "seconds": seconds}  # fmt: skip
                 row["auc"] = metrics.auc(lab, sc[mask]) if 0 < lab.sum() < len(lab) else math.nan
