@@ -9,14 +9,14 @@ so that no ratio of two tiny densities is ever formed.
   Cholesky factor of the kernel covariance, each block of query points costs one matrix
   product and one in-place log-sum-exp, and no query × data matrix larger than
   ``block_size`` entries is ever held.  It matches ``scipy.stats.gaussian_kde.logpdf``
-  to rounding, several times faster.
+  to rounding, about four times faster (``benchmarks/bench_domias.py``).
 * :class:`BNAF` is a block neural autoregressive flow (De Cao, Aziz & Titov, UAI 2019),
   the estimator of the DOMIAS paper (Table 3: 5 flows, 3 layers, 32 hidden units per
   dimension, Adam with learning rate 0.01).  Each flow is a stack of block-triangular
   weight-normalised linear maps and ``tanh``, so its Jacobian is triangular and its
   log-determinant is carried through the layers as per-dimension derivative vectors,
-  rescaled at every layer with the scale kept in log space (cheap matrix products that
-  can neither overflow nor underflow to a zero density).  Flows are joined
+  rescaled at every layer with the scale kept in log space (cheap matrix products, and
+  the long product over layers neither overflows nor underflows).  Flows are joined
   by order reversals and a gated residual connection, over a standard normal base.
   Training uses Adam, gradient clipping, a learning-rate decay on plateaus and early
   stopping on a seeded validation split, keeping the best weights.
@@ -272,8 +272,8 @@ def _build_bnaf(d: int, n_flows: int, n_layers: int, hidden_per_dim: int, genera
 
         Diagonal blocks are ``exp(W)`` (positive, so each output increases with its own
         input); blocks above the diagonal are zero (autoregressive).  ``forward`` also maps
-        the log-derivatives ``grad`` (batch, d, a) of the block-``i`` units with respect to
-        ``x_i`` to those of the outputs (batch, d, b).
+        the derivatives of the block-``i`` units with respect to ``x_i`` (a ``(vector,
+        log scale)`` pair, see :func:`_rescale`) to those of the outputs.
         """
 
         def __init__(self, a: int, b: int):
