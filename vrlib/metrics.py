@@ -52,13 +52,18 @@ def tpr_at_fpr(labels, scores, fpr: float = 0.1) -> float:
 
 
 def top_q_precision(labels, scores, q: float = 0.1) -> float:
-    """Fraction of members among the ``q`` fraction of records with the highest scores."""
+    """Fraction of members among the ``q`` fraction of records with the highest scores.
+
+    Records tied at the cut-off count by their average label (the expected precision
+    under a random choice among the ties), so the order of the input never matters.
+    """
     labels, scores = _check(labels, scores)
     if not 0 < q <= 1:
         raise VrlibError(f"q must be in (0, 1], got {q}")
     n = max(1, int(round(q * len(scores))))
-    top = np.argsort(-scores, kind="stable")[:n]
-    return float(labels[top].mean())
+    cut = np.sort(scores)[::-1][n - 1]
+    above, tied = scores > cut, scores == cut
+    return float((labels[above].sum() + (n - above.sum()) * labels[tied].mean()) / n)
 
 
 def mean_std(values) -> tuple[float, float]:
