@@ -31,8 +31,9 @@ import numpy as np
 from scipy import linalg
 
 from vrlib.errors import VrlibError
+from vrlib.torch_setup import resolve_device, torch_threads
 
-__all__ = ["GaussianKDE", "BNAF", "get_density", "check_matrix", "torch_threads"]
+__all__ = ["GaussianKDE", "BNAF", "get_density", "check_matrix"]
 
 _LOG_2PI = math.log(2 * math.pi)
 
@@ -227,24 +228,6 @@ def _torch():
     except ImportError as exc:  # pragma: no cover - torch is a dependency
         raise VrlibError("the flow density estimator needs PyTorch; install the project's environment") from exc
     return torch
-
-
-class torch_threads:
-    """Context manager: torch uses ``n`` CPU threads inside the block (``None``: unchanged)."""
-
-    def __init__(self, n: int | None):
-        self.n = n
-
-    def __enter__(self):
-        if self.n:
-            torch = _torch()
-            self.old = torch.get_num_threads()
-            torch.set_num_threads(int(self.n))
-        return self
-
-    def __exit__(self, *exc):
-        if self.n:
-            _torch().set_num_threads(self.old)
 
 
 def _rescale(vec, log_scale):
@@ -474,7 +457,7 @@ class BNAF:
         if n_val == 0:  # too few rows to hold any out: stop on the training loss
             val_idx = train_idx
 
-        device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        device = resolve_device(self.device)
         self.device_ = device
         gen = torch.Generator().manual_seed(int(self.seed))
         model = _build_bnaf(d, self.n_flows, self.n_layers, self.hidden_per_dim, gen).to(device)

@@ -27,7 +27,6 @@ Where we read the paper one way among several (each also noted where it applies)
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import time
 from dataclasses import dataclass
@@ -43,6 +42,7 @@ from vrlib.data import Schema
 from vrlib.distance import pairwise_distances
 from vrlib.encoding import EncodedTable, TableEncoder
 from vrlib.errors import VrlibError
+from vrlib.torch_setup import resolve_device, torch_threads
 
 __all__ = ["AttentionAttack", "Preprocessed", "TargetAttentionNet", "preprocess"]
 
@@ -449,34 +449,6 @@ class TargetAttentionNet(nn.Module):
 # -------------------------------------------------------------------------- attack
 
 
-def _resolve_device(device) -> torch.device:
-    if isinstance(device, torch.device):
-        return device
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        resolved = torch.device(device)
-    except (RuntimeError, TypeError) as exc:
-        raise VrlibError(f"unknown device {device!r}; use 'auto', 'cpu' or 'cuda'") from exc
-    if resolved.type == "cuda" and not torch.cuda.is_available():
-        raise VrlibError("device='cuda' asked for but no GPU is available; use device='auto' or 'cpu'")
-    return resolved
-
-
-@contextlib.contextmanager
-def _torch_threads(n: int | None):
-    """Let torch use ``n`` CPU threads inside the block (None: unchanged), then restore."""
-    if n is None:
-        yield
-        return
-    previous = torch.get_num_threads()
-    torch.set_num_threads(int(n))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
-
-
 class _CategorySets:
     """Union of each categorical column's categories: the target's first, in order, then new ones sorted."""
 
@@ -768,7 +740,7 @@ class AttentionAttack:
             labels = datasets.labels
         y = _check_labels(labels, len(datasets))
         _check_target(target, self.schema)
-        device = _resolve_device(self.device)
+        device = resolve_device(self.device)
 
         t0 = time.perf_counter()
         self.target_ = target[list(self.schema.columns)].copy()
@@ -788,7 +760,7 @@ class AttentionAttack:
         try:
             if self.deterministic:
                 torch.use_deterministic_algorithms(True, warn_only=True)
-            with _torch_threads(self.n_threads), torch.random.fork_rng(devices=fork_devices, device_type=device.type):
+            with torch_threads(self.n_threads), torch.random.fork_rng(devices=fork_devices, device_type=device.type):
                 torch.manual_seed(self.seed)
                 self._train(records, mask, target_t, y_t, train_idx, val_idx, rng, device)
         finally:
@@ -866,7 +838,7 @@ class AttentionAttack:
         pre = self.transform(synthetic_datasets)
         records, mask, target = self._tensors(pre, self.device_)
         self.model_.eval()
-        with torch.no_grad(), _torch_threads(self.n_threads):
+        with torch.no_grad(), torch_threads(self.n_threads):
             proba = torch.sigmoid(self._logits(self.model_, records, mask, target))
         return proba.cpu().numpy().astype(np.float64)
 
@@ -875,5 +847,5 @@ class AttentionAttack:
         self._check_fitted()
         pre = self.transform(synthetic_datasets)
         records, mask, target = self._tensors(pre, self.device_)
-        with torch.no_grad(), _torch_threads(self.n_threads):
+        with torch.no_grad(), torch_threads(self.n_threads):
             return self.model_.attention(records, mask, target).cpu().numpy().astype(np.float64)

@@ -39,8 +39,9 @@ import math
 import numpy as np
 from sklearn.neighbors import KDTree, NearestNeighbors
 
-from vrlib.density import check_matrix, get_density, torch_threads
+from vrlib.density import check_matrix, get_density
 from vrlib.errors import VrlibError
+from vrlib.torch_setup import resolve_device, torch_threads
 
 __all__ = [
     "ATTACKS",
@@ -238,7 +239,7 @@ class LOGAN0(_PointwiseAttack):
         self.mean_ = syn.mean(axis=0)
         self.scale_ = np.where(syn.std(axis=0) > 0, syn.std(axis=0), 1.0)
         d, h = syn.shape[1], self.hidden
-        device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        device = resolve_device(self.device)
         with torch_threads(self.threads):
             torch_gen = torch.Generator().manual_seed(int(self.seed))
             nn = torch.nn
@@ -344,7 +345,7 @@ class LOGAND1(_PointwiseAttack):
         order = rng.permutation(len(X))
         n_val = max(1, len(X) // 10)
         val, train = order[:n_val], order[n_val:]
-        device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        device = resolve_device(self.device)
         nn = torch.nn
         with torch.random.fork_rng(devices=[]):  # module init draws from the global generator
             torch.manual_seed(int(self.seed))

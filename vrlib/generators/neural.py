@@ -12,29 +12,13 @@ from __future__ import annotations
 
 import numbers
 import time
-from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
 
 from vrlib.errors import VrlibError
 from vrlib.generators.base import Generator
-
-
-@contextmanager
-def _torch_threads(threads):
-    """Run a block with ``threads`` PyTorch CPU threads (``None``: unchanged), then restore."""
-    if threads is None:
-        yield
-        return
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
+from vrlib.torch_setup import resolve_device, torch_threads
 
 
 class _CtganModel(Generator):
@@ -65,8 +49,7 @@ class _CtganModel(Generator):
 
         if self.n_train_ < 2:
             raise VrlibError(f"{type(self).__name__} needs at least 2 training rows (ctgan's preprocessing), got {self.n_train_}")
-        if self.device == "cuda" and not torch.cuda.is_available():
-            raise VrlibError("device='cuda' was asked for but PyTorch sees no GPU; use device='auto' or 'cpu'")
+        resolve_device(self.device)  # a clear error for 'cuda' without a GPU
         kwargs = self._ctgan_kwargs()
         kwargs.update(self.options or {})
         kwargs["enable_gpu"] = self.device != "cpu"  # 'auto': the GPU when there is one
@@ -80,7 +63,7 @@ class _CtganModel(Generator):
              for c in self.columns_}
         )  # fmt: skip
         start = time.perf_counter()
-        with _torch_threads(self.threads), parallel_config(backend="sequential"):
+        with torch_threads(self.threads), parallel_config(backend="sequential"):
             # ctgan transforms tables of 500+ rows in a pool of worker processes, whose
             # start-up costs far more than the work at the sizes we fit (and would
             # oversubscribe the cores when many generators are fitted in parallel).
@@ -92,7 +75,7 @@ class _CtganModel(Generator):
         if n == 0:
             return {c: np.zeros(0) for c in self.columns_}
         self.model_.set_random_state(int(rng.integers(2**31 - 1)))
-        with _torch_threads(self.threads):
+        with torch_threads(self.threads):
             raw = self.model_.sample(n)
         out = {}
         for c in self.columns_:
