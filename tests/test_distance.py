@@ -13,45 +13,39 @@ from vrlib.errors import VrlibError
 from conftest import make_table
 
 
-def brute_cosine(df, schema):
-    """Eq. 5 straight from its definition, one pair at a time."""
+def brute_force(df, schema, block_distance):
+    """(F_cat/F) g(h_i, h_j) + (F_cont/F) g(c_i, c_j) one pair at a time, for a per-block distance g."""
     enc = TableEncoder(schema).fit(df).transform(df)
     h, c = enc.onehot, enc.continuous
     f_cat, f_cont = len(schema.categorical), len(schema.continuous)
     f = f_cat + f_cont
     n = len(df)
     out = np.zeros((n, n))
-
-    def cos(a, b):
-        na, nb = np.linalg.norm(a), np.linalg.norm(b)
-        if na == 0 or nb == 0:
-            return 1.0 if na == 0 and nb == 0 else 0.0
-        return a @ b / (na * nb)
-
     for i in range(n):
         for j in range(n):
-            s = 0.0
             if f_cat:
-                s += f_cat / f * cos(h[i], h[j])
+                out[i, j] += f_cat / f * block_distance(h[i], h[j])
             if f_cont:
-                s += f_cont / f * cos(c[i], c[j])
-            out[i, j] = 1 - s
+                out[i, j] += f_cont / f * block_distance(c[i], c[j])
     return out
+
+
+def cosine_block(a, b):
+    """1 - cos(a, b), with a zero vector similar (1) only to another zero vector."""
+    na, nb = np.linalg.norm(a), np.linalg.norm(b)
+    if na == 0 or nb == 0:
+        return 0.0 if na == 0 and nb == 0 else 1.0
+    return 1 - a @ b / (na * nb)
+
+
+def brute_cosine(df, schema):
+    """Eq. 5 straight from its definition (the weights sum to 1, so 1 - Σ w cos = Σ w (1 - cos))."""
+    return brute_force(df, schema, cosine_block)
 
 
 def brute_minkowski(df, schema, p):
-    enc = TableEncoder(schema).fit(df).transform(df)
-    h, c = enc.onehot, enc.continuous
-    f_cat, f_cont = len(schema.categorical), len(schema.continuous)
-    f = f_cat + f_cont
-    n = len(df)
-    out = np.zeros((n, n))
-    for i in range(n):
-        for j in range(n):
-            out[i, j] = f_cat / f * np.sum(np.abs(h[i] - h[j]) ** p) ** (1 / p) + f_cont / f * np.sum(
-                np.abs(c[i] - c[j]) ** p
-            ) ** (1 / p)
-    return out
+    """Eq. 6 straight from its definition."""
+    return brute_force(df, schema, lambda a, b: np.sum(np.abs(a - b) ** p) ** (1 / p))
 
 
 @pytest.mark.parametrize("n_cat,n_cont", [(3, 2), (4, 0), (0, 3), (1, 1)])
