@@ -132,6 +132,21 @@ def test_out_datasets_are_generated_once_for_all_targets(table):
     np.testing.assert_array_equal(a.codes[a.labels == 0], b.codes[b.labels == 0])
 
 
+def test_in_datasets_are_drawn_per_target(table):
+    """IN datasets are fitted per target anyway: their bases and seeds are the target's own, never shared."""
+    game = fitted(table, n_shadow=8)
+    a, b = game.aux_index_[:2]
+    pa, pb = (table[0].index.get_loc(t) for t in (a, b))
+    in_a = [p for p in game.shadow_plans(a) if p.label]
+    in_b = [p for p in game.shadow_plans(b) if p.label]
+    for p, q in zip(in_a, in_b):
+        base_a, base_b = p.rows[p.rows != pa], q.rows[q.rows != pb]
+        assert len(np.intersect1d(base_a, base_b)) < 49  # not the same base with another target
+        assert p.fit_seed != q.fit_seed and p.sample_seed != q.sample_seed
+    # OUT datasets stay shared.
+    assert [p.key for p in game.shadow_plans(a) if not p.label] == [p.key for p in game.shadow_plans(b) if not p.label]
+
+
 def test_same_seed_same_datasets_other_seed_other(table):
     t = table[0].index[7]
     one = fitted(table, seed=3).datasets(t)

@@ -81,6 +81,37 @@ def test_loglik_by_hand():
     assert select_targets(df, schema, "loglik", n_targets=2) == [7, 39]  # 1/40 * 20/40 < 1/40 * 39/40
 
 
+def test_loglik_readings_by_hand():
+    df, schema = hand_table()
+    # Categorical columns only: only c counts, so z (row 39) alone is least likely; row 7 is like any "u".
+    nll = negative_log_likelihood(df, schema, columns="categorical")
+    assert nll[39] == pytest.approx(-np.log(1 / 40)) and nll[7] == pytest.approx(-np.log(20 / 40))
+    assert select_targets(df, schema, "loglik", n_targets=1, columns="categorical") == [39]
+    # Fewer bins cannot split x = 1 from x = 100 below one bin per distinct edge: with 1 bin, x says nothing.
+    one_bin = negative_log_likelihood(df, schema, bins=1)
+    np.testing.assert_allclose(one_bin, nll)
+    with pytest.raises(VrlibError, match="columns must be"):
+        negative_log_likelihood(df, schema, columns="continuous")
+    with pytest.raises(VrlibError, match="bins must be"):
+        negative_log_likelihood(df, schema, bins=0)
+
+
+def test_loglik_sampled_among_the_lowest():
+    df, schema = make_table(n=200, seed=4)
+    strict = list(rank_records(df, schema, "loglik").index)
+    lowest = set(strict[:10])  # ceil(0.05 * 200) = 10 least likely records
+    picks = [select_targets(df, schema, "loglik", n_targets=3, seed=s, sample_from=0.05) for s in range(200)]
+    assert all(set(p) <= lowest for p in picks)
+    assert picks[0] == select_targets(df, schema, "loglik", n_targets=3, seed=0, sample_from=0.05)
+    # Uniform among the ten: each is drawn first about 20 times in 200 seeds.
+    counts = pd.Series([p[0] for p in picks]).value_counts()
+    assert set(counts.index) == lowest and counts.max() < 40
+    # q = 1 would be a random order of every record; the strict order is the default.
+    assert select_targets(df, schema, "loglik", n_targets=10) == strict[:10]
+    with pytest.raises(VrlibError, match="sample_from"):
+        rank_records(df, schema, "loglik", sample_from=0.0)
+
+
 def test_random_is_seeded_and_uniform():
     df, schema = make_table(n=50)
     a = select_targets(df, schema, "random", n_targets=10, seed=7)

@@ -25,6 +25,17 @@ same dataset, whichever target asked for it:
   model-seeded game with the same parameters share their shadow datasets (and the
   attack trained on them).
 
+**What is shared, and what is not.** OUT datasets are shared by all targets of a game
+(``share_out=True``, the default; with half IN and half OUT datasets it saves a fraction
+1/2 - 1/(2R) of the generator fits of R distinct targets, nearly half). Everything that
+sharing would not make cheaper is drawn per target: the IN bases come from the target's
+own stream (``"in-for-<target>"``), and so do the IN datasets' generator seeds. The
+targets of one game are therefore correlated only through their common OUT datasets (and
+the common split of Ω), so the spread of their AUCs is *not* the spread of independent
+estimates: std/√R understates the standard error of a mean over targets. Valid intervals
+come from independent root seeds (:func:`vrlib.uncertainty.seed_summary`);
+``share_out=False`` removes the sharing at about twice the cost.
+
 **IN and OUT bases are independent by default** (``paired=False``): IN datasets use
 draws of their own stream, as in the paper, where half of the shadow datasets get the
 target and the other half a random record.  Pairing (IN_i = base_i + target,
@@ -296,8 +307,9 @@ class TraditionalGame:
     n_shadow, n_test_datasets : int
         Number of shadow and test datasets, half IN and half OUT (OUT gets the odd one).
     share_out : bool
-        Reuse OUT datasets across targets (default).  ``False`` draws target-specific
-        OUT datasets (only useful to measure what sharing saves).
+        Reuse OUT datasets across targets (default; saves their fits, correlates the
+        targets' AUCs through them).  ``False`` draws target-specific OUT datasets, so
+        that the targets of one game are independent given the split of Ω.
     paired : bool
         IN datasets reuse the base records of the OUT datasets with the same index
         (see the module docstring for why this is off by default).
@@ -435,7 +447,9 @@ class TraditionalGame:
         """IN plans then OUT plans for one side, skipping draws that contain the target (rejection)."""
         n_in, n_out = count // 2, count - count // 2
         out_stream = "out" if self.share_out else f"out-for-{target}"
-        in_stream = out_stream if self.paired else "in"
+        # IN datasets are fitted per target anyway, so their bases come from the target's own
+        # stream: sharing them would save nothing and would correlate the targets' AUCs.
+        in_stream = out_stream if self.paired else f"in-for-{target}"
         plans = []
         for stream, label, wanted in ((in_stream, 1, n_in), (out_stream, 0, n_out)):
             i = found = 0

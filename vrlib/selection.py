@@ -7,6 +7,11 @@
   targets are drawn at random among them.
 * ``loglik`` (TAPAS): negative log-likelihood under independent empirical marginals,
   continuous columns cut into percentile bins; the least likely are the most at risk.
+  The paper's sentence ("sample target records having the lowest log-likelihood",
+  continuous columns "discretised according to percentiles") admits several readings,
+  all offered as parameters: the number of percentile bins (``bins``), continuous
+  columns used or not (``columns``), and the R lowest (default) or R sampled at random
+  among the lowest fraction q of records (``sample_from=q``).
 * ``random``: a uniform random order.
 
 :func:`rank_records` orders every record from highest to lowest risk and gives each
@@ -87,10 +92,26 @@ def _percentile_bins(x: np.ndarray, bins: int) -> np.ndarray:
     return np.searchsorted(edges, x, side="left")
 
 
-def negative_log_likelihood(df: pd.DataFrame, schema: Schema, bins: int = 10) -> pd.Series:
-    """-Σ_f log p̂_f(x_f) under independent empirical marginals (TAPAS), continuous columns in percentile bins."""
+LOGLIK_COLUMNS = ("all", "categorical")
+
+
+def negative_log_likelihood(df: pd.DataFrame, schema: Schema, bins: int = 10, columns: str = "all") -> pd.Series:
+    """-Σ_f log p̂_f(x_f) under independent empirical marginals (TAPAS), continuous columns in percentile bins.
+
+    Parameters
+    ----------
+    bins : int
+        Percentile bins per continuous column (repeated edges merge, so a column with a
+        heavy repeated value gets fewer).
+    columns : {"all", "categorical"}
+        ``categorical`` leaves the continuous columns out (TAPAS's own definition).
+    """
+    if columns not in LOGLIK_COLUMNS:
+        raise VrlibError(f"columns must be one of {LOGLIK_COLUMNS} (got {columns!r})")
+    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
+        raise VrlibError(f"bins must be a positive integer (got {bins!r})")
     nll = np.zeros(len(df))
-    columns = list(schema.categorical) + list(schema.continuous)
+    columns = list(schema.categorical) + (list(schema.continuous) if columns == "all" else [])
     for c in columns:
         codes = category_codes(df, [c])[:, 0] if c in schema.categorical else _percentile_bins(df[c].to_numpy(), bins)
         freq = np.bincount(codes) / len(df)
@@ -110,7 +131,10 @@ def rank_records(df: pd.DataFrame, schema: Schema, method: str = "distance", see
         For ``random`` and for the random order among ``rare`` records.
     **params
         ``distance``: ``k``, ``metric``, ``p``, ``include_self``;
-        ``rare``: ``rare_threshold``, ``percentile``; ``loglik``: ``bins``.
+        ``rare``: ``rare_threshold``, ``percentile``; ``loglik``: ``bins``, ``columns``
+        (see :func:`negative_log_likelihood`) and ``sample_from``: None for the strict
+        order (lowest likelihood first), or a fraction q in (0, 1]: the ``ceil(q n)``
+        least likely records first, in random order, then the others by likelihood.
 
     Returns
     -------
@@ -125,7 +149,7 @@ def rank_records(df: pd.DataFrame, schema: Schema, method: str = "distance", see
     allowed = {
         "random": set(),
         "rare": {"rare_threshold", "percentile"},
-        "loglik": {"bins"},
+        "loglik": {"bins", "columns", "sample_from"},
         "distance": {"k", "metric", "p", "include_self"},
     }[method]
     unknown = sorted(set(params) - allowed)
@@ -136,8 +160,14 @@ def rank_records(df: pd.DataFrame, schema: Schema, method: str = "distance", see
         scores = vulnerability_scores(df, schema, **params)
         order = np.argsort(-scores.to_numpy(), kind="stable")
     elif method == "loglik":
+        sample_from = params.pop("sample_from", None)
         scores = negative_log_likelihood(df, schema, **params)
         order = np.argsort(-scores.to_numpy(), kind="stable")
+        if sample_from is not None:
+            if isinstance(sample_from, bool) or not isinstance(sample_from, (int, float)) or not 0 < sample_from <= 1:
+                raise VrlibError(f"sample_from must be a fraction in (0, 1] or None (got {sample_from!r})")
+            m = int(np.ceil(sample_from * len(df)))
+            order = np.concatenate([rng.permutation(order[:m]), order[m:]])
     elif method == "rare":
         scores = rare_value_counts(df, schema, **params)
         key = rng.random(len(df))

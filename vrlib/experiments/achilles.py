@@ -29,9 +29,14 @@ from vrlib.encoding import TableEncoder
 from vrlib.errors import VrlibError
 from vrlib.experiments.profiles import profile_settings, register
 from vrlib.games import TraditionalGame
+from vrlib.parallel import derive_seed
 from vrlib.selection import METHODS, rank_records
 
 FAMILY = "achilles"
+
+# How a game's IN datasets and attacks are seeded; part of the attack cache key, so that results
+# made under an older scheme (one IN stream and one attack seed for all targets) are not reused.
+SEEDING = "per-target IN stream and attack seed"
 
 register(
     FAMILY,
@@ -172,20 +177,27 @@ def _attack_identity(attack: str, schema: Schema, settings: dict) -> dict:
 
 
 def make_game(dataset: str, df: pd.DataFrame, schema: Schema, generator: str, generator_params: dict | None,
-              settings: dict, seed: int, n_jobs=None) -> TraditionalGame:  # fmt: skip
-    """The traditional game of SPEC §2 on Ω with the profile's sizes."""
+              settings: dict, seed: int, n_jobs=None, share_out: bool = True) -> TraditionalGame:  # fmt: skip
+    """The traditional game of SPEC §2 on Ω with the profile's sizes (OUT datasets shared unless ``share_out=False``)."""
     n_aux, n_test = pool_sizes(dataset, len(df))
     game = TraditionalGame(
         generator, generator_params, n_aux=n_aux, n_test=n_test, n_records=settings["n_records"],
         n_synth=settings["n_synth"], n_shadow=settings["n_shadow"], n_test_datasets=settings["n_test_datasets"],
-        seed=seed, n_jobs=n_jobs, progress=False,  # one bar over the targets instead (attack_targets)
+        share_out=share_out, seed=seed, n_jobs=n_jobs, progress=False,  # one bar over the targets (attack_targets)
     )  # fmt: skip
     return game.fit(df, schema)
+
+
+def attack_seed(seed: int, target) -> int:
+    """The attack's seed for ``target`` (its queries, its forest): its own, so targets share no attack noise."""
+    return derive_seed(seed, "attack", str(target))
 
 
 def attack_targets(game: TraditionalGame, targets, attack: str, settings: dict, seed: int,
                    progress: bool = True) -> dict:  # fmt: skip
     """Test labels and attack scores of each target, read from the cache or computed.
+
+    Each target's attack is seeded by :func:`attack_seed`.
 
     Returns
     -------
@@ -198,7 +210,8 @@ def attack_targets(game: TraditionalGame, targets, attack: str, settings: dict, 
         omega=game.fingerprint_, generator=game.generator, generator_params=game.generator_params or {},
         n_aux=game.n_aux, n_test=game.n_test, n_records=game.n_records, n_synth=game.n_synth,
         n_shadow=game.n_shadow, n_test_datasets=game.n_test_datasets, seed=seed, attack=attack,
-        attack_identity=_attack_identity(attack, schema, settings),
+        attack_identity=_attack_identity(attack, schema, settings), share_out=game.share_out,
+        seeding=SEEDING,
     )  # fmt: skip
     keys = {t: make_key(target=str(t), **base) for t in dict.fromkeys(targets)}
     out = {}
@@ -210,7 +223,8 @@ def attack_targets(game: TraditionalGame, targets, attack: str, settings: dict, 
     bar = tqdm(game.iter_targets(todo), total=len(todo), desc=f"attacking targets ({attack})", mininterval=10,
                disable=not (progress and todo))  # fmt: skip
     for data in bar:
-        model = make_attack(attack, schema, settings, seed).fit(data.shadow, data.shadow.labels, data.target)
+        model = make_attack(attack, schema, settings, attack_seed(seed, data.target_index))
+        model = model.fit(data.shadow, data.shadow.labels, data.target)
         scores = model.predict_proba(data.test)
         cache.save(keys[data.target_index], {"labels": data.test.labels, "scores": np.asarray(scores, dtype=float)},
                    meta={"target": str(data.target_index)})  # fmt: skip
