@@ -40,3 +40,27 @@ def test_parameters_cell(path):
     for line in source.splitlines():
         assert "# " in line, f"parameter without a '# help' comment: {line!r}"
     assert ast.literal_eval(source.split("profile =")[1].split("#")[0].strip()) == "quick"
+
+
+def test_typed_in_numbers_are_caught(monkeypatch):
+    from vrlib import prose
+    from vrlib.prose import allow, typed_in_numbers
+
+    monkeypatch.setattr(prose, "_EXTRA", {})  # what this test allows stays in this test
+
+    text = "Paper: 0.742 ± 0.033 and 0.5 is a guess; ours was 0.475 (2.9 standard errors), version 1.2.3, 10,000 rows."
+    assert typed_in_numbers(text) == ["0.475", "2.9"]
+    allow("a test's paper", 0.475)
+    assert typed_in_numbers(text) == ["2.9"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_typed_in_results_in_markdown(path):
+    """Numbers of ours come from code cells; markdown carries only paper values and settings (vrlib.prose)."""
+    from vrlib.prose import notebook_typed_in_numbers
+
+    found = notebook_typed_in_numbers(path)
+    assert not found, (
+        f"{path.name}: decimal numbers in markdown that are neither a paper value nor a setting registered in "
+        f"vrlib.prose: {found}; print results from a code cell, or register a quoted value"
+    )

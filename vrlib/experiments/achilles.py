@@ -45,7 +45,8 @@ register(
         "smoke": dict(omega_rows=4000, n_targets=2, n_shadow=20, n_test_datasets=10, n_records=300, n_synth=300,
                       n_queries=2000, attention_epochs=5, attention_patience=None, ks=(1, 5), ps=(1, 2),
                       epsilons=(1.0, float("inf")), datasets=("adult", "census")),
-        # Default: a stable ordering of the methods in a few minutes per notebook on 2 cores.
+        # Default: every figure in minutes to an hour per notebook on 2 cores, from 100 shadow datasets (the
+        # paper: 4,000) and one root seed; AUCs lower and noisier than the paper's.
         "quick": dict(omega_rows=None, n_targets=10, n_shadow=100, n_test_datasets=100, n_records=1000, n_synth=1000,
                       n_queries=100_000, attention_epochs=100, attention_patience=20, ks=(1, 2, 5, 10, 20, 50),
                       ps=(1, 2, 3, 4), epsilons=(1.0, 10.0, 100.0, 1000.0, float("inf")),
@@ -306,6 +307,73 @@ def robustness(dataset: str, generator: str, selections: dict, profile: str = "q
     out = pd.DataFrame(rows)
     out["dataset"], out["generator"], out["attack"], out["profile"], out["seed"] = dataset, generator, attack, profile, seed
     return out
+
+
+# Readings of the paper's log-likelihood baseline ("sample target records having the lowest
+# log-likelihood", continuous columns "discretised according to percentiles"): name -> parameters
+# of vrlib.selection.rank_records(method="loglik").  The first is the one of Table 2.
+LOGLIK_READINGS = {
+    "lowest, 10 bins": dict(bins=10),
+    "lowest, 5 bins": dict(bins=5),
+    "lowest, 20 bins": dict(bins=20),
+    "lowest, 100 bins": dict(bins=100),
+    "lowest, categorical only": dict(columns="categorical"),
+    "sampled in lowest 1 %": dict(bins=10, sample_from=0.01),
+    "sampled in lowest 5 %": dict(bins=10, sample_from=0.05),
+}
+
+
+def loglik_study(dataset: str, generators, profile: str = "quick", seed: int = 0, readings: dict | None = None,
+                 n_jobs=None, progress: bool = True, **overrides) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
+    """Attack the targets of each reading of the log-likelihood baseline, and distance's, with each generator.
+
+    A target chosen by several readings (or by Table 2) is attacked once per generator
+    (the per-target results are cached).
+
+    Returns
+    -------
+    results : DataFrame
+        One row per generator × setting × target (``setting`` = reading name or ``distance``),
+        as :func:`robustness` returns.
+    targets : DataFrame
+        One row per setting: its targets, the number shared with distance's and with
+        Table 2's reading.
+    """
+    readings = dict(LOGLIK_READINGS if readings is None else readings)
+    settings = profile_settings(FAMILY, profile, **overrides)
+    df, schema = load_omega(dataset, settings["omega_rows"], seed)
+    n = settings["n_targets"]
+    selections = {name: list(rank_records(df, schema, "loglik", seed=seed, **params).index[:n])
+                  for name, params in readings.items()}  # fmt: skip
+    selections["distance"] = choose_targets(df, schema, ["distance"], n, seed)["distance"]
+    first = next(iter(readings))
+    targets = pd.DataFrame([
+        dict(setting=name, targets=", ".join(map(str, ts)),
+             shared_with_distance=len(set(ts) & set(selections["distance"])),
+             shared_with_first=len(set(ts) & set(selections[first])))
+        for name, ts in selections.items()
+    ])  # fmt: skip
+    results = pd.concat([robustness(dataset, g, selections, profile=profile, seed=seed, n_jobs=n_jobs,
+                                    progress=progress, **overrides) for g in generators], ignore_index=True)  # fmt: skip
+    return results, targets
+
+
+PAPER_OMEGA = {"adult": 45_222, "census": 569_741}  # records of Ω in the paper
+
+
+def omega_note(dataset: str, omega_rows: int | None = None, seed: int = 0) -> str:
+    """One sentence saying what Ω is for ``dataset`` (to print beside every table of its numbers)."""
+    full, _ = load(dataset) if dataset in PAPER_OMEGA else (None, None)
+    if full is None:
+        raise VrlibError(f"achilles experiments use 'adult' or 'census', not {dataset!r}")
+    n_full, paper = len(full), PAPER_OMEGA[dataset]
+    if dataset == "census" and n_full < paper:
+        text = f"census: Ω is the {n_full:,}-record random subset of the UK Census teaching file (paper: all {paper:,})"
+    else:
+        text = f"{dataset}: Ω is the {n_full:,} records of the full table (paper: {paper:,})"
+    if omega_rows is not None and omega_rows < n_full:
+        text += f", cut to a {omega_rows:,}-record random subset by the profile"
+    return text + "."
 
 
 def summarise(results: pd.DataFrame, by) -> pd.DataFrame:
