@@ -103,3 +103,26 @@ def test_reporter_writes_files_and_manifest(tmp_path):
 def test_format_mean_std():
     assert report.format_mean_std(0.8044, 0.0716) == "0.804 ± 0.072"
     assert report.format_mean_std(float("nan"), 0.1) == ""
+
+
+def test_attack_seed_is_the_targets_own():
+    seeds = {achilles.attack_seed(0, t) for t in range(50)}
+    assert len(seeds) == 50  # no two targets share their attack's queries and forest
+    assert achilles.attack_seed(0, 7) == achilles.attack_seed(0, 7) != achilles.attack_seed(1, 7)
+
+
+@pytest.mark.realdata
+def test_omega_note_says_what_omega_is():
+    import warnings
+
+    from conftest import real_file_present, require_real
+
+    require_real("uk_census2011_teaching_random10000.csv.gz")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        note = achilles.omega_note("census", omega_rows=4000)
+    if not real_file_present("2011 Census Microdata Teaching File.csv"):
+        assert "10,000-record random subset" in note and "569,741" in note
+    assert "4,000-record random subset" in note
+    with pytest.raises(VrlibError, match="adult"):
+        achilles.omega_note("california")

@@ -2,8 +2,8 @@
 
 A profile (``smoke``, ``quick``, ``paper``) fixes the sizes of an experiment: ``smoke``
 checks that everything runs (CI, about a minute per notebook), ``quick`` (the default)
-is large enough for a stable ordering in a few minutes on 2 cores, ``paper`` uses the
-papers' sizes.
+makes every figure on 2 cores at reduced sizes from one root seed (its notebooks say what
+that can and cannot show), ``paper`` uses the papers' sizes.
 """
 
 from vrlib.experiments.profiles import PROFILES, profile_settings
