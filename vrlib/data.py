@@ -113,7 +113,13 @@ def prepare(df: pd.DataFrame, schema: Schema, dropna: bool = False) -> pd.DataFr
                 f"the table has missing values in {rows} row(s) ({where}); "
                 "drop those rows (--dropna, or dropna=True) or fill them first"
             )
-        df = df.dropna()
+        dropped = df.isna().any(axis=1)
+        warnings.warn(
+            f"dropped {int(dropped.sum())} of {len(df)} row(s) with missing values ({_rows(df.index[dropped])})",
+            UserWarning,
+            stacklevel=2,
+        )
+        df = df.loc[~dropped]
     if len(df) == 0:
         raise VrlibError("the table has no rows")
     out = {}
@@ -125,14 +131,42 @@ def prepare(df: pd.DataFrame, schema: Schema, dropna: bool = False) -> pd.DataFr
             else:
                 out[c] = col.astype(pd.CategoricalDtype(sorted(col.unique(), key=_sort_key)))
         else:
-            try:
-                out[c] = pd.to_numeric(col, errors="raise").astype("float64")
-            except (ValueError, TypeError) as exc:
+            numbers = pd.to_numeric(col, errors="coerce")
+            bad = numbers.isna() & col.notna()
+            if bad.any():
+                examples = sorted({str(v) for v in col[bad]})[:5]
                 raise VrlibError(
-                    f"continuous column {c!r} has non-numeric values ({exc}); "
-                    "declare it categorical or clean it"
-                ) from None
+                    f"continuous column {c!r} has non-numeric values {examples} in row(s) {_rows(col.index[bad])}; "
+                    "declare it categorical, clean it, or name its missing-value spellings (na_values / --na-values)"
+                )
+            out[c] = numbers.astype("float64")
+            _check_finite(c, out[c])
     return pd.DataFrame(out, index=df.index)
+
+
+def _rows(labels, limit: int = 10) -> str:
+    labels = list(labels)
+    shown = ", ".join(str(v) for v in labels[:limit])
+    return shown + (f" and {len(labels) - limit} more" if len(labels) > limit else "")
+
+
+def _check_finite(column: str, values: pd.Series) -> None:
+    """Refuse inf / NaN spellings and values whose range overflows float64 (it would scale the column to 0)."""
+    x = values.to_numpy()
+    bad = ~np.isfinite(x)
+    if bad.any():
+        raise VrlibError(
+            f"continuous column {column!r} has non-finite values (inf or nan) in row(s) {_rows(values.index[bad])}; "
+            "remove or fix those rows (to treat a spelling such as nan as missing, name it with na_values / --na-values)"
+        )
+    with np.errstate(over="ignore"):
+        span = x.max() - x.min() if len(x) else 0.0
+    if not np.isfinite(span):
+        extreme = values.index[(x == x.max()) | (x == x.min())]
+        raise VrlibError(
+            f"continuous column {column!r} spans more than the largest float ({x.min():g} to {x.max():g}, "
+            f"row(s) {_rows(extreme)}); rescale the column (e.g. divide it by 1e300) or remove those rows"
+        )
 
 
 def _sort_key(value):
@@ -442,28 +476,65 @@ def load(name: str, **kwargs) -> tuple[pd.DataFrame, Schema]:
     return loaders[name](**kwargs)
 
 
-def read_csv(path, categorical=(), continuous=(), dropna: bool = False, **read_kwargs) -> tuple[pd.DataFrame, Schema]:
+def read_csv(
+    path, categorical=(), continuous=(), dropna: bool = False, na_values=(), encoding: str = "utf-8", **read_kwargs
+) -> tuple[pd.DataFrame, Schema]:
     """Read a user's CSV with declared column types.
+
+    Every field is read as text first: categorical values keep their spelling
+    (``01``, ``NA``, ``None`` and ``null`` are categories like any other), and a
+    value is missing only when its field is empty or it is one of ``na_values``.
 
     Parameters
     ----------
     path : path-like
+        A CSV file (``.gz`` compressed or not) whose first line names the columns.
     categorical, continuous : sequence of str
         Every column of the file in exactly one of them.
     dropna : bool
-        Drop rows with missing values instead of raising an error naming them.
+        Drop rows with missing values (with a warning saying how many) instead of
+        raising an error naming them.
+    na_values : sequence of str
+        Spellings that mark a missing value, in any column (e.g. ``["NA", "?"]``).
+    encoding : str
+        The file's text encoding.
     **read_kwargs
-        Passed to :func:`pandas.read_csv`.
+        Passed to :func:`pandas.read_csv` (e.g. ``sep``).
+
+    Raises
+    ------
+    VrlibError
+        For a missing, empty, undecodable or malformed file, duplicate column names,
+        and everything :func:`prepare` refuses (non-numeric or non-finite values in a
+        continuous column, undeclared columns, missing values without ``dropna``).
     """
     path = Path(path)
     if not path.is_file():
         raise VrlibError(f"CSV file {str(path)!r} not found")
     schema = Schema(categorical, continuous)
-    # Read categoricals as text so codes like 01 keep their spelling.
-    dtypes = {c: str for c in schema.categorical}
+    na = set(na_values)
+    options = dict(dtype=str, keep_default_na=False, na_values=sorted(na), header=0, **read_kwargs)
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt") as fh:
-        df = pd.read_csv(fh, dtype=dtypes, **read_kwargs)
+    try:
+        with opener(path, "rt", encoding=encoding, newline="") as fh:
+            df = pd.read_csv(fh, **options)
+        with opener(path, "rt", encoding=encoding, newline="") as fh:
+            header = pd.read_csv(fh, **{**options, "header": None, "nrows": 1, "na_values": []}).iloc[0].tolist()
+    except pd.errors.EmptyDataError:
+        raise VrlibError(f"CSV file {str(path)!r} is empty; its first line must name the columns") from None
+    except UnicodeDecodeError as exc:
+        raise VrlibError(
+            f"CSV file {str(path)!r} is not {encoding} text (byte {exc.object[exc.start:exc.start + 1]!r} at "
+            f"position {exc.start}); give its encoding (--encoding latin-1, or encoding=...) or convert it to UTF-8"
+        ) from None
+    except (pd.errors.ParserError, OSError, EOFError) as exc:
+        raise VrlibError(f"CSV file {str(path)!r} could not be read: {str(exc).strip()}") from None
+    duplicated = sorted({str(c) for c in header if header.count(c) > 1})
+    if duplicated:
+        raise VrlibError(
+            f"CSV file {str(path)!r} has duplicate column name(s) {duplicated}; give every column its own name"
+        )
+    df = df.mask(df.apply(lambda col: col.str.strip() == ""))  # an empty field holds no value
     return prepare(df, schema, dropna=dropna), schema
 
 
