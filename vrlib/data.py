@@ -22,6 +22,7 @@ import tempfile
 import urllib.request
 import warnings
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -248,25 +249,37 @@ def search_dirs() -> list[Path]:
 _verified: set[tuple] = set()  # (path, size, mtime, expected checksum) already checked in this process
 
 
+def _mismatch(data: bytes, spec: DataFile) -> str | None:
+    """None when ``data`` has the checksum of ``spec``, else what was found against what was expected."""
+    if spec.sha256 is not None:
+        got, want, kind = hashlib.sha256(data).hexdigest(), spec.sha256, "SHA-256"
+    elif spec.git_blob is not None:
+        got, want, kind = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest(), spec.git_blob, "git blob id"
+    else:
+        return None
+    return None if got == want else f"{kind} is {got}, expected {want}"
+
+
+def _where_to_get(spec: DataFile) -> str:
+    if spec.url is None:
+        return (
+            "this file has no public download: it comes with the project's shared data folder, "
+            "so copy it again from there into VRLIB_DATA_DIR (see data/README.md)"
+        )
+    return f"delete it and fetch it again ({spec.url})"
+
+
 def verify(path: Path, spec: DataFile) -> None:
     """Raise :class:`VrlibError` unless ``path`` has the checksum of ``spec``."""
     stat = path.stat()
     key = (str(path), stat.st_size, stat.st_mtime_ns, spec.sha256, spec.git_blob)
     if key in _verified:
         return
-    data = path.read_bytes()
-    if spec.sha256 is not None:
-        got, want, kind = hashlib.sha256(data).hexdigest(), spec.sha256, "SHA-256"
-    elif spec.git_blob is not None:
-        blob = hashlib.sha1(b"blob %d\0" % len(data) + data)
-        got, want, kind = blob.hexdigest(), spec.git_blob, "git blob id"
-    else:
-        return
-    if got != want:
+    problem = _mismatch(path.read_bytes(), spec)
+    if problem:
         raise VrlibError(
-            f"checksum mismatch for {path}: {kind} is {got}, expected {want}; "
-            "the file is corrupt or a different version: delete it and fetch it again "
-            f"({spec.url or 'see data/README.md'})"
+            f"checksum mismatch for {path}: {problem}; the file is corrupt or a different version: "
+            + _where_to_get(spec)
         )
     _verified.add(key)
 
@@ -288,10 +301,17 @@ def find_file(name: str, download: bool = True) -> Path:
             verify(path, spec)
             return path
     where = " or ".join(str(d) for d in search_dirs())
+    env = os.environ.get("VRLIB_DATA_DIR")
+    if env and not Path(env).expanduser().is_dir():
+        where += f" (VRLIB_DATA_DIR={env!r} is not a folder)"
     if not download or spec.url is None:
+        source = (
+            "it has no public download: it comes with the project's shared data folder"
+            if spec.url is None else f"its public source is {spec.url}"
+        )
         raise VrlibError(
             f"data file {name!r} not found in {where}; set VRLIB_DATA_DIR to the folder that holds it "
-            "(see data/README.md for where to get it)"
+            f"({source}; see data/README.md)"
         )
     target = project_data_dir() / name
     try:
@@ -306,32 +326,55 @@ def find_file(name: str, download: bool = True) -> Path:
 
 
 def _download(spec: DataFile, target: Path) -> None:
-    """Fetch ``spec`` into ``target`` atomically (a partial download never lands)."""
+    """Fetch ``spec``, check it, then move it into ``target`` (nothing unchecked or partial ever lands).
+
+    Raises
+    ------
+    OSError
+        When the download or the extraction fails.
+    VrlibError
+        When the payload does not have the expected checksum (nothing is written).
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
     with urllib.request.urlopen(spec.url, timeout=30) as response:
         payload = response.read()
     if spec.member is not None:
         payload = _extract(payload, spec.member)
+    problem = _mismatch(payload, spec)
+    if problem:
+        raise VrlibError(
+            f"the file downloaded from {spec.url} is not the expected {spec.name!r} ({problem}); "
+            f"nothing was saved: the source may have changed, so get {spec.name!r} by hand (see data/README.md) "
+            "and put it in VRLIB_DATA_DIR"
+        )
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(payload)
-    os.replace(tmp, target)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def _extract(payload: bytes, member: str) -> bytes:
+    """``member`` of a downloaded zip or tar archive; any archive error becomes an OSError."""
     buf = io.BytesIO(payload)
-    if zipfile.is_zipfile(buf):
-        with zipfile.ZipFile(buf) as zf:
-            names = [n for n in zf.namelist() if n.endswith(member)]
-            if not names:
+    try:
+        if zipfile.is_zipfile(buf):
+            with zipfile.ZipFile(buf) as zf:
+                names = [n for n in zf.namelist() if n.endswith(member)]
+                if not names:
+                    raise OSError(f"{member} not in the downloaded archive")
+                return zf.read(names[0])
+        buf.seek(0)
+        with tarfile.open(fileobj=buf) as tf:
+            fh = tf.extractfile(member)
+            if fh is None:
                 raise OSError(f"{member} not in the downloaded archive")
-            return zf.read(names[0])
-    buf.seek(0)
-    with tarfile.open(fileobj=buf) as tf:
-        fh = tf.extractfile(member)
-        if fh is None:
-            raise OSError(f"{member} not in the downloaded archive")
-        return fh.read()
+            return fh.read()
+    except (zipfile.BadZipFile, tarfile.TarError, KeyError, EOFError, zlib.error, ValueError) as exc:
+        raise OSError(f"the downloaded archive could not be read ({type(exc).__name__}: {exc})") from None
 
 
 # --------------------------------------------------------------------------- loaders
