@@ -85,14 +85,15 @@ def prepare(df: pd.DataFrame, schema: Schema, dropna: bool = False) -> pd.DataFr
     df : DataFrame
     schema : Schema
     dropna : bool
-        Drop rows with missing values instead of raising.
+        Drop rows with missing values (with a warning saying how many) instead of raising.
 
     Raises
     ------
     VrlibError
         A column in neither list, a declared column that is absent, missing values
-        (unless ``dropna``), non-numeric values in a continuous column, or an
-        empty table.
+        (unless ``dropna``), non-numeric or non-finite values in a continuous column,
+        a continuous column whose range overflows float64 (both named with their
+        rows), or an empty table.
     """
     declared = set(schema.columns)
     undeclared = [c for c in df.columns if c not in declared]
