@@ -123,8 +123,10 @@ def test_omega_note_says_what_omega_is():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         note = achilles.omega_note("census", omega_rows=4000)
+        full = achilles.omega_note("census")
     if not real_file_present("2011 Census Microdata Teaching File.csv"):
-        assert "10,000-record random subset" in note and "569,741" in note
+        assert "10,000-record random subset of the UK Census" in full and "569,741" in full
     assert "4,000-record random subset" in note
+    assert achilles.omega_label("adult", 45_222) == "all 45,222 records, as the paper"
     with pytest.raises(VrlibError, match="adult"):
         achilles.omega_note("california")

@@ -283,6 +283,7 @@ def record_identification(dataset: str, generator: str, methods=METHODS, profile
         for r, t in enumerate(targets)
     ]  # fmt: skip
     out = pd.DataFrame(rows)
+    out["omega"] = omega_label(dataset, len(df))
     out["profile"], out["seed"] = profile, seed
     out["n_shadow"], out["n_test_datasets"] = settings["n_shadow"], settings["n_test_datasets"]
     return out
@@ -309,6 +310,7 @@ def robustness(dataset: str, generator: str, selections: dict, profile: str = "q
     ]
     out = pd.DataFrame(rows)
     out["dataset"], out["generator"], out["attack"], out["profile"], out["seed"] = dataset, generator, attack, profile, seed
+    out["omega"] = omega_label(dataset, len(df))
     return out
 
 
@@ -364,19 +366,23 @@ def loglik_study(dataset: str, generators, profile: str = "quick", seed: int = 0
 PAPER_OMEGA = {"adult": 45_222, "census": 569_741}  # records of Ω in the paper
 
 
-def omega_note(dataset: str, omega_rows: int | None = None, seed: int = 0) -> str:
-    """One sentence saying what Ω is for ``dataset`` (to print beside every table of its numbers)."""
-    full, _ = load(dataset) if dataset in PAPER_OMEGA else (None, None)
-    if full is None:
+def omega_label(dataset: str, n_rows: int) -> str:
+    """What Ω is, in words, for a table of ``n_rows`` records of ``dataset`` (e.g. a column beside the numbers)."""
+    if dataset not in PAPER_OMEGA:
         raise VrlibError(f"achilles experiments use 'adult' or 'census', not {dataset!r}")
-    n_full, paper = len(full), PAPER_OMEGA[dataset]
-    if dataset == "census" and n_full < paper:
-        text = f"census: Ω is the {n_full:,}-record random subset of the UK Census teaching file (paper: all {paper:,})"
-    else:
-        text = f"{dataset}: Ω is the {n_full:,} records of the full table (paper: {paper:,})"
-    if omega_rows is not None and omega_rows < n_full:
-        text += f", cut to a {omega_rows:,}-record random subset by the profile"
-    return text + "."
+    paper = PAPER_OMEGA[dataset]
+    if n_rows >= paper:
+        return f"all {n_rows:,} records, as the paper"
+    name = "the UK Census teaching file" if dataset == "census" else "Adult"
+    return f"a {n_rows:,}-record random subset of {name} (paper: all {paper:,})"
+
+
+def omega_note(dataset: str, omega_rows: int | None = None, seed: int = 0) -> str:
+    """One sentence saying what Ω is for ``dataset`` under a profile (to print beside every table of its numbers)."""
+    if dataset not in PAPER_OMEGA:
+        raise VrlibError(f"achilles experiments use 'adult' or 'census', not {dataset!r}")
+    df, _ = load_omega(dataset, omega_rows, seed)
+    return f"{dataset}: Ω is {omega_label(dataset, len(df))}."
 
 
 def summarise(results: pd.DataFrame, by) -> pd.DataFrame:
@@ -387,7 +393,14 @@ def summarise(results: pd.DataFrame, by) -> pd.DataFrame:
 
 
 def table_vs_paper(results: pd.DataFrame, attack: str = "query") -> pd.DataFrame:
-    """Table 2 / 3: ``method,dataset,generator,auc_mean,auc_std,paper_mean,paper_std,n_targets``."""
+    """Table 2 / 3: ``method,dataset,generator,auc_mean,auc_std,paper_mean,paper_std,n_targets,omega``.
+
+    ``omega`` says what Ω is (e.g. the census subset), beside the numbers.
+    """
     ours = summarise(results, ["method", "dataset", "generator"])
     table = ours.merge(paper_table(attack), on=["method", "dataset", "generator"], how="left")
-    return table[["method", "dataset", "generator", "auc_mean", "auc_std", "paper_mean", "paper_std", "n_targets"]]
+    columns = ["method", "dataset", "generator", "auc_mean", "auc_std", "paper_mean", "paper_std", "n_targets"]
+    if "omega" in results:
+        table = table.merge(results.groupby("dataset", sort=False).omega.first().reset_index(), on="dataset")
+        columns.append("omega")
+    return table[columns]
