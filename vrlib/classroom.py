@@ -253,7 +253,7 @@ def _execute(nb: nbformat.NotebookNode, timeout: int, notes: list[str]) -> None:
             notes.append(f"execution stopped: {type(exc).__name__}: {text[0] if text else ''}")
 
 
-def grade(submission, source=None, source_dir=None, timeout: int = 120) -> GradeReport:
+def grade(submission, source=None, source_dir=None, timeout: int = 120, executed=None) -> GradeReport:
     """Run a submission with its hidden tests restored and score its test cells.
 
     Parameters
@@ -267,6 +267,8 @@ def grade(submission, source=None, source_dir=None, timeout: int = 120) -> Grade
         Default ``notebooks/assignments`` of the project.
     timeout : int
         Seconds each cell may run before the kernel is interrupted (the cell then fails).
+    executed : path, optional
+        Where to write the graded notebook with its outputs (for feedback).
 
     Returns
     -------
@@ -284,6 +286,8 @@ def grade(submission, source=None, source_dir=None, timeout: int = 120) -> Grade
     if data_dir and not os.path.isabs(data_dir):  # the kernel runs in a scratch folder
         os.environ["VRLIB_DATA_DIR"] = os.path.abspath(data_dir)
     _execute(run, timeout, report.notes)
+    if executed is not None:
+        nbformat.write(run, executed)
     from nbgrader.utils import determine_grade
 
     ran = {_meta(c)["grade_id"]: c for c in run.cells if _is_test(c)}

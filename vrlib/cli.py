@@ -73,6 +73,7 @@ def _add_classroom(sub) -> None:
     grade.add_argument("--source", default=None, help="its solution notebook (default: found by file name)")
     grade.add_argument("--timeout", type=int, default=120, help="seconds each cell may run (default 120)")
     grade.add_argument("--format", choices=("table", "json"), default="table", help="output format")
+    grade.add_argument("--executed", default=None, metavar="FILE", help="also write the graded notebook, with outputs")
 
 
 def _classroom(args) -> str:
@@ -81,7 +82,7 @@ def _classroom(args) -> str:
     if args.action == "generate":
         written = classroom.generate(args.source_dir, args.release_dir)
         return "\n".join(f"wrote {p}" for p in written)
-    report = classroom.grade(args.submission, source=args.source, timeout=args.timeout)
+    report = classroom.grade(args.submission, source=args.source, timeout=args.timeout, executed=args.executed)
     return json.dumps(report.to_dict(), indent=1) if args.format == "json" else report.format()
 
 
