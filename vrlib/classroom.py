@@ -312,6 +312,8 @@ def grade(submission, source=None, source_dir=None, timeout: int = 120, executed
     for cell in run.cells:  # say why, when a solution cell itself failed
         if _meta(cell).get("solution") and cell.cell_type == "code":
             error = _error_text(cell)
-            if error and not error.startswith("wrote to stderr"):
+            if error.startswith("CellTimeoutError") or "KeyboardInterrupt" in error:
+                report.notes.append(f"solution cell {_meta(cell).get('grade_id')!r} timed out after {timeout} s")
+            elif error and not error.startswith("wrote to stderr"):
                 report.notes.append(f"solution cell {_meta(cell).get('grade_id')!r} raised {error}")
     return report
