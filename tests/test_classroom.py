@@ -256,3 +256,14 @@ def test_wrong_answer_loses_points(path, tmp_path):
     failed = [t for t in report.tests if t.status == "failed"]
     assert failed and report.points < report.max_points, report.format()
     assert json.dumps(report.to_dict())  # the report serialises
+
+
+@pytest.mark.slow
+def test_cli_grades_a_solution_that_loops_at_top_level(tiny, capsys):
+    source, released, tmp = tiny
+    sub = _submission(released, tmp / "sub.ipynb", "while True:\n    pass")
+    assert main(["classroom", "grade", str(sub), "--source", str(source), "--timeout", "3", "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["points"] == 0 and report["max_points"] == 3
+    assert report["notes"] == ["solution cell 'f' timed out after 3 s"]
+    assert all("NameError" in t["message"] for t in report["tests"])
