@@ -163,3 +163,14 @@ def test_attack_model_2_uses_every_copy_and_warns_when_nothing_collides():
     with pytest.warns(RuntimeWarning, match="flags no record"):
         out = fitted.attack(rel)
     assert not out.flagged.any()
+
+
+def test_match_precision_rounds_to_the_reference_decimals():
+    from vrlib.attacks.collision import match_precision
+
+    schema = Schema(["c"], ["age", "w", "z"])
+    ref = prepare(pd.DataFrame({"c": ["a", "b"], "age": [30.0, 41.0], "w": [1.25, 2.5], "z": [np.pi, np.e]}), schema)
+    out = match_precision(pd.DataFrame({"c": ["a", "a"], "age": [30.4, 40.6], "w": [1.234, 2.5], "z": [0.123456789, 1.0]}),
+                          ref, schema)  # fmt: skip
+    assert out["age"].tolist() == [30.0, 41.0] and out["w"].tolist() == [1.23, 2.5]
+    assert out["z"].tolist() == [0.123456789, 1.0]  # pi needs more than 6 decimals: left alone

@@ -34,7 +34,7 @@ from vrlib.data import Schema, prepare
 from vrlib.errors import VrlibError
 from vrlib.parallel import derive_seed
 
-__all__ = ["record_frequency", "occurs_in", "threshold", "TableGanMCA", "THRESHOLD_RULES"]
+__all__ = ["record_frequency", "occurs_in", "match_precision", "threshold", "TableGanMCA", "THRESHOLD_RULES"]
 
 THRESHOLD_RULES = ("mean_std", "top_q", "value")
 
@@ -76,12 +76,11 @@ def _row_ids(tables: Sequence[pd.DataFrame], schema: Schema) -> list[np.ndarray]
     radix = 1
     for c in schema.columns:
         if c in schema.categorical:
-            values = np.concatenate([np.asarray(t[c].astype(object)) for t in tables])
+            codes, k = _joint_codes([t[c] for t in tables])
         else:
-            values = np.concatenate([t[c].to_numpy(dtype=np.float64) for t in tables])
-            values = values + 0.0  # -0.0 and 0.0 are the same value
-        codes, uniques = pd.factorize(values, sort=False)
-        k = max(len(uniques), 1)
+            values = np.concatenate([t[c].to_numpy(dtype=np.float64) for t in tables]) + 0.0  # -0.0 == 0.0
+            codes, uniques = pd.factorize(values, sort=False)
+            k = max(len(uniques), 1)
         if radix * k >= 2**62:
             ids, _ = pd.factorize(ids, sort=False)
             ids = ids.astype(np.int64)
@@ -91,6 +90,20 @@ def _row_ids(tables: Sequence[pd.DataFrame], schema: Schema) -> list[np.ndarray]
     ids, _ = pd.factorize(ids, sort=False)
     ids = ids.astype(np.int64)
     return np.split(ids, np.cumsum(sizes)[:-1])
+
+
+def _joint_codes(columns: list[pd.Series]) -> tuple[np.ndarray, int]:
+    """Codes of categorical columns against the union of their category sets (by value), and its size."""
+    union = columns[0].cat.categories
+    for col in columns[1:]:
+        if not col.cat.categories.equals(union):
+            union = union.union(col.cat.categories, sort=False)
+    parts = []
+    for col in columns:
+        cats = col.cat.categories
+        codes = col.cat.codes.to_numpy()
+        parts.append(codes if cats.equals(union) else union.get_indexer(cats)[codes])
+    return np.concatenate(parts).astype(np.int64), max(len(union), 1)
 
 
 def record_frequency(release: pd.DataFrame, schema: Schema, normalize: bool = False) -> np.ndarray:
@@ -121,6 +134,22 @@ def occurs_in(records: pd.DataFrame, reference: pd.DataFrame, schema: Schema) ->
     reference = _check_table(reference, schema, "reference table")
     ids, ref = _row_ids([records, reference], schema)
     return np.isin(ids, ref)
+
+
+def match_precision(table: pd.DataFrame, reference: pd.DataFrame, schema: Schema) -> pd.DataFrame:
+    """``table`` with each continuous column rounded to the decimals its column in ``reference`` uses.
+
+    A release keeps its training data's format (ages in whole years); a generator that
+    outputs real numbers would otherwise never produce a record equal to another.  Columns
+    whose reference values need more than 6 decimals are left as they are.
+    """
+    out = table.copy()
+    for c in schema.continuous:
+        ref = reference[c].to_numpy(np.float64)
+        decimals = next((d for d in range(7) if np.allclose(np.round(ref, d), ref, rtol=0, atol=1e-9)), None)
+        if decimals is not None:
+            out[c] = np.round(out[c].to_numpy(np.float64), decimals)
+    return out
 
 
 def threshold(scores, rule: str = "mean_std", k: float = 2.0, q: float = 0.05, value: float = 0.5) -> float:
@@ -168,6 +197,10 @@ class TableGanMCA:
         The attack classifier: an MLP as the authors' notebook (``(100,)``).
     max_iter : int
         MLP iterations (the authors: 200).
+    match_format : bool
+        Round the shadow records' continuous values to the precision of the release
+        (see :func:`match_precision`); without it a shadow generator that outputs real
+        numbers never reproduces a released record.
     features : {"all", "frequency"}
         Classifier inputs: every attribute (categorical codes, continuous values) plus
         the frequency (the paper), or the frequency alone.
@@ -185,13 +218,14 @@ class TableGanMCA:
     """
 
     def __init__(self, shadow_generator: str = "ctgan", shadow_params=None, shadow_multiplier=None,
-                 hidden_layer_sizes=(100,), max_iter: int = 200, features: str = "all", rule: str = "mean_std",
+                 hidden_layer_sizes=(100,), max_iter: int = 200, match_format: bool = True, features: str = "all", rule: str = "mean_std",
                  k: float = 2.0, q: float = 0.05, value: float = 0.5, seed: int = 0):  # fmt: skip
         self.shadow_generator = shadow_generator
         self.shadow_params = shadow_params
         self.shadow_multiplier = shadow_multiplier
         self.hidden_layer_sizes = hidden_layer_sizes
         self.max_iter = max_iter
+        self.match_format = match_format
         self.features = features
         self.rule = rule
         self.k = k
@@ -263,7 +297,8 @@ class TableGanMCA:
             gen = get_generator(self.shadow_generator, **(self.shadow_params or {}))
             gen.fit(copy, schema, seed=derive_seed(self.seed, "shadow-fit", i))
             shadow = gen.sample(multiplier * len(copy), seed=derive_seed(self.seed, "shadow-sample", i))
-            shadow = prepare(shadow, schema)
+            # the attacker sees the release's format: shadow values get its precision (e.g. whole years)
+            shadow = match_precision(prepare(shadow, schema), copy, schema) if self.match_format else prepare(shadow, schema)
             freq = self._frequency(shadow)
             label = occurs_in(shadow, copy, schema)
             X.append(self._features(shadow, freq))
