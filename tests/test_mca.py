@@ -70,3 +70,17 @@ def test_releases_reject_bad_settings():
         mca.releases("smoke", n_releases=0)
     with pytest.raises(VrlibError, match="unknown setting"):
         mca.releases("smoke", epochs=3)
+
+
+def test_synthesise_caches_by_content(tmp_path, monkeypatch):
+    from conftest import make_table
+    from vrlib.cache import Cache
+
+    monkeypatch.setenv("VRLIB_CACHE_DIR", str(tmp_path))
+    df, schema = make_table(n=80)
+    first = mca.synthesise("baynet", {}, df, schema, n=50, seed=3)
+    assert len(Cache(namespace="mca-synthetic")) == 1
+    again = mca.synthesise("baynet", {}, df, schema, n=50, seed=3)
+    pd.testing.assert_frame_equal(first, again)
+    other = mca.synthesise("baynet", {}, df, schema, n=50, seed=4)
+    assert len(Cache(namespace="mca-synthetic")) == 2 and not other.equals(first)
