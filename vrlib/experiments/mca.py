@@ -135,11 +135,11 @@ def _attack_scores(release: pd.DataFrame, schema: Schema, name: str, params: dic
 def _release_task(task: dict) -> dict:
     train, schema = task["train"], task["schema"]
     n_copies = task.get("n_releases", 1)
-    copies = []
-    for i in range(n_copies):
-        syn = synthesise(task["name"], task["params"], train, schema, len(train),
-                         derive_seed(task["seed"], "mca-release", task["label"], i), task["cache"])  # fmt: skip
-        copies.append(match_precision(syn, train, schema))
+    # attack model (2): N_s samples of size n from the one fitted generator (the paper's S_1 ... S_Ns ~ P_g)
+    syn = synthesise(task["name"], task["params"], train, schema, n_copies * len(train),
+                     derive_seed(task["seed"], "mca-release", task["label"], 0), task["cache"])  # fmt: skip
+    syn = match_precision(syn, train, schema)
+    copies = [syn.iloc[i * len(train):(i + 1) * len(train)].reset_index(drop=True) for i in range(n_copies)]
     release = pd.concat(copies, ignore_index=True)
     out = {"label": task["label"], "generator": task["name"], "params": task["params"], "n_releases": n_copies}
     frame = pd.DataFrame({"frequency": record_frequency(release, schema), "member": occurs_in(release, train, schema)})
