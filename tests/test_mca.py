@@ -62,7 +62,8 @@ def test_summary_and_histogram_on_hand_made_records():
     hist = mca.frequency_histogram(records)
     assert hist.set_index("frequency").loc[4].tolist() == [4, 0] and hist.members.sum() == 5
     pr = mca.precision_recall(records)
-    assert pr.precision.iloc[-1] == 1.0 and pr.recall.max() == 1.0
+    assert pr.recall.iloc[0] == 1.0 and pr.precision.iloc[0] == pytest.approx(5 / 9)  # lowest threshold: flag all
+    assert pr.precision.iloc[-1] == 1.0 and pr.recall.iloc[-1] == pytest.approx(4 / 5)  # highest: the 4 at 0.9
 
 
 def test_releases_reject_bad_settings():

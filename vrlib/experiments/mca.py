@@ -220,7 +220,8 @@ def precision_recall(records: pd.DataFrame, column: str = "score") -> pd.DataFra
     from sklearn.metrics import precision_recall_curve
 
     p, r, t = precision_recall_curve(records.member.to_numpy(), records[column].to_numpy(float))
-    return pd.DataFrame({"threshold": np.append(t, np.nan), "precision": p, "recall": r})
+    # scikit-learn ends the curve with (recall 0, precision 1), a point no threshold reaches: dropped
+    return pd.DataFrame({"threshold": t, "precision": p[:-1], "recall": r[:-1]})
 
 
 __all__ = ["PAPER", "data", "training_statistics", "generators", "synthesise", "releases",
