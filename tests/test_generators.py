@@ -24,6 +24,7 @@ from vrlib.generators.bayesnet import (
 from vrlib.generators.neural import CTGAN, TVAE
 from vrlib.generators.noise import AdditiveNoise
 from vrlib.generators.synthpop import Synthpop
+from vrlib.generators.wgan import WGANGP
 
 # Fast settings for every generator (the neural ones: one epoch, small networks).
 FAST = {
@@ -33,6 +34,7 @@ FAST = {
     "tvae": {"epochs": 1, "batch_size": 50, "embedding_dim": 8, "compress_dims": (16,), "decompress_dims": (16,), "device": "cpu", "threads": 1},
     "ctgan": {"epochs": 1, "batch_size": 20, "embedding_dim": 8, "generator_dim": (16,), "discriminator_dim": (16,), "device": "cpu", "threads": 1},
     "noise": {"scale": 0.5, "resample_prob": 0.2},
+    "wgan_gp": {"epochs": 1, "batch_size": 20, "z_dim": 8, "device": "cpu", "threads": 1},
 }
 NAMES = sorted(FAST)
 
@@ -58,7 +60,7 @@ def fitted(name: str, df, schema, seed=0, **extra):
 
 def test_registry_names_and_classes():
     expected = {"synthpop": Synthpop, "baynet": BayNet, "privbayes": PrivBayes, "tvae": TVAE, "ctgan": CTGAN,
-                "noise": AdditiveNoise}  # fmt: skip
+                "noise": AdditiveNoise, "wgan_gp": WGANGP}  # fmt: skip
     assert set(REGISTRY) == set(expected)
     for name, cls in expected.items():
         assert type(get_generator(name)) is cls
@@ -163,7 +165,7 @@ def tiny_table(n):
 @pytest.mark.parametrize("n", [1, 3, 7])
 def test_tiny_tables_and_constant_columns(name, n):
     df, schema = tiny_table(n)
-    if name in ("tvae", "ctgan") and n < 2:
+    if name in ("tvae", "ctgan", "wgan_gp") and n < 2:
         with pytest.raises(VrlibError, match="at least 2 training rows"):
             fitted(name, df, schema)
         return

@@ -119,3 +119,28 @@ def marginal_distance(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schem
     if not groups:
         raise VrlibError("two-way marginals need at least two columns")
     return float(np.mean([_tvd(np.column_stack([a[c] for c in g]), np.column_stack([b[c] for c in g])) for g in groups]))
+
+
+def recovery_metrics(flagged, is_member) -> dict:
+    """Precision, recall and counts of a flagged set (NaN precision, with no division, when nothing is flagged).
+
+    Parameters
+    ----------
+    flagged, is_member : array-like of bool, one entry per released record
+        Records count with their multiplicity, as in the authors' notebook.
+    """
+    flagged = np.asarray(flagged, dtype=bool)
+    member = np.asarray(is_member, dtype=bool)
+    if flagged.shape != member.shape:
+        raise VrlibError(f"flagged and is_member differ in shape: {flagged.shape} vs {member.shape}")
+    n_flagged, n_true = int(flagged.sum()), int((flagged & member).sum())
+    n_members = int(member.sum())
+    return {
+        "n_flagged": n_flagged,
+        "n_true": n_true,
+        "n_members": n_members,
+        "precision": n_true / n_flagged if n_flagged else float("nan"),
+        "recall": n_true / n_members if n_members else float("nan"),
+        "base_rate": n_members / len(member) if len(member) else float("nan"),
+    }
+

@@ -20,6 +20,7 @@ REGISTRY = {
     "tvae": "neural:TVAE",
     "ctgan": "neural:CTGAN",
     "noise": "noise:AdditiveNoise",
+    "wgan_gp": "wgan:WGANGP",
 }
 
 
@@ -28,7 +29,7 @@ def get_generator(name: str, **params):
 
     Parameters
     ----------
-    name : {"synthpop", "baynet", "privbayes", "tvae", "ctgan", "noise"}
+    name : {"synthpop", "baynet", "privbayes", "tvae", "ctgan", "noise", "wgan_gp"}
     **params
         Passed to the generator's constructor (e.g. ``epsilon`` for PrivBayes).
     """

@@ -1,0 +1,87 @@
+"""TableGAN-MCA pre-processing of Adult (real data, skipped when absent) and the experiment summaries."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vrlib.data import Schema, load, preprocess_adult_mca, train_test_split
+from vrlib.errors import VrlibError
+from vrlib.experiments import mca
+
+from conftest import require_real
+
+
+@pytest.mark.realdata
+def test_preprocessing_reproduces_the_papers_columns_and_split():
+    require_real("adult.data", "adult.test")
+    df, schema = load("adult")
+    out, s = preprocess_adult_mca(df, schema)
+    # 1 numerical feature; 12 categorical columns, the binary label among them (the authors' 13 columns)
+    assert s.continuous == ("age",) and len(s.categorical) == 12 and "income" in s.categorical
+    assert "fnlwgt" not in out.columns and "education" not in out.columns
+    levels = {c: len(out[c].cat.categories) for c in s.categorical}
+    assert levels == {"workclass": 7, "education-num": 16, "marital-status": 2, "occupation": 14, "relationship": 6,
+                      "race": 5, "sex": 2, "capital-gain": 3, "capital-loss": 3, "hours-per-week": 45,
+                      "native-country": 2, "income": 2}  # fmt: skip
+    # capital gain: 0 -> zero, (0, 7647.23] -> low, above -> high
+    gain = df["capital-gain"]
+    assert (out["capital-gain"][gain == 0] == "zero").all() and (out["capital-gain"][gain > 7647.23] == "high").all()
+    assert (out["capital-gain"][(gain > 0) & (gain <= 7647.23)] == "low").all()
+    assert set(out["marital-status"][df["marital-status"] == "Never-married"]) == {"Single"}
+    assert (out["native-country"] == "US").sum() == (df["native-country"] == "United-States").sum()
+    # hours: 45 equal-width bins over [1, 99]; 40 hours falls in bin floor((40 - 1) / (98 / 45)) = 17
+    assert set(out["hours-per-week"][df["hours-per-week"] == 40]) == {17}
+    train, test = train_test_split(out, 0.3, seed=0)
+    assert (len(train), len(test)) == (31655, 13567)
+    assert not set(train.index) & set(test.index)
+
+
+def test_preprocessing_and_split_bad_input():
+    with pytest.raises(VrlibError, match="missing"):
+        preprocess_adult_mca(pd.DataFrame({"age": [1.0]}), Schema([], ["age"]))
+    with pytest.raises(VrlibError, match="test_size"):
+        train_test_split(pd.DataFrame({"a": [1, 2]}), 1.5)
+    with pytest.raises(VrlibError, match="both parts"):
+        train_test_split(pd.DataFrame({"a": [1]}), 0.3)
+
+
+def test_summary_and_histogram_on_hand_made_records():
+    records = pd.DataFrame({
+        "frequency": [1, 1, 1, 4, 4, 4, 4, 2, 2],
+        "member": [False, False, True, True, True, True, True, False, False],
+        "score": [0.1, 0.1, 0.2, 0.9, 0.9, 0.9, 0.9, 0.3, 0.3],
+        "distinct": [True, True, True, True, False, False, False, True, False],
+    })  # fmt: skip
+    row = mca.summary([{"label": "G", "n_releases": 1, "records": records}]).iloc[0]
+    assert row.collision_rate == pytest.approx(5 / 9)
+    assert row.collision_rate_distinct == pytest.approx(2 / 5)
+    assert row.members_among_freq_gt3 == 1.0 and row.nonmembers_among_unique == pytest.approx(2 / 3)
+    s = records.score.to_numpy()
+    flagged = s > s.mean() + 2 * s.std()
+    assert row.n_flagged == flagged.sum()
+    hist = mca.frequency_histogram(records)
+    assert hist.set_index("frequency").loc[4].tolist() == [4, 0] and hist.members.sum() == 5
+    pr = mca.precision_recall(records)
+    assert pr.recall.iloc[0] == 1.0 and pr.precision.iloc[0] == pytest.approx(5 / 9)  # lowest threshold: flag all
+    assert pr.precision.iloc[-1] == 1.0 and pr.recall.iloc[-1] == pytest.approx(4 / 5)  # highest: the 4 at 0.9
+
+
+def test_releases_reject_bad_settings():
+    with pytest.raises(VrlibError, match="N_s"):
+        mca.releases("smoke", n_releases=0)
+    with pytest.raises(VrlibError, match="unknown setting"):
+        mca.releases("smoke", epochs=3)
+
+
+def test_synthesise_caches_by_content(tmp_path, monkeypatch):
+    from conftest import make_table
+    from vrlib.cache import Cache
+
+    monkeypatch.setenv("VRLIB_CACHE_DIR", str(tmp_path))
+    df, schema = make_table(n=80)
+    first = mca.synthesise("baynet", {}, df, schema, n=50, seed=3)
+    assert len(Cache(namespace="mca-synthetic")) == 1
+    again = mca.synthesise("baynet", {}, df, schema, n=50, seed=3)
+    pd.testing.assert_frame_equal(first, again)
+    other = mca.synthesise("baynet", {}, df, schema, n=50, seed=4)
+    assert len(Cache(namespace="mca-synthetic")) == 2 and not other.equals(first)
