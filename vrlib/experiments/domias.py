@@ -24,8 +24,11 @@ Work is shared and cached:
   Fig. 3a already ran, costs nothing.
 
 Decisions (also in the notebook): LOGAN 0 uses a plain GAN rather than the reference
-code's CTGAN; GAN-Leaks CAL uses ``D_ref`` itself (the reference code's choice) rather than
-a generator fitted on it; the quality axis of Fig. 6 is the sliced Wasserstein-1
+code's CTGAN; GAN-Leaks CAL uses ``D_ref`` itself rather than rows of a generator (the
+reference code's evaluation samples them from a CTGAN fitted on the synthetic data); LOGAN D1
+comes twice, trained correctly (``logan_d1``) and as the reference code trains it
+(``logan_d1_published``: one class at the paper's sizes, see
+:class:`vrlib.attacks.domias.LOGAND1Published`); the quality axis of Fig. 6 is the sliced Wasserstein-1
 distance (100 random directions) to a hold-out set in standardised units, with the
 per-column mean Wasserstein-1 alongside (the paper's code used a Sinkhorn divergence of
 pooled min-max-scaled values, so absolute numbers differ); the Fig. 6 training set
@@ -56,9 +59,10 @@ from vrlib.parallel import derive_seed, run
 FAMILY = "domias"
 VERSION = 2  # bump to invalidate cached synthetic data and scores of this module
 
-ATTACKS = ("domias_kde", "domias_flow", "eq1_kde", "eq1_flow", "logan_0", "logan_d1", "mc", "gan_leaks",
-           "gan_leaks_cal")  # fmt: skip
-FIG3_ATTACKS = ("domias_kde", "domias_flow", "eq1_kde", "logan_0", "logan_d1", "mc", "gan_leaks", "gan_leaks_cal")
+ATTACKS = ("domias_kde", "domias_flow", "eq1_kde", "eq1_flow", "logan_0", "logan_d1", "logan_d1_published", "mc",
+           "gan_leaks", "gan_leaks_cal")  # fmt: skip
+FIG3_ATTACKS = ("domias_kde", "domias_flow", "eq1_kde", "logan_0", "logan_d1", "logan_d1_published", "mc", "gan_leaks",
+                "gan_leaks_cal")  # fmt: skip
 FIG4_ATTACKS = ("domias_kde", "domias_flow", "eq1_kde", "eq1_flow")
 
 # BNAF as in the paper's Table 3 (5 flows × 3 layers × 32 units per dimension, lr 0.01,
@@ -212,7 +216,7 @@ def synthesize(jobs: list[dict], cache: bool = True, n_jobs: int | None = None, 
 # --------------------------------------------------------------------------- attacks on one setting
 
 
-def _attack_params(name: str, settings: dict, seed: int) -> dict:
+def _attack_params(name: str, settings: dict, seed: int, n_test: int) -> dict:
     s = derive_seed(seed, "attack", name)
     if name.endswith("_flow"):
         return {"density_params": dict(settings["flow"]), "seed": s}
@@ -220,6 +224,8 @@ def _attack_params(name: str, settings: dict, seed: int) -> dict:
         return {"epochs": settings["logan_epochs"], "seed": s}
     if name == "logan_d1":
         return {"seed": s}
+    if name == "logan_d1_published":  # its batches and steps depend on the number of records scored
+        return {"seed": s, "n_test": n_test}
     return {}
 
 
@@ -267,14 +273,14 @@ def _setting_task(task: dict) -> tuple[dict, dict]:
             else:
                 attack = Eq1(estimator, synthetic_density=p_g[estimator])
         else:
-            attack = get_attack(name, **_attack_params(name, settings, setting.seed))
+            attack = get_attack(name, **_attack_params(name, settings, setting.seed, len(setting.X)))
         scores[name] = attack.fit(setting.synthetic, setting.reference).score(setting.X)
         seconds[name] = time.perf_counter() - start
     return scores, seconds
 
 
-def _score_key(setting_key: str, name: str, settings: dict, seed: int) -> str:
-    params = _attack_params(name, settings, seed)
+def _score_key(setting_key: str, name: str, settings: dict, seed: int, n_test: int) -> str:
+    params = _attack_params(name, settings, seed, n_test)
     # every constructor parameter, defaults included, so that a changed default is a new entry
     full = {k: v for k, v in get_attack(name, **params).get_params().items() if not k.endswith("_density")}
     if name.startswith(("domias_", "eq1_")):
@@ -305,7 +311,7 @@ def score_settings(settings_list: list[Setting], attacks, settings: dict, cache:
     missing: list[list[str]] = []
     keys: list[dict] = []
     for i, st in enumerate(settings_list):
-        keys.append({name: _score_key(st.key, name, settings, st.seed) for name in attacks})
+        keys.append({name: _score_key(st.key, name, settings, st.seed, len(st.X)) for name in attacks})
         todo = []
         for name in attacks:
             if store is not None and keys[i][name] in store:
