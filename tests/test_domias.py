@@ -262,3 +262,27 @@ def test_summarise_mean_std_seeds():
     out = summarise(df, ["n_mem", "attack"])
     assert list(out.columns) == ["n_mem", "attack", "auc_mean", "auc_std", "n_seeds"]
     assert out.iloc[0].tolist() == [30, "x", pytest.approx(0.7), pytest.approx(0.1), 2]
+
+
+def test_noise_sigma_reads_the_paper_values():
+    from vrlib.experiments.domias import noise_sigma
+
+    assert noise_sigma(3.9) == pytest.approx(3.9**0.5)  # the paper's text: a noise *variance*
+    assert noise_sigma(3.9, "std") == 3.9
+    with pytest.raises(VrlibError):
+        noise_sigma(1.0, "var")
+
+
+def test_fig6_public_domain_comes_from_the_reference_set_only():
+    from vrlib.data import Schema
+    from vrlib.experiments.domias import public_domain
+
+    rng = np.random.default_rng(0)
+    ref = pd.DataFrame({"a": rng.normal(size=1000), "b": rng.exponential(size=1000)})
+    schema = Schema(continuous=("a", "b"))
+    domain = public_domain(ref, schema, 10)
+    for c in ("a", "b"):
+        edges = np.asarray(domain[c])
+        assert len(edges) == 11 and edges[0] == ref[c].min() and edges[-1] == ref[c].max()
+        counts = np.histogram(ref[c], edges)[0]
+        assert counts.min() >= 95 and counts.max() <= 105  # quantile bins: equal reference mass

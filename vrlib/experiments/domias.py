@@ -32,7 +32,10 @@ comes twice, trained correctly (``logan_d1``) and as the reference code trains i
 distance (100 random directions) to a hold-out set in standardised units, with the
 per-column mean Wasserstein-1 alongside (the paper's code used a Sinkhorn divergence of
 pooled min-max-scaled values, so absolute numbers differ); the Fig. 6 training set
-size is 500, as in Figs. 3b and 4 (the paper does not give it).  The minority study
+size is 500, as in Figs. 3b and 4 (the paper does not give it); in Fig. 6 BayNet and
+PrivBayes bin continuous columns at quantiles of the public reference set
+(:func:`public_domain`), and the additive-noise values are read as variances, as the
+paper's text calls them (:func:`noise_sigma`), σ in standardised units.  The minority study
 (the paper's Fig. 5 used a private heart-failure cohort) runs on Adult: see
 :func:`minority`.
 """
@@ -49,7 +52,7 @@ from scipy.stats import wasserstein_distance
 from vrlib import metrics
 from vrlib.attacks.domias import DOMIAS, Eq1, get_attack
 from vrlib.cache import Cache, fingerprint_table, load_table, make_key, save_table
-from vrlib.data import Schema, load
+from vrlib.data import Schema, load, quantile_domain
 from vrlib.density import get_density
 from vrlib.errors import VrlibError
 from vrlib.experiments.profiles import profile_settings, register
@@ -80,6 +83,7 @@ register(
             n_syn=1000, n_ref_grid=(300, 1000), n_syn_grid=(300, 1000), flow=_FLOW_SMOKE, logan_epochs=3,
             n_holdout=1000, fig6_generators=("tvae", "ctgan", "privbayes", "baynet", "noise"),
             ctgan_epochs=10, privbayes_epsilons=(1.0,), noise_scales=(0.7, 1.9), fig6_attacks=("domias_kde",),
+            noise_values_are="variance", domain_bins=10,
             q_grid=(0.05, 0.1, 0.5, 1.0), adult_n_mem=300, adult_n_ref=1000, adult_n_syn=1000,
             adult_epochs=20, adult_jitter=0.1, minority_attacks=("domias_kde", "eq1_kde", "gan_leaks_cal"),
         ),
@@ -91,6 +95,7 @@ register(
             fig6_generators=("tvae", "ctgan", "privbayes", "baynet", "noise"), ctgan_epochs=300,
             privbayes_epsilons=(1.0, 10.0), noise_scales=(0.7, 1.1, 1.5, 1.9, 2.5, 3.5),
             fig6_attacks=("domias_kde", "eq1_kde", "mc", "gan_leaks", "gan_leaks_cal"),
+            noise_values_are="variance", domain_bins=10,
             q_grid=(0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
             adult_n_mem=1500, adult_n_ref=3000, adult_n_syn=3000, adult_epochs=1000, adult_jitter=0.1,
             minority_attacks=("domias_kde", "eq1_kde", "logan_d1", "mc", "gan_leaks", "gan_leaks_cal"),
@@ -104,6 +109,7 @@ register(
             fig6_generators=("tvae", "ctgan", "privbayes", "baynet", "noise"), ctgan_epochs=300,
             privbayes_epsilons=(0.1, 1.0, 10.0),
             noise_scales=(0.7, 0.9, 1.1, 1.3, 1.5, 1.7, 1.9, 2.3, 2.5, 2.9, 3.5, 3.9), fig6_attacks=ATTACKS,
+            noise_values_are="variance", domain_bins=10,
             q_grid=(0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
             adult_n_mem=2000, adult_n_ref=10000, adult_n_syn=10000, adult_epochs=2000, adult_jitter=0.1,
             minority_attacks=("domias_kde", "domias_flow", "eq1_kde", "eq1_flow", "logan_0", "logan_d1", "mc",
@@ -196,8 +202,10 @@ def synthesize(jobs: list[dict], cache: bool = True, n_jobs: int | None = None, 
     """
     tasks = []
     for job in jobs:
+        # the Bayesian networks also read the schema's public domains (their bins): part of their key
+        domains = {"domains": job["schema"].domains} if job["generator"] in ("baynet", "privbayes") else {}
         key = make_key(version=VERSION, kind="domias-synthetic", data=fingerprint_table(job["train"], job["schema"]),
-                       generator=job["generator"], params=job["params"], n=job["n"], seed=job["seed"])  # fmt: skip
+                       generator=job["generator"], params=job["params"], n=job["n"], seed=job["seed"], **domains)  # fmt: skip
         tasks.append({**job, "key": key, "cache": cache})
     unique = list({t["key"]: t for t in tasks}.values())
     results = run(_synth_task, unique, n_jobs=n_jobs, desc="synthesising", progress=progress)
@@ -547,9 +555,25 @@ def column_wasserstein(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.mean([wasserstein_distance(a[:, k], b[:, k]) for k in range(a.shape[1])]))
 
 
+def noise_sigma(value: float, values_are: str = "variance") -> float:
+    """The additive-noise σ (standardised units) for one of the paper's noise values.
+
+    The paper (§5.3) varies the "noise variance" of the additive-noise baseline over
+    0.7 … 3.9 (App. C); its public code does not contain that baseline, so its text is
+    all there is: ``values_are="variance"`` reads the values as σ², ``"std"`` as σ.
+    """
+    if values_are not in ("variance", "std"):
+        raise VrlibError(f"noise values are 'variance' or 'std', got {values_are!r}")
+    if not value >= 0:
+        raise VrlibError(f"a noise value must be >= 0, got {value}")
+    return math.sqrt(value) if values_are == "variance" else float(value)
+
+
 def _fig6_generators(s: dict) -> list[tuple[str, str, dict, float]]:
     """(label, generator name, params, privacy parameter) for every point of Fig. 6."""
     out = []
+    values_are = s["noise_values_are"]
+    symbol = "σ²" if values_are == "variance" else "σ"
     for g in s["fig6_generators"]:
         if g == "tvae":
             out.append(("TVAE", "tvae", {"epochs": s["tvae_epochs"]}, math.nan))
@@ -560,10 +584,25 @@ def _fig6_generators(s: dict) -> list[tuple[str, str, dict, float]]:
         elif g == "baynet":
             out.append(("BayNet", "baynet", {}, math.nan))
         elif g == "noise":
-            out += [(f"noise σ={v:g}", "noise", {"scale": float(v)}, float(v)) for v in s["noise_scales"]]
+            # σ in the table's (standardised) units, never rescaled by the training set's own spread
+            out += [(f"noise {symbol}={v:g}", "noise", {"scale": noise_sigma(v, values_are), "training_std": False},
+                     float(v)) for v in s["noise_scales"]]  # fmt: skip
         else:
             raise VrlibError(f"unknown Fig. 6 generator {g!r}; choose from tvae, ctgan, privbayes, baynet, noise")
     return out
+
+
+def public_domain(reference: pd.DataFrame, schema: Schema, bins: int) -> dict:
+    """California's public domain for the Bayesian networks: ``bins`` quantile bins of the reference set.
+
+    California Housing has no published bounds (``cal_housing.domain`` only says every
+    attribute is continuous), and equal-width bins between any bounds put nearly all of
+    AveOccup, AveRooms, AveBedrms and Population in one bin (heavy tails).  The reference
+    set ``D_ref`` is the attacker's public sample, disjoint from ``D_mem``; its
+    quantiles cut each column into bins of about equal population mass, and the
+    discretisation is the same whatever the training records are.
+    """
+    return quantile_domain(reference, schema.continuous, bins)
 
 
 def fig6(profile: str = "quick", attacks=None, cache: bool = True, n_jobs: int | None = None,
@@ -587,9 +626,11 @@ def fig6(profile: str = "quick", attacks=None, cache: bool = True, n_jobs: int |
     parts_by_seed = {seed: split(df, s["n_mem"], s["n_ref"], seed, n_holdout=s["n_holdout"]) for seed in s["seeds"]}
     jobs, metas = [], []
     for seed in s["seeds"]:
+        # public bins for BayNet / PrivBayes: quantiles of the reference set, never of D_mem
+        public = schema.with_domains(public_domain(parts_by_seed[seed]["ref"], schema, s["domain_bins"]))
         for label, gen, params, priv in configs:
-            jobs.append(dict(train=parts_by_seed[seed]["mem"], schema=schema, generator=gen, params=params,
-                             n=s["n_syn"], seed=seed))  # fmt: skip
+            jobs.append(dict(train=parts_by_seed[seed]["mem"], schema=public if gen in ("baynet", "privbayes") else schema,
+                             generator=gen, params=params, n=s["n_syn"], seed=seed))  # fmt: skip
             metas.append((seed, label, gen, params, priv))
     tables = synthesize(jobs, cache=cache, n_jobs=n_jobs, progress=progress)
     cases, quality = [], []
@@ -726,6 +767,6 @@ def summarise(results: pd.DataFrame, by, metric: str = "auc") -> pd.DataFrame:
 
 __all__ = [
     "ATTACKS", "FIG3_ATTACKS", "FIG4_ATTACKS", "Setting", "california", "split", "synthesize", "score_settings",
-    "fig3a", "fig3b", "fig4", "fig6", "precision_curves", "minority", "encode_adult",
+    "fig3a", "fig3b", "fig4", "fig6", "precision_curves", "minority", "encode_adult", "noise_sigma", "public_domain",
     "sliced_wasserstein", "column_wasserstein", "summarise",
 ]  # fmt: skip
