@@ -66,7 +66,7 @@ ATTACKS = ("domias_kde", "domias_flow", "eq1_kde", "eq1_flow", "logan_0", "logan
            "gan_leaks", "gan_leaks_cal")  # fmt: skip
 FIG3_ATTACKS = ("domias_kde", "domias_flow", "eq1_kde", "logan_0", "logan_d1", "logan_d1_published", "mc", "gan_leaks",
                 "gan_leaks_cal")  # fmt: skip
-FIG4_ATTACKS = ("domias_kde", "domias_flow", "eq1_kde", "eq1_flow")
+FIG4_ATTACKS = ("domias_kde", "domias_flow", "eq1_kde", "eq1_flow", "logan_d1", "logan_d1_published")
 
 # BNAF as in the paper's Table 3 (5 flows × 3 layers × 32 units per dimension, lr 0.01,
 # batch 50, 50 epochs), and smaller versions that fit the other profiles' budgets.
@@ -287,6 +287,18 @@ def _setting_task(task: dict) -> tuple[dict, dict]:
     return scores, seconds
 
 
+def _applies(name: str, setting: Setting) -> bool:
+    """Whether the attack is defined on the setting.
+
+    The reference code's LOGAN D1 draws its batches from the first ``n_test`` rows of
+    the stacked ``[synthetic; reference]`` array of ``2 · min(n_syn, n_ref)`` rows, so it
+    cannot run when there are more records to score than that (Fig. 4's smallest sets).
+    """
+    if name == "logan_d1_published":
+        return len(setting.X) <= 2 * min(len(setting.synthetic), len(setting.reference))
+    return True
+
+
 def _score_key(setting_key: str, name: str, settings: dict, seed: int, n_test: int) -> str:
     params = _attack_params(name, settings, seed, n_test)
     # every constructor parameter, defaults included, so that a changed default is a new entry
@@ -322,7 +334,9 @@ def score_settings(settings_list: list[Setting], attacks, settings: dict, cache:
         keys.append({name: _score_key(st.key, name, settings, st.seed, len(st.X)) for name in attacks})
         todo = []
         for name in attacks:
-            if store is not None and keys[i][name] in store:
+            if not _applies(name, st):
+                results[i][name] = (np.full(len(st.X), np.nan), math.nan)
+            elif store is not None and keys[i][name] in store:
                 arrays, meta = store.load(keys[i][name])
                 results[i][name] = (arrays["scores"], float(meta.get("seconds", math.nan)))
             else:
@@ -368,6 +382,9 @@ def score_settings(settings_list: list[Setting], attacks, settings: dict, cache:
 
 def _metric_row(labels: np.ndarray, scored: tuple) -> dict:
     scores, seconds = scored
+    if np.isnan(scores).all():  # an attack not defined on this setting
+        return {"auc": math.nan, "accuracy": math.nan, "tpr_at_1fpr": math.nan, "precision_top10": math.nan,
+                "seconds": seconds}  # fmt: skip
     return {
         "auc": metrics.auc(labels, scores),
         "accuracy": metrics.accuracy_at_median(labels, scores),
