@@ -352,8 +352,9 @@ def test_schema_domains_are_checked_and_kept_by_subset():
     for bad in ({"c": (0, 1)}, {"x": (1, 0)}, {"x": (0,)}, {"x": (0, np.inf)}):
         with pytest.raises(VrlibError):
             Schema(categorical=("c",), continuous=("x", "y"), domains=bad)
-    edges = quantile_domain(pd.DataFrame({"x": np.arange(101.0)}), ["x"], 4)["x"]
+    edges = quantile_domain(pd.DataFrame({"x": np.arange(101.0)}), ["x"], 4, trim=0)["x"]
     assert edges == (0.0, 25.0, 50.0, 75.0, 100.0)
+    assert quantile_domain(pd.DataFrame({"x": np.arange(101.0)}), ["x"], 4)["x"] == (1.0, 25.0, 50.0, 75.0, 99.0)
 
 
 def test_adult_schema_carries_its_public_domain():

@@ -622,14 +622,17 @@ def read_csv(
     return prepare(df, schema, dropna=dropna), schema
 
 
-def quantile_domain(reference: pd.DataFrame, columns, bins: int = 10) -> dict[str, tuple[float, ...]]:
+def quantile_domain(reference: pd.DataFrame, columns, bins: int = 10, trim: float = 0.01) -> dict[str, tuple[float, ...]]:
     """Bin edges at the quantiles of a public reference sample: ``{column: edges}`` for :meth:`Schema.with_domains`.
 
     For data whose only public knowledge is a sample of the population disjoint from
     the training set (DOMIAS's reference set ``D_ref``): ``bins`` bins of about equal
-    reference mass, from the reference minimum to its maximum (edges that coincide, at
-    heavily repeated values, are merged).  Equal-width bins between public bounds would
-    put almost every record of a heavy-tailed column in one bin.
+    reference mass (edges that coincide, at heavily repeated values, are merged).
+    Equal-width bins between public bounds would put almost every record of a
+    heavy-tailed column in one bin.  The outer edges are the ``trim`` and ``1 - trim``
+    quantiles rather than the extremes: values beyond them fall in the end bins, and
+    a generator that samples uniformly inside a bin does not spread the end bins'
+    records over a heavy tail's whole range.
 
     Parameters
     ----------
@@ -641,10 +644,14 @@ def quantile_domain(reference: pd.DataFrame, columns, bins: int = 10) -> dict[st
     """
     if bins < 1:
         raise VrlibError(f"bins must be >= 1, got {bins}")
+    if not 0 <= trim < 0.5 / bins:
+        raise VrlibError(f"trim must be in [0, 0.5 / bins) = [0, {0.5 / bins:g}), got {trim}")
+    probs = np.linspace(0, 1, bins + 1)
+    probs[0], probs[-1] = trim, 1 - trim
     out = {}
     for c in columns:
         x = reference[c].to_numpy(dtype=np.float64)
-        edges = np.unique(np.quantile(x, np.linspace(0, 1, bins + 1)))
+        edges = np.unique(np.quantile(x, probs))
         if len(edges) < 2:
             raise VrlibError(f"column {c!r} is constant in the reference sample: it has no range to cut into bins")
         out[c] = tuple(edges.tolist())

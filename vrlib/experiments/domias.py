@@ -617,7 +617,8 @@ def public_domain(reference: pd.DataFrame, schema: Schema, bins: int) -> dict:
     AveOccup, AveRooms, AveBedrms and Population in one bin (heavy tails).  The reference
     set ``D_ref`` is the attacker's public sample, disjoint from ``D_mem``; its
     quantiles cut each column into bins of about equal population mass, and the
-    discretisation is the same whatever the training records are.
+    discretisation is the same whatever the training records are.  The outer edges are
+    the reference set's 1st and 99th percentiles (:func:`vrlib.data.quantile_domain`).
     """
     return quantile_domain(reference, schema.continuous, bins)
 
@@ -642,10 +643,12 @@ def fig6(profile: str = "quick", attacks=None, cache: bool = True, n_jobs: int |
     configs = _fig6_generators(s)
     parts_by_seed = {seed: split(df, s["n_mem"], s["n_ref"], seed, n_holdout=s["n_holdout"]) for seed in s["seeds"]}
     jobs, metas = [], []
+    # public bins for BayNet / PrivBayes: quantiles of the reference set, never of D_mem
+    publics = {seed: schema.with_domains(public_domain(parts_by_seed[seed]["ref"], schema, s["domain_bins"]))
+               for seed in s["seeds"]}  # fmt: skip
     for seed in s["seeds"]:
-        # public bins for BayNet / PrivBayes: quantiles of the reference set, never of D_mem
-        public = schema.with_domains(public_domain(parts_by_seed[seed]["ref"], schema, s["domain_bins"]))
         for label, gen, params, priv in configs:
+            public = publics[seed]
             jobs.append(dict(train=parts_by_seed[seed]["mem"], schema=public if gen in ("baynet", "privbayes") else schema,
                              generator=gen, params=params, n=s["n_syn"], seed=seed))  # fmt: skip
             metas.append((seed, label, gen, params, priv))
@@ -656,8 +659,10 @@ def fig6(profile: str = "quick", attacks=None, cache: bool = True, n_jobs: int |
         hold = parts_by_seed[seed]["holdout"].to_numpy(np.float64)
         quality.append({"wd_sliced": sliced_wasserstein(syn, hold, seed=seed), "wd_columns": column_wasserstein(syn, hold)})
         epochs = params.get("epochs", 0)
+        # the Bayesian networks' synthetic data also depend on the public domain: part of the setting's key
+        key_params = {**params, "domains": publics[seed].domains} if gen in ("baynet", "privbayes") else params
         cases.append(_california_setting(seed, s["n_mem"], epochs, s["n_ref"], s["n_syn"], parts_by_seed[seed], syn,
-                                         generator=gen, params=params))  # fmt: skip
+                                         generator=gen, params=key_params))  # fmt: skip
     scored = score_settings(cases, attacks, s, cache, n_jobs, progress)
     rows = []
     for (seed, label, gen, params, priv), q, case, scores in zip(metas, quality, cases, scored):
