@@ -6,7 +6,7 @@ import pytest
 import scipy.stats as st
 
 from vrlib.attacks.domias import (
-    ATTACKS, DOMIAS, LOGAN0, LOGAND1, Eq1, GANLeaks, GANLeaksCal, MonteCarlo, get_attack,
+    ATTACKS, DOMIAS, LOGAN0, LOGAND1, Eq1, GANLeaks, GANLeaksCal, LOGAND1Published, MonteCarlo, get_attack,
 )  # fmt: skip
 from vrlib.errors import VrlibError
 from vrlib.metrics import auc
@@ -101,9 +101,17 @@ def test_mc_counts_by_brute_force(small):
     d2 = ((X[:, None, :] - syn[None, :, :]) ** 2).sum(-1)
     eps = np.median(d2.min(1))  # median over the scored records of the nearest-synthetic distance
     assert attack.epsilon_ == pytest.approx(eps)
-    np.testing.assert_allclose(scores, (d2 <= eps).sum(1) / len(syn))
+    np.testing.assert_allclose(scores, (d2 < eps).sum(1) / len(syn))  # strictly below, as the reference code
     fixed = MonteCarlo(epsilon=0.5).fit(syn).score(X)
-    np.testing.assert_allclose(fixed, (d2 <= 0.5).sum(1) / len(syn))
+    np.testing.assert_allclose(fixed, (d2 < 0.5).sum(1) / len(syn))
+    np.testing.assert_allclose(MonteCarlo(strict=False).fit(syn).score(X), (d2 <= eps).sum(1) / len(syn))
+
+
+def test_mc_strict_drops_the_point_at_exactly_epsilon():
+    syn = np.array([[0.0], [1.0], [3.0]])
+    X = np.array([[0.0], [1.5], [2.0]])  # nearest squared distances 0, 0.25, 1: the median is 0.25
+    assert MonteCarlo().fit(syn).score(X).tolist() == [1 / 3, 0.0, 0.0]
+    assert MonteCarlo(strict=False).fit(syn).score(X).tolist() == [1 / 3, 1 / 3, 0.0]
 
 
 def test_mc_and_gan_leaks_find_copies():
@@ -118,6 +126,35 @@ def test_logan_d1_separates_what_it_should():
     syn, ref = rng.normal(3, 1, (400, 2)), rng.normal(-3, 1, (400, 2))
     logits = LOGAND1(epochs=10).fit(syn, ref).score(np.array([[3.0, 3.0], [-3.0, -3.0]]))
     assert logits[0] > 3 and logits[1] < -3  # P(synthetic) above 0.95 and below 0.05
+
+
+@pytest.mark.parametrize("n_mem", [30, 50, 100, 300, 500, 1000])
+def test_published_logan_d1_batches_hold_synthetic_rows_only_at_the_paper_sizes(n_mem):
+    """Fig. 3a of the paper: n_syn = n_ref = 10,000, 2·|D_mem| records scored, int(300·n_test/256) steps."""
+    n_test, num = 2 * n_mem, 10_000
+    attack = LOGAND1Published(n_test=n_test, seed=3)
+    rows = attack.batch_rows(int(300 * n_test / 256))
+    assert rows.shape == (int(300 * n_test / 256), 256)
+    assert rows.max() < num  # the stacked array is [synthetic (label 1); reference (label 0)]: never a reference row
+    assert len(np.unique(rows)) > 0.9 * n_test  # the batches do cover the rows they are drawn from
+
+
+def test_published_logan_d1_fit_sees_one_class_at_the_paper_sizes_and_two_when_small():
+    rng = np.random.default_rng(0)
+    syn, ref = rng.normal(1, 1, (10_000, 3)), rng.normal(-1, 1, (10_000, 3))
+    # the paper's sizes with fewer steps and a narrow network, so that the test is fast: the batches are the same kind
+    one = LOGAND1Published(n_test=2000, hidden=8, steps_per_record=3, seed=1).fit(syn, ref)
+    assert one.n_steps_ == int(3 * 2000 / 256)
+    assert one.labels_drawn_[0] == 0 and one.labels_drawn_[1] == one.n_steps_ * 256
+    assert one.rows_drawn_.max() < 10_000
+    # when n_test exceeds min(n_syn, n_ref) the batches reach the reference rows: two classes, and it separates them
+    two = LOGAND1Published(n_test=400, hidden=32, seed=1).fit(syn[:300], ref[:300])
+    counts = np.bincount((two.batch_rows(two.n_steps_) >= 300).ravel(), minlength=2)  # True = a reference row
+    np.testing.assert_array_equal(two.labels_drawn_, counts[::-1])
+    assert two.labels_drawn_.min() > 0
+    assert auc(np.r_[np.ones(300), np.zeros(300)], two.score(np.vstack([syn[:300], ref[:300]]))) > 0.8
+    with pytest.raises(VrlibError, match="n_test"):
+        LOGAND1Published(n_test=1000).fit(syn[:300], ref[:300])
 
 
 def test_logan_0_is_seeded_and_shaped():
@@ -154,7 +191,8 @@ def test_dataframes_columns_are_matched_by_name():
     np.testing.assert_allclose(base, DOMIAS().fit(syn, ref).score(X))
 
 
-@pytest.mark.parametrize("name", sorted(set(ATTACKS) - {"domias_flow", "eq1_flow", "logan_0", "logan_d1"}))
+@pytest.mark.parametrize("name", sorted(set(ATTACKS) - {"domias_flow", "eq1_flow", "logan_0", "logan_d1",
+                                                       "logan_d1_published"}))
 def test_bad_inputs_raise_clear_errors(name):
     syn, ref, X, _, _ = _planted(d=3, n_mem=20, copies=2, n_ref=100)
     with pytest.raises(VrlibError, match="NaN"):
@@ -224,3 +262,29 @@ def test_summarise_mean_std_seeds():
     out = summarise(df, ["n_mem", "attack"])
     assert list(out.columns) == ["n_mem", "attack", "auc_mean", "auc_std", "n_seeds"]
     assert out.iloc[0].tolist() == [30, "x", pytest.approx(0.7), pytest.approx(0.1), 2]
+
+
+def test_noise_sigma_reads_the_paper_values():
+    from vrlib.experiments.domias import noise_sigma
+
+    assert noise_sigma(3.9) == pytest.approx(3.9**0.5)  # the paper's text: a noise *variance*
+    assert noise_sigma(3.9, "std") == 3.9
+    with pytest.raises(VrlibError):
+        noise_sigma(1.0, "var")
+
+
+def test_fig6_public_domain_comes_from_the_reference_set_only():
+    from vrlib.data import Schema
+    from vrlib.experiments.domias import public_domain
+
+    rng = np.random.default_rng(0)
+    ref = pd.DataFrame({"a": rng.normal(size=1000), "b": rng.exponential(size=1000)})
+    schema = Schema(continuous=("a", "b"))
+    domain = public_domain(ref, schema, 10)
+    for c in ("a", "b"):
+        edges = np.asarray(domain[c])
+        assert len(edges) == 11
+        assert edges[0] == pytest.approx(ref[c].quantile(0.01)) and edges[-1] == pytest.approx(ref[c].quantile(0.99))
+        counts = np.histogram(ref[c], edges)[0]
+        assert counts[1:-1].min() >= 95 and counts[1:-1].max() <= 105  # quantile bins: equal reference mass
+        assert 85 <= counts[0] <= 95 and 85 <= counts[-1] <= 95  # the end bins lose the trimmed 1 %

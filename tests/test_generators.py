@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vrlib.data import Schema
+from vrlib.data import Schema, quantile_domain
 from vrlib.errors import VrlibError
 from vrlib.generators import REGISTRY, get_generator
 from vrlib.generators import bayesnet
@@ -48,10 +48,15 @@ def mixed_table(n: int = 120, seed: int = 0) -> tuple[pd.DataFrame, Schema]:
     age = rng.integers(18, 80, n).astype(float)
     income = rng.lognormal(10, 1, n)
     df = pd.DataFrame({"age": age, "colour": colour, "income": income, "size": size})
-    return df, Schema(categorical=("colour", "size"), continuous=("age", "income"))
+    # public domains (bounds known without the data), which PrivBayes needs for its continuous columns
+    return df, Schema(categorical=("colour", "size"), continuous=("age", "income"),
+                      domains={"age": (18.0, 80.0), "income": (0.0, 2e6)})  # fmt: skip
 
 
 def fitted(name: str, df, schema, seed=0, **extra):
+    if name == "privbayes":  # it needs public domains: here bounds around each test table's values stand in for them
+        schema = schema.with_domains({c: (float(df[c].min()) - 1, float(df[c].max()) + 1)
+                                      for c in schema.continuous if schema.domain(c) is None})  # fmt: skip
     return get_generator(name, **{**FAST[name], **extra}).fit(df, schema, seed=seed)
 
 
@@ -283,7 +288,9 @@ def test_continuous_columns_binned_and_uniform_inside_bins():
     gen = BayNet(bins=5).fit(df, schema, seed=0)
     assert gen.domains_ == {"x": 5, "y": 5}
     out = gen.sample(50_000, seed=1)
-    lo, width = gen.bin_edges_["x"]
+    edges = gen.bin_edges_["x"]  # no public domain: BayNet takes the training range
+    np.testing.assert_allclose(edges, np.linspace(x.min(), x.max(), 6))
+    lo, width = edges[0], edges[1] - edges[0]
     assert out["x"].min() >= x.min() and out["x"].max() <= x.max()
     frac = ((out["x"] - lo) / width) % 1.0  # position inside the bin: uniform
     hist = np.histogram(frac, bins=10, range=(0, 1))[0] / len(frac)
@@ -294,13 +301,85 @@ def test_continuous_columns_binned_and_uniform_inside_bins():
     np.testing.assert_allclose(synth_bins, train_bins, atol=0.01)
 
 
+def _neighbours():
+    """Two training sets that differ in one record: an ordinary one, and one with an extreme value."""
+    rng = np.random.default_rng(7)
+    n = 400
+    df = pd.DataFrame({"x": rng.normal(0, 1, n), "y": rng.exponential(1, n),
+                       "c": pd.Categorical(rng.choice(["a", "b"], n))})  # fmt: skip
+    other = df.copy()
+    other.loc[0, ["x", "y"]] = [25.0, 300.0]  # one extreme record swapped in
+    return df, other
+
+
+@pytest.mark.parametrize("name", ["privbayes", "baynet"])
+@pytest.mark.parametrize("domain", ["bounds", "edges"])
+def test_public_domain_gives_neighbours_identical_discretisations(name, domain):
+    df, other = _neighbours()
+    public = pd.DataFrame({"x": np.random.default_rng(8).normal(0, 1, 2000),
+                           "y": np.random.default_rng(9).exponential(1, 2000)})  # fmt: skip
+    domains = {"x": (-4.0, 4.0), "y": (0.0, 10.0)} if domain == "bounds" else quantile_domain(public, ["x", "y"], 8)
+    schema = Schema(categorical=("c",), continuous=("x", "y"), domains=domains)
+    params = {"epsilon": 1.0} if name == "privbayes" else {}
+    a = get_generator(name, **params).fit(df, schema, seed=0)
+    b = get_generator(name, **params).fit(other, schema, seed=0)
+    for col in ("x", "y"):
+        np.testing.assert_array_equal(a.bin_edges_[col], b.bin_edges_[col])
+        expected = np.linspace(*domains[col], 11) if domain == "bounds" else np.asarray(domains[col])
+        np.testing.assert_allclose(a.bin_edges_[col], expected)
+    codes_a, _ = a._encode(df)
+    codes_b, _ = b._encode(other)
+    # the same records get the same codes; only the swapped record moves (into the last bins)
+    np.testing.assert_array_equal(codes_a[:, 1:], codes_b[:, 1:])
+    assert codes_b[a.columns_.index("x"), 0] == a.domains_["x"] - 1
+    out = b.sample(2000, seed=1)
+    assert out["x"].max() <= domains["x"][-1] and out["y"].max() <= domains["y"][-1]  # never outside the domain
+
+
+def test_without_public_domain_baynet_bins_move_and_privbayes_refuses():
+    df, other = _neighbours()
+    schema = Schema(categorical=("c",), continuous=("x", "y"))
+    a, b = BayNet().fit(df, schema, seed=0), BayNet().fit(other, schema, seed=0)
+    assert not np.array_equal(a.bin_edges_["x"], b.bin_edges_["x"])  # one record moves every bin
+    with pytest.raises(VrlibError, match="public domain"):
+        PrivBayes(epsilon=1.0).fit(df, schema, seed=0)
+
+
+def test_schema_domains_are_checked_and_kept_by_subset():
+    schema = Schema(categorical=("c",), continuous=("x", "y"), domains={"x": (0, 1)})
+    assert schema.domain("x") == (0.0, 1.0) and schema.domain("y") is None
+    assert schema.subset(["x", "c"]).domain("x") == (0.0, 1.0)
+    assert schema.with_domains({"y": (0, 2, 5)}).domain("y") == (0.0, 2.0, 5.0)
+    hash(schema)  # still usable as a key
+    for bad in ({"c": (0, 1)}, {"x": (1, 0)}, {"x": (0,)}, {"x": (0, np.inf)}):
+        with pytest.raises(VrlibError):
+            Schema(categorical=("c",), continuous=("x", "y"), domains=bad)
+    edges = quantile_domain(pd.DataFrame({"x": np.arange(101.0)}), ["x"], 4, trim=0)["x"]
+    assert edges == (0.0, 25.0, 50.0, 75.0, 100.0)
+    assert quantile_domain(pd.DataFrame({"x": np.arange(101.0)}), ["x"], 4)["x"] == (1.0, 25.0, 50.0, 75.0, 99.0)
+
+
+def test_adult_schema_carries_its_public_domain():
+    from vrlib.data import ADULT_DOMAIN
+
+    try:
+        import vrlib
+
+        df, schema = vrlib.load("adult")
+    except VrlibError as exc:
+        pytest.skip(f"Adult data not available: {exc}")
+    assert set(dict(schema.domains)) == set(schema.continuous)
+    for c, (lo, hi) in ADULT_DOMAIN.items():
+        assert lo <= df[c].min() and df[c].max() <= hi  # Ω lies inside the public release's range
+
+
 def test_round_integers_option():
     df, schema = mixed_table(300)
     plain = BayNet().fit(df, schema, seed=0).sample(500, seed=0)
     rounded = BayNet(round_integers=True).fit(df, schema, seed=0).sample(500, seed=0)
     assert not np.all(plain["age"] == np.round(plain["age"]))
     assert np.all(rounded["age"] == np.round(rounded["age"]))
-    assert rounded["age"].between(df["age"].min(), df["age"].max()).all()
+    assert rounded["age"].between(*schema.domain("age")).all()  # inside the public domain
     assert not np.all(rounded["income"] == np.round(rounded["income"]))  # income is not integer-valued
 
 
@@ -492,8 +571,13 @@ def test_noise_scale_and_resampling_rate():
     schema = Schema(categorical=("c",), continuous=("x",))
     gen = AdditiveNoise(scale=0.4, resample_prob=0.3).fit(df, schema, seed=0)
     out = gen.sample(n, seed=1)
-    # Every row is used once, so Var(x + noise) = Var(x) (1 + scale^2) in standardised units.
-    assert out["x"].var() == pytest.approx(df["x"].var() * (1 + 0.4**2), rel=0.06)
+    # Every row is used once, so Var(x + noise) = Var(x) + scale^2: σ in the table's units.
+    assert out["x"].var() == pytest.approx(df["x"].var() + 0.4**2, rel=0.02)
+    assert gen.sigma_ == {"x": 0.4}
+    # training_std=True: σ = scale × the training std, so Var(x + noise) = Var(x) (1 + scale^2)
+    rel = AdditiveNoise(scale=0.4, resample_prob=0.3, training_std=True).fit(df, schema, seed=0)
+    assert rel.sigma_["x"] == pytest.approx(0.4 * df["x"].std(ddof=0))
+    assert rel.sample(n, seed=1)["x"].var() == pytest.approx(df["x"].var() * (1 + 0.4**2), rel=0.06)
     # With scale 0 the rows are known, so the categorical change rate is measurable:
     # a cell changes with probability resample_prob * P(draw differs) = 0.3 * 0.5.
     gen0 = AdditiveNoise(scale=0.0, resample_prob=0.3).fit(df, schema, seed=0)
@@ -530,8 +614,13 @@ def test_quality_on_adult():
     train = df.sample(1000, random_state=0).reset_index(drop=True)
     holdout = df.sample(1000, random_state=1).reset_index(drop=True)
     baseline = marginal_distance(train, holdout, schema, way=2)  # sampling noise alone
+    # BayNet on the training range: its bins are the metric's (equal width over the training range)
+    data_range = Schema(schema.categorical, schema.continuous)
     for name in ("synthpop", "baynet"):
-        out = get_generator(name).fit(train, schema, seed=0).sample(1000, seed=1)
+        out = get_generator(name).fit(train, data_range, seed=0).sample(1000, seed=1)
         assert marginal_distance(train, out, schema, way=1) < 0.05, name
         assert marginal_distance(train, out, schema, way=2) < baseline + 0.02, name
+    # on Adult's public domain the bins are not the metric's, so values smeared inside them cost a little more
+    out = get_generator("baynet").fit(train, schema, seed=0).sample(1000, seed=1)
+    assert marginal_distance(train, out, schema, way=1) < 0.08
 

@@ -36,16 +36,25 @@ DATASETS = ("adult", "census", "california")
 
 @dataclass(frozen=True)
 class Schema:
-    """Which columns of a table are categorical and which continuous.
+    """Which columns of a table are categorical and which continuous, and their public domains.
 
     Parameters
     ----------
     categorical, continuous : sequence of str
         Column names; every column of the table is in exactly one of them.
+    domains : mapping str -> sequence of float, optional
+        Public domains of continuous columns: metadata known without looking at the
+        training data, which generators that discretise (BayNet, PrivBayes) use instead
+        of the training data's range.  Either ``(low, high)`` bounds, which the
+        generator cuts into its own number of equal-width bins, or the full sequence of
+        bin edges (three or more increasing values).  Stored as a tuple of
+        ``(column, edges)`` pairs, so the schema stays hashable; read it with
+        :meth:`domain`.
     """
 
     categorical: tuple[str, ...] = ()
     continuous: tuple[str, ...] = ()
+    domains: tuple = ()
 
     def __post_init__(self):
         object.__setattr__(self, "categorical", tuple(self.categorical))
@@ -56,6 +65,27 @@ class Schema:
                 f"column(s) {both} are declared both categorical and continuous; "
                 "declare each column once"
             )
+        pairs = self.domains.items() if isinstance(self.domains, dict) else self.domains
+        clean = []
+        for column, edges in pairs:
+            if column not in self.continuous:
+                raise VrlibError(f"a domain is given for {column!r}, which is not a continuous column of the schema")
+            edges = tuple(float(e) for e in edges)
+            if len(edges) < 2 or not np.all(np.isfinite(edges)) or np.any(np.diff(edges) <= 0):
+                raise VrlibError(
+                    f"the domain of {column!r} must be (low, high) bounds or increasing bin edges, all finite; "
+                    f"got {edges}"
+                )
+            clean.append((column, edges))
+        object.__setattr__(self, "domains", tuple(sorted(clean)))
+
+    def domain(self, column: str):
+        """The public domain of ``column`` (a tuple of floats), or ``None`` when it has none."""
+        return dict(self.domains).get(column)
+
+    def with_domains(self, domains) -> "Schema":
+        """This schema with ``domains`` (a mapping column -> bounds or edges) added or replaced."""
+        return Schema(self.categorical, self.continuous, {**dict(self.domains), **dict(domains)})
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -70,6 +100,7 @@ class Schema:
         return Schema(
             [c for c in columns if c in self.categorical],
             [c for c in columns if c in self.continuous],
+            {c: e for c, e in self.domains if c in columns},
         )
 
 
@@ -387,6 +418,15 @@ ADULT_COLUMNS = [
 ]  # fmt: skip
 ADULT_CONTINUOUS = ["age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
 
+# Adult's public domain: the range of each continuous column over the whole public release
+# (adult.data + adult.test, all 48,842 rows), as metadata in the style of DataSynthesizer's
+# carries it.  It is fixed before any training set is drawn, so the discretisation of a
+# private generator does not depend on its training records.
+ADULT_DOMAIN = {
+    "age": (17.0, 90.0), "fnlwgt": (12285.0, 1490400.0), "education-num": (1.0, 16.0),
+    "capital-gain": (0.0, 99999.0), "capital-loss": (0.0, 4356.0), "hours-per-week": (1.0, 99.0),
+}  # fmt: skip
+
 CALIFORNIA_COLUMNS = [
     "MedInc", "HouseAge", "AveRooms", "AveBedrms", "Population", "AveOccup", "Latitude",
     "Longitude", "MedHouseVal",
@@ -413,7 +453,7 @@ def load_adult(keep_missing: bool = False) -> tuple[pd.DataFrame, Schema]:
     df["income"] = df["income"].str.rstrip(".")
     if not keep_missing:
         df = df.dropna().reset_index(drop=True)
-    schema = Schema([c for c in ADULT_COLUMNS if c not in ADULT_CONTINUOUS], ADULT_CONTINUOUS)
+    schema = Schema([c for c in ADULT_COLUMNS if c not in ADULT_CONTINUOUS], ADULT_CONTINUOUS, ADULT_DOMAIN)
     if keep_missing:
         return _categorise_with_nan(df, schema), schema
     return prepare(df, schema), schema
@@ -660,8 +700,45 @@ def read_csv(
     return prepare(df, schema, dropna=dropna), schema
 
 
+def quantile_domain(reference: pd.DataFrame, columns, bins: int = 10, trim: float = 0.01) -> dict[str, tuple[float, ...]]:
+    """Bin edges at the quantiles of a public reference sample: ``{column: edges}`` for :meth:`Schema.with_domains`.
+
+    For data whose only public knowledge is a sample of the population disjoint from
+    the training set (DOMIAS's reference set ``D_ref``): ``bins`` bins of about equal
+    reference mass (edges that coincide, at heavily repeated values, are merged).
+    Equal-width bins between public bounds would put almost every record of a
+    heavy-tailed column in one bin.  The outer edges are the ``trim`` and ``1 - trim``
+    quantiles rather than the extremes: values beyond them fall in the end bins, and
+    a generator that samples uniformly inside a bin does not spread the end bins'
+    records over a heavy tail's whole range.
+
+    Parameters
+    ----------
+    reference : DataFrame
+        The public sample (never the training data).
+    columns : sequence of str
+        Continuous columns of ``reference``.
+    bins : int
+    """
+    if bins < 1:
+        raise VrlibError(f"bins must be >= 1, got {bins}")
+    if not 0 <= trim < 0.5 / bins:
+        raise VrlibError(f"trim must be in [0, 0.5 / bins) = [0, {0.5 / bins:g}), got {trim}")
+    probs = np.linspace(0, 1, bins + 1)
+    probs[0], probs[-1] = trim, 1 - trim
+    out = {}
+    for c in columns:
+        x = reference[c].to_numpy(dtype=np.float64)
+        edges = np.unique(np.quantile(x, probs))
+        if len(edges) < 2:
+            raise VrlibError(f"column {c!r} is constant in the reference sample: it has no range to cut into bins")
+        out[c] = tuple(edges.tolist())
+    return out
+
+
 __all__ = [
-    "DATASETS", "Schema", "prepare", "load", "load_adult", "load_census", "load_california",
+    "DATASETS", "Schema", "prepare", "load", "load_adult", "load_census", "load_california", "quantile_domain",
+    "ADULT_DOMAIN",
     "read_csv", "find_file", "search_dirs", "verify", "FILES", "DataFile",
     "preprocess_adult_mca", "train_test_split",
 ]  # fmt: skip

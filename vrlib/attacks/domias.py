@@ -10,21 +10,23 @@ Every attack here follows one protocol: ``fit(synthetic, reference) -> self`` an
 ``score(X) -> ndarray`` with higher meaning "more likely a member".  Inputs are numpy
 arrays or DataFrames of numeric (continuous) columns; encode categorical columns first.
 
-==================  ===================================================================
-name                score of a record x
-==================  ===================================================================
-``domias_kde``      ``log p_G(x) - log p_R(x)``, Gaussian KDEs (Scott's bandwidth)
-``domias_flow``     the same with BNAF flows
-``eq1_kde``         ``log p_G(x)`` only (the paper's Eq. 1 ablation), KDE
-``eq1_flow``        the same with a BNAF flow
-``logan_0``         discriminator of a small GAN trained on the synthetic data (Hayes et al. 2019)
-``logan_d1``        MLP classifier's logit of P(synthetic | x), synthetic vs reference (Hayes et al. 2019, D1)
-``mc``              fraction of synthetic points within ε of x; ε = median over the scored
-                    records of their nearest-synthetic distance (Hilprecht et al. 2019)
-``gan_leaks``       ``exp(-min_s ||x - s||^2)`` over synthetic s (Chen et al. 2019, full black box)
-``gan_leaks_cal``   ``min_r ||x - r||^2 - min_s ||x - s||^2`` (r in the reference set): the log of
-                    Chen et al.'s calibrated ``exp(-d_syn) / exp(-d_ref)``
-==================  ===================================================================
+========================  ===================================================================
+name                      score of a record x
+========================  ===================================================================
+``domias_kde``            ``log p_G(x) - log p_R(x)``, Gaussian KDEs (Scott's bandwidth)
+``domias_flow``           the same with BNAF flows
+``eq1_kde``               ``log p_G(x)`` only (the paper's Eq. 1 ablation), KDE
+``eq1_flow``              the same with a BNAF flow
+``logan_0``               discriminator of a small GAN trained on the synthetic data (Hayes et al. 2019)
+``logan_d1``              MLP classifier's logit of P(synthetic | x), synthetic vs reference (Hayes et al. 2019, D1)
+``logan_d1_published``    the same network trained as the DOMIAS reference code trains it: its
+                          batches come from the synthetic rows only at the paper's sizes
+``mc``                    fraction of synthetic points within ε of x; ε = median over the scored
+                          records of their nearest-synthetic distance (Hilprecht et al. 2019)
+``gan_leaks``             ``exp(-min_s ||x - s||^2)`` over synthetic s (Chen et al. 2019, full black box)
+``gan_leaks_cal``         ``min_r ||x - r||^2 - min_s ||x - s||^2`` (r in the reference set): the log of
+                          Chen et al.'s calibrated ``exp(-d_syn) / exp(-d_ref)``
+========================  ===================================================================
 
 Distances are squared Euclidean by default, as in GAN-Leaks and the reference
 implementation (for ``gan_leaks`` and ``mc`` only the ranking matters, which squaring
@@ -49,6 +51,7 @@ __all__ = [
     "Eq1",
     "LOGAN0",
     "LOGAND1",
+    "LOGAND1Published",
     "MonteCarlo",
     "GANLeaks",
     "GANLeaksCal",
@@ -201,8 +204,11 @@ class LOGAN0(_PointwiseAttack):
 
     A small GAN (MLP generator and discriminator, non-saturating loss) is trained on the
     standardised synthetic data; the score is the discriminator's probability that ``x``
-    is "real", i.e. looks like the synthetic data.  (The reference implementation trains
-    a CTGAN for this; a plain GAN on continuous columns keeps the attack self-contained.)
+    is "real", i.e. looks like the synthetic data.  (The DOMIAS reference code trains a
+    CTGAN with ``pac=1`` for as many epochs as the attacked TVAE, 2,000 in Fig. 3a, on the
+    synthetic data, and scores ``X`` with its discriminator after CTGAN's own mode-specific
+    transform; a plain GAN on continuous columns keeps the attack self-contained and
+    affordable on a CPU.)
 
     Parameters
     ----------
@@ -392,6 +398,111 @@ class LOGAND1(_PointwiseAttack):
             return self.classifier_(t).squeeze(1).double().cpu().numpy()
 
 
+class LOGAND1Published(_PointwiseAttack):
+    """LOGAN D1 trained as the DOMIAS reference code trains it (to show where the paper's numbers come from).
+
+    The paper's D1 baseline (the authors' public code, ``hayes_torch``) stacks the first
+    ``num = min(n_syn, n_ref)`` synthetic rows (label 1) on the first ``num`` reference rows
+    (label 0), then runs ``int(300 · n_test / 256)`` Adam steps (lr 1e-3) of a 2-output ReLU
+    network (``hidden``-``hidden``, cross-entropy), each on a batch of 256 row indices drawn
+    with replacement from ``range(n_test)``, where ``n_test`` is the number of records to
+    score (2·|D_mem|).  Whenever ``n_test ≤ num`` (every size of the paper's Fig. 3a:
+    ``n_test ≤ 2,000``, ``num = 10,000``) the batches hold synthetic rows only, so the network
+    is trained on one class: it never sees a reference record.  The score is the network's
+    class-1 output (a logit, as in that code); inputs are used as given (the experiment
+    standardises every column beforehand, as the authors' pipeline does).
+
+    :class:`LOGAND1` is the baseline trained as Hayes et al. describe it; this one is kept
+    beside it so that a figure can show both.
+
+    Parameters
+    ----------
+    n_test : int
+        Number of records that will be scored: it sets the rows the batches are drawn from
+        and the number of steps, as in the reference code.
+    hidden : int
+        Width of both hidden layers (256 in the reference code).
+    batch_size : int
+    lr : float
+    steps_per_record : float
+        Steps = ``int(steps_per_record · n_test / batch_size)`` (300 in the reference code).
+    seed : int
+    threads : int, optional
+    device : str, optional
+
+    Attributes
+    ----------
+    n_steps_ : int
+    rows_drawn_ : ndarray
+        The distinct row indices of the stacked training array that some batch used.
+    labels_drawn_ : ndarray, shape (2,)
+        How many batch rows had label 0 (reference) and 1 (synthetic), over all steps.
+    """
+
+    def __init__(self, n_test: int = 2000, hidden: int = 256, batch_size: int = 256, lr: float = 1e-3,
+                 steps_per_record: float = 300, seed: int = 0, threads: int | None = 1, device: str | None = None):  # fmt: skip
+        self.n_test = n_test
+        self.hidden = hidden
+        self.batch_size = batch_size
+        self.lr = lr
+        self.steps_per_record = steps_per_record
+        self.seed = seed
+        self.threads = threads
+        self.device = device
+
+    def fit(self, synthetic, reference) -> "LOGAND1Published":
+        import torch
+
+        syn, ref = self._check_fit(synthetic, reference)
+        num = min(len(syn), len(ref))
+        if not 1 <= self.n_test <= 2 * num:
+            raise VrlibError(
+                f"n_test must be between 1 and 2 × min(n_syn, n_ref) = {2 * num} (the rows batches are drawn "
+                f"from), got {self.n_test}; pass the number of records you will score"
+            )
+        X = np.vstack([syn[:num], ref[:num]])
+        y = np.r_[np.ones(num, np.int64), np.zeros(num, np.int64)]
+        self.n_steps_ = int(self.steps_per_record * self.n_test / self.batch_size)
+        batches = self.batch_rows(self.n_steps_)
+        device = resolve_device(self.device)
+        nn = torch.nn
+        with torch_threads(self.threads):
+            with torch.random.fork_rng(devices=[]):  # module init draws from the global generator
+                torch.manual_seed(int(self.seed))
+                net = nn.Sequential(nn.Linear(X.shape[1], self.hidden), nn.ReLU(), nn.Linear(self.hidden, self.hidden),
+                                    nn.ReLU(), nn.Linear(self.hidden, 2)).to(device)  # fmt: skip
+            opt = torch.optim.Adam(net.parameters(), lr=self.lr)
+            data = torch.as_tensor(X, dtype=torch.float32, device=device)
+            target = torch.as_tensor(y, device=device)
+            for idx in torch.as_tensor(batches, device=device):
+                loss = nn.functional.cross_entropy(net(data[idx]), target[idx])
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+        self.rows_drawn_ = np.unique(batches)
+        self.labels_drawn_ = np.bincount(y[batches].ravel(), minlength=2)
+        self.classifier_ = net.eval()
+        self.device_ = device
+        return self
+
+    def batch_rows(self, n_steps: int) -> np.ndarray:
+        """Row indices (into the stacked synthetic-then-reference array) of each step's batch, (n_steps, batch_size).
+
+        Uniform with replacement from ``range(n_test)``, as the reference code's
+        ``np.random.choice(len(X_test), batch_size)``; seeded by ``seed``.
+        """
+        return np.random.default_rng(self.seed).integers(0, self.n_test, (n_steps, self.batch_size))
+
+    def score(self, X) -> np.ndarray:
+        """The network's class-1 ("synthetic") output for each row of ``X``."""
+        import torch
+
+        X = self._check_score(X)
+        with torch.no_grad(), torch_threads(self.threads):
+            t = torch.as_tensor(X, dtype=torch.float32, device=self.device_)
+            return self.classifier_(t)[:, 1].double().cpu().numpy()
+
+
 # --------------------------------------------------------------------------- distance-based
 
 
@@ -408,7 +519,10 @@ class MonteCarlo(_PointwiseAttack):
     ``ε`` follows Hilprecht et al.'s median heuristic, as the DOMIAS reference code does:
     the median, over the records being scored, of their distance to the nearest
     synthetic point.  The scores of a call therefore depend on the whole batch; score the
-    full test set in one call.  A number fixes ``ε`` instead.
+    full test set in one call.  A number fixes ``ε`` instead.  A synthetic point counts
+    when its distance is strictly below ``ε``, as in the reference code (``strict=False``
+    counts ``≤ ε``: with the median heuristic it adds the nearest point of the records
+    whose nearest distance is exactly the median).
 
     Parameters
     ----------
@@ -417,6 +531,8 @@ class MonteCarlo(_PointwiseAttack):
     squared : bool
         Squared Euclidean distances (the reference code's) or plain ones; the counts are
         the same for the median heuristic either way.
+    strict : bool
+        Count distances ``< ε`` (default, the reference code's) or ``≤ ε``.
 
     Attributes
     ----------
@@ -426,9 +542,10 @@ class MonteCarlo(_PointwiseAttack):
 
     uses_reference = False
 
-    def __init__(self, epsilon="median", squared: bool = True):
+    def __init__(self, epsilon="median", squared: bool = True, strict: bool = True):
         self.epsilon = epsilon
         self.squared = squared
+        self.strict = strict
 
     def fit(self, synthetic, reference=None) -> "MonteCarlo":
         syn, _ = self._check_fit(synthetic, reference)
@@ -439,7 +556,7 @@ class MonteCarlo(_PointwiseAttack):
         return self
 
     def score(self, X) -> np.ndarray:
-        """Fraction of synthetic points at distance ≤ ε of each row of ``X``."""
+        """Fraction of synthetic points at distance < ε (``strict``) or ≤ ε of each row of ``X``."""
         X = self._check_score(X)
         if self.epsilon == "median":
             nearest = self.tree_.query(X, k=1)[0][:, 0]
@@ -448,6 +565,8 @@ class MonteCarlo(_PointwiseAttack):
             eps = float(self.epsilon)
         self.epsilon_ = eps
         radius = math.sqrt(eps) if self.squared else eps
+        if self.strict:  # the tree counts distances <= r; the largest float below r makes it < r
+            radius = float(np.nextafter(radius, 0.0))
         counts = self.tree_.query_radius(X, r=radius, count_only=True)
         return counts / len(self.synthetic_)
 
@@ -482,9 +601,13 @@ class GANLeaksCal(_PointwiseAttack):
 
     The score is ``d_ref(x) - d_syn(x)``, the log of ``exp(-d_syn) / exp(-d_ref)``, where
     ``d_syn`` and ``d_ref`` are the distances to the nearest synthetic and reference
-    record.  Chen et al. train a reference generator on ``D_ref`` and sample from it; like
-    the DOMIAS reference code's comment, we use ``D_ref`` itself, which avoids the noise
-    of a second generator.
+    record.  Chen et al. calibrate with a reference generator trained on reference data.
+    The DOMIAS reference code's ``GAN_leaks_cal`` takes the calibration set as an argument
+    (its comment prefers ``D_ref`` itself), but its evaluation script passes
+    ``|D_ref|`` rows sampled from the CTGAN it trains on the *synthetic* data for LOGAN 0,
+    so the paper's CAL calibrates against a second model of the synthetic data, not of the
+    population.  We use ``D_ref`` itself: the calibration Chen et al. intend, without the
+    noise of a second generator.
 
     Parameters
     ----------
@@ -519,6 +642,7 @@ ATTACKS = {
     "eq1_flow": (Eq1, {"estimator": "flow"}),
     "logan_0": (LOGAN0, {}),
     "logan_d1": (LOGAND1, {}),
+    "logan_d1_published": (LOGAND1Published, {}),
     "mc": (MonteCarlo, {}),
     "gan_leaks": (GANLeaks, {}),
     "gan_leaks_cal": (GANLeaksCal, {}),
@@ -532,7 +656,7 @@ def get_attack(name: str, **params):
     ----------
     name : str
         One of ``domias_kde``, ``domias_flow``, ``eq1_kde``, ``eq1_flow``, ``logan_0``,
-        ``logan_d1``, ``mc``, ``gan_leaks``, ``gan_leaks_cal``.
+        ``logan_d1``, ``logan_d1_published``, ``mc``, ``gan_leaks``, ``gan_leaks_cal``.
     **params
         Constructor parameters (e.g. ``density_params={"epochs": 20}`` for a flow,
         ``epochs=50`` for LOGAN 0, ``seed=1``).

@@ -24,12 +24,18 @@ Work is shared and cached:
   Fig. 3a already ran, costs nothing.
 
 Decisions (also in the notebook): LOGAN 0 uses a plain GAN rather than the reference
-code's CTGAN; GAN-Leaks CAL uses ``D_ref`` itself (the reference code's choice) rather than
-a generator fitted on it; the quality axis of Fig. 6 is the sliced Wasserstein-1
+code's CTGAN; GAN-Leaks CAL uses ``D_ref`` itself rather than rows of a generator (the
+reference code's evaluation samples them from a CTGAN fitted on the synthetic data); LOGAN D1
+comes twice, trained correctly (``logan_d1``) and as the reference code trains it
+(``logan_d1_published``: one class at the paper's sizes, see
+:class:`vrlib.attacks.domias.LOGAND1Published`); the quality axis of Fig. 6 is the sliced Wasserstein-1
 distance (100 random directions) to a hold-out set in standardised units, with the
 per-column mean Wasserstein-1 alongside (the paper's code used a Sinkhorn divergence of
 pooled min-max-scaled values, so absolute numbers differ); the Fig. 6 training set
-size is 500, as in Figs. 3b and 4 (the paper does not give it).  The minority study
+size is 500, as in Figs. 3b and 4 (the paper does not give it); in Fig. 6 BayNet and
+PrivBayes bin continuous columns at quantiles of the public reference set
+(:func:`public_domain`), and the additive-noise values are read as variances, as the
+paper's text calls them (:func:`noise_sigma`), σ in standardised units.  The minority study
 (the paper's Fig. 5 used a private heart-failure cohort) runs on Adult: see
 :func:`minority`.
 """
@@ -46,7 +52,7 @@ from scipy.stats import wasserstein_distance
 from vrlib import metrics
 from vrlib.attacks.domias import DOMIAS, Eq1, get_attack
 from vrlib.cache import Cache, fingerprint_table, load_table, make_key, save_table
-from vrlib.data import Schema, load
+from vrlib.data import Schema, load, quantile_domain
 from vrlib.density import get_density
 from vrlib.errors import VrlibError
 from vrlib.experiments.profiles import profile_settings, register
@@ -56,10 +62,11 @@ from vrlib.parallel import derive_seed, run
 FAMILY = "domias"
 VERSION = 2  # bump to invalidate cached synthetic data and scores of this module
 
-ATTACKS = ("domias_kde", "domias_flow", "eq1_kde", "eq1_flow", "logan_0", "logan_d1", "mc", "gan_leaks",
-           "gan_leaks_cal")  # fmt: skip
-FIG3_ATTACKS = ("domias_kde", "domias_flow", "eq1_kde", "logan_0", "logan_d1", "mc", "gan_leaks", "gan_leaks_cal")
-FIG4_ATTACKS = ("domias_kde", "domias_flow", "eq1_kde", "eq1_flow")
+ATTACKS = ("domias_kde", "domias_flow", "eq1_kde", "eq1_flow", "logan_0", "logan_d1", "logan_d1_published", "mc",
+           "gan_leaks", "gan_leaks_cal")  # fmt: skip
+FIG3_ATTACKS = ("domias_kde", "domias_flow", "eq1_kde", "logan_0", "logan_d1", "logan_d1_published", "mc", "gan_leaks",
+                "gan_leaks_cal")  # fmt: skip
+FIG4_ATTACKS = ("domias_kde", "domias_flow", "eq1_kde", "eq1_flow", "logan_d1", "logan_d1_published")
 
 # BNAF as in the paper's Table 3 (5 flows × 3 layers × 32 units per dimension, lr 0.01,
 # batch 50, 50 epochs), and smaller versions that fit the other profiles' budgets.
@@ -76,6 +83,7 @@ register(
             n_syn=1000, n_ref_grid=(300, 1000), n_syn_grid=(300, 1000), flow=_FLOW_SMOKE, logan_epochs=3,
             n_holdout=1000, fig6_generators=("tvae", "ctgan", "privbayes", "baynet", "noise"),
             ctgan_epochs=10, privbayes_epsilons=(1.0,), noise_scales=(0.7, 1.9), fig6_attacks=("domias_kde",),
+            noise_values_are="variance", domain_bins=10,
             q_grid=(0.05, 0.1, 0.5, 1.0), adult_n_mem=300, adult_n_ref=1000, adult_n_syn=1000,
             adult_epochs=20, adult_jitter=0.1, minority_attacks=("domias_kde", "eq1_kde", "gan_leaks_cal"),
         ),
@@ -87,6 +95,7 @@ register(
             fig6_generators=("tvae", "ctgan", "privbayes", "baynet", "noise"), ctgan_epochs=300,
             privbayes_epsilons=(1.0, 10.0), noise_scales=(0.7, 1.1, 1.5, 1.9, 2.5, 3.5),
             fig6_attacks=("domias_kde", "eq1_kde", "mc", "gan_leaks", "gan_leaks_cal"),
+            noise_values_are="variance", domain_bins=10,
             q_grid=(0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
             adult_n_mem=1500, adult_n_ref=3000, adult_n_syn=3000, adult_epochs=1000, adult_jitter=0.1,
             minority_attacks=("domias_kde", "eq1_kde", "logan_d1", "mc", "gan_leaks", "gan_leaks_cal"),
@@ -100,6 +109,7 @@ register(
             fig6_generators=("tvae", "ctgan", "privbayes", "baynet", "noise"), ctgan_epochs=300,
             privbayes_epsilons=(0.1, 1.0, 10.0),
             noise_scales=(0.7, 0.9, 1.1, 1.3, 1.5, 1.7, 1.9, 2.3, 2.5, 2.9, 3.5, 3.9), fig6_attacks=ATTACKS,
+            noise_values_are="variance", domain_bins=10,
             q_grid=(0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
             adult_n_mem=2000, adult_n_ref=10000, adult_n_syn=10000, adult_epochs=2000, adult_jitter=0.1,
             minority_attacks=("domias_kde", "domias_flow", "eq1_kde", "eq1_flow", "logan_0", "logan_d1", "mc",
@@ -192,8 +202,10 @@ def synthesize(jobs: list[dict], cache: bool = True, n_jobs: int | None = None, 
     """
     tasks = []
     for job in jobs:
+        # the Bayesian networks also read the schema's public domains (their bins): part of their key
+        domains = {"domains": job["schema"].domains} if job["generator"] in ("baynet", "privbayes") else {}
         key = make_key(version=VERSION, kind="domias-synthetic", data=fingerprint_table(job["train"], job["schema"]),
-                       generator=job["generator"], params=job["params"], n=job["n"], seed=job["seed"])  # fmt: skip
+                       generator=job["generator"], params=job["params"], n=job["n"], seed=job["seed"], **domains)  # fmt: skip
         tasks.append({**job, "key": key, "cache": cache})
     unique = list({t["key"]: t for t in tasks}.values())
     results = run(_synth_task, unique, n_jobs=n_jobs, desc="synthesising", progress=progress)
@@ -212,7 +224,7 @@ def synthesize(jobs: list[dict], cache: bool = True, n_jobs: int | None = None, 
 # --------------------------------------------------------------------------- attacks on one setting
 
 
-def _attack_params(name: str, settings: dict, seed: int) -> dict:
+def _attack_params(name: str, settings: dict, seed: int, n_test: int) -> dict:
     s = derive_seed(seed, "attack", name)
     if name.endswith("_flow"):
         return {"density_params": dict(settings["flow"]), "seed": s}
@@ -220,6 +232,8 @@ def _attack_params(name: str, settings: dict, seed: int) -> dict:
         return {"epochs": settings["logan_epochs"], "seed": s}
     if name == "logan_d1":
         return {"seed": s}
+    if name == "logan_d1_published":  # its batches and steps depend on the number of records scored
+        return {"seed": s, "n_test": n_test}
     return {}
 
 
@@ -267,14 +281,26 @@ def _setting_task(task: dict) -> tuple[dict, dict]:
             else:
                 attack = Eq1(estimator, synthetic_density=p_g[estimator])
         else:
-            attack = get_attack(name, **_attack_params(name, settings, setting.seed))
+            attack = get_attack(name, **_attack_params(name, settings, setting.seed, len(setting.X)))
         scores[name] = attack.fit(setting.synthetic, setting.reference).score(setting.X)
         seconds[name] = time.perf_counter() - start
     return scores, seconds
 
 
-def _score_key(setting_key: str, name: str, settings: dict, seed: int) -> str:
-    params = _attack_params(name, settings, seed)
+def _applies(name: str, setting: Setting) -> bool:
+    """Whether the attack is defined on the setting.
+
+    The reference code's LOGAN D1 draws its batches from the first ``n_test`` rows of
+    the stacked ``[synthetic; reference]`` array of ``2 · min(n_syn, n_ref)`` rows, so it
+    cannot run when there are more records to score than that (Fig. 4's smallest sets).
+    """
+    if name == "logan_d1_published":
+        return len(setting.X) <= 2 * min(len(setting.synthetic), len(setting.reference))
+    return True
+
+
+def _score_key(setting_key: str, name: str, settings: dict, seed: int, n_test: int) -> str:
+    params = _attack_params(name, settings, seed, n_test)
     # every constructor parameter, defaults included, so that a changed default is a new entry
     full = {k: v for k, v in get_attack(name, **params).get_params().items() if not k.endswith("_density")}
     if name.startswith(("domias_", "eq1_")):
@@ -305,10 +331,12 @@ def score_settings(settings_list: list[Setting], attacks, settings: dict, cache:
     missing: list[list[str]] = []
     keys: list[dict] = []
     for i, st in enumerate(settings_list):
-        keys.append({name: _score_key(st.key, name, settings, st.seed) for name in attacks})
+        keys.append({name: _score_key(st.key, name, settings, st.seed, len(st.X)) for name in attacks})
         todo = []
         for name in attacks:
-            if store is not None and keys[i][name] in store:
+            if not _applies(name, st):
+                results[i][name] = (np.full(len(st.X), np.nan), math.nan)
+            elif store is not None and keys[i][name] in store:
                 arrays, meta = store.load(keys[i][name])
                 results[i][name] = (arrays["scores"], float(meta.get("seconds", math.nan)))
             else:
@@ -354,6 +382,9 @@ def score_settings(settings_list: list[Setting], attacks, settings: dict, cache:
 
 def _metric_row(labels: np.ndarray, scored: tuple) -> dict:
     scores, seconds = scored
+    if np.isnan(scores).all():  # an attack not defined on this setting
+        return {"auc": math.nan, "accuracy": math.nan, "tpr_at_1fpr": math.nan, "precision_top10": math.nan,
+                "seconds": seconds}  # fmt: skip
     return {
         "auc": metrics.auc(labels, scores),
         "accuracy": metrics.accuracy_at_median(labels, scores),
@@ -541,9 +572,25 @@ def column_wasserstein(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.mean([wasserstein_distance(a[:, k], b[:, k]) for k in range(a.shape[1])]))
 
 
+def noise_sigma(value: float, values_are: str = "variance") -> float:
+    """The additive-noise σ (standardised units) for one of the paper's noise values.
+
+    The paper (§5.3) varies the "noise variance" of the additive-noise baseline over
+    0.7 … 3.9 (App. C); its public code does not contain that baseline, so its text is
+    all there is: ``values_are="variance"`` reads the values as σ², ``"std"`` as σ.
+    """
+    if values_are not in ("variance", "std"):
+        raise VrlibError(f"noise values are 'variance' or 'std', got {values_are!r}")
+    if not value >= 0:
+        raise VrlibError(f"a noise value must be >= 0, got {value}")
+    return math.sqrt(value) if values_are == "variance" else float(value)
+
+
 def _fig6_generators(s: dict) -> list[tuple[str, str, dict, float]]:
     """(label, generator name, params, privacy parameter) for every point of Fig. 6."""
     out = []
+    values_are = s["noise_values_are"]
+    symbol = "σ²" if values_are == "variance" else "σ"
     for g in s["fig6_generators"]:
         if g == "tvae":
             out.append(("TVAE", "tvae", {"epochs": s["tvae_epochs"]}, math.nan))
@@ -554,10 +601,26 @@ def _fig6_generators(s: dict) -> list[tuple[str, str, dict, float]]:
         elif g == "baynet":
             out.append(("BayNet", "baynet", {}, math.nan))
         elif g == "noise":
-            out += [(f"noise σ={v:g}", "noise", {"scale": float(v)}, float(v)) for v in s["noise_scales"]]
+            # σ in the table's (standardised) units, never rescaled by the training set's own spread
+            out += [(f"noise {symbol}={v:g}", "noise", {"scale": noise_sigma(v, values_are), "training_std": False},
+                     float(v)) for v in s["noise_scales"]]  # fmt: skip
         else:
             raise VrlibError(f"unknown Fig. 6 generator {g!r}; choose from tvae, ctgan, privbayes, baynet, noise")
     return out
+
+
+def public_domain(reference: pd.DataFrame, schema: Schema, bins: int) -> dict:
+    """California's public domain for the Bayesian networks: ``bins`` quantile bins of the reference set.
+
+    California Housing has no published bounds (``cal_housing.domain`` only says every
+    attribute is continuous), and equal-width bins between any bounds put nearly all of
+    AveOccup, AveRooms, AveBedrms and Population in one bin (heavy tails).  The reference
+    set ``D_ref`` is the attacker's public sample, disjoint from ``D_mem``; its
+    quantiles cut each column into bins of about equal population mass, and the
+    discretisation is the same whatever the training records are.  The outer edges are
+    the reference set's 1st and 99th percentiles (:func:`vrlib.data.quantile_domain`).
+    """
+    return quantile_domain(reference, schema.continuous, bins)
 
 
 def fig6(profile: str = "quick", attacks=None, cache: bool = True, n_jobs: int | None = None,
@@ -580,10 +643,14 @@ def fig6(profile: str = "quick", attacks=None, cache: bool = True, n_jobs: int |
     configs = _fig6_generators(s)
     parts_by_seed = {seed: split(df, s["n_mem"], s["n_ref"], seed, n_holdout=s["n_holdout"]) for seed in s["seeds"]}
     jobs, metas = [], []
+    # public bins for BayNet / PrivBayes: quantiles of the reference set, never of D_mem
+    publics = {seed: schema.with_domains(public_domain(parts_by_seed[seed]["ref"], schema, s["domain_bins"]))
+               for seed in s["seeds"]}  # fmt: skip
     for seed in s["seeds"]:
         for label, gen, params, priv in configs:
-            jobs.append(dict(train=parts_by_seed[seed]["mem"], schema=schema, generator=gen, params=params,
-                             n=s["n_syn"], seed=seed))  # fmt: skip
+            public = publics[seed]
+            jobs.append(dict(train=parts_by_seed[seed]["mem"], schema=public if gen in ("baynet", "privbayes") else schema,
+                             generator=gen, params=params, n=s["n_syn"], seed=seed))  # fmt: skip
             metas.append((seed, label, gen, params, priv))
     tables = synthesize(jobs, cache=cache, n_jobs=n_jobs, progress=progress)
     cases, quality = [], []
@@ -592,8 +659,10 @@ def fig6(profile: str = "quick", attacks=None, cache: bool = True, n_jobs: int |
         hold = parts_by_seed[seed]["holdout"].to_numpy(np.float64)
         quality.append({"wd_sliced": sliced_wasserstein(syn, hold, seed=seed), "wd_columns": column_wasserstein(syn, hold)})
         epochs = params.get("epochs", 0)
+        # the Bayesian networks' synthetic data also depend on the public domain: part of the setting's key
+        key_params = {**params, "domains": publics[seed].domains} if gen in ("baynet", "privbayes") else params
         cases.append(_california_setting(seed, s["n_mem"], epochs, s["n_ref"], s["n_syn"], parts_by_seed[seed], syn,
-                                         generator=gen, params=params))  # fmt: skip
+                                         generator=gen, params=key_params))  # fmt: skip
     scored = score_settings(cases, attacks, s, cache, n_jobs, progress)
     rows = []
     for (seed, label, gen, params, priv), q, case, scores in zip(metas, quality, cases, scored):
@@ -720,6 +789,6 @@ def summarise(results: pd.DataFrame, by, metric: str = "auc") -> pd.DataFrame:
 
 __all__ = [
     "ATTACKS", "FIG3_ATTACKS", "FIG4_ATTACKS", "Setting", "california", "split", "synthesize", "score_settings",
-    "fig3a", "fig3b", "fig4", "fig6", "precision_curves", "minority", "encode_adult",
+    "fig3a", "fig3b", "fig4", "fig6", "precision_curves", "minority", "encode_adult", "noise_sigma", "public_domain",
     "sliced_wasserstein", "column_wasserstein", "summarise",
 ]  # fmt: skip

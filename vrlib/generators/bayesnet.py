@@ -2,8 +2,8 @@
 
 Both follow PrivBayes (Zhang, Cormode, Procopiuc, Srivastava, Xiao, *PrivBayes: Private
 Data Release via Bayesian Networks*, ACM TODS 42(4), 2017): every column becomes a small
-integer domain (categories as they are, continuous columns cut into ``bins``
-equal-width bins), a network of degree ``degree`` is built greedily by mutual
+integer domain (categories as they are, continuous columns cut into bins of a public
+domain that the schema carries), a network of degree ``degree`` is built greedily by mutual
 information, its conditional distributions are counted, and records are drawn by
 ancestral sampling (continuous values uniformly inside their bin).  PrivBayes
 spends ε/2 on choosing the network (exponential mechanism) and ε/2 on Laplace noise
@@ -211,10 +211,15 @@ class PrivBayes(Generator):
     first candidate) and the counts are exact, which is BayNet (:class:`BayNet`)
     exactly, draw for draw.
 
-    Continuous columns are cut into ``bins`` equal-width bins between their
-    minimum and maximum (as DataSynthesizer does, the range itself is taken from
-    the data and is not protected), and sampled uniformly inside the bin; a
-    constant column stays constant.
+    Continuous columns are cut into bins from the schema's public domain
+    (:class:`vrlib.data.Schema`, ``domains``): ``bins`` equal-width bins between public
+    bounds, or the domain's own bin edges; values outside it fall in its end bins.
+    A sampled value is uniform inside its bin.  Bins never come from the training
+    data under PrivBayes: a continuous column without a public domain is an error,
+    since a range taken from the data (DataSynthesizer's choice) moves with one
+    extreme record and voids the guarantee.  BayNet, which promises nothing, falls
+    back to ``bins`` equal-width bins between the training minimum and maximum (a
+    constant column stays constant).
 
     Parameters
     ----------
@@ -225,7 +230,8 @@ class PrivBayes(Generator):
         have all earlier attributes as parents (1 is the achilles authors' setting;
         2 is allowed, and higher).
     bins : int
-        Equal-width bins per continuous column.
+        Equal-width bins per continuous column whose domain is given as bounds (or,
+        BayNet only, taken from the data).
     round_integers : bool
         Round sampled values of a continuous column whose training values are all
         integers (e.g. Adult's age).  Off by default: the specification samples
@@ -239,6 +245,8 @@ class PrivBayes(Generator):
         Parent set of each column.
     domains_ : dict str -> int
         Size of each column's integer domain (categories, or bins).
+    bin_edges_ : dict str -> ndarray
+        Bin edges of each continuous column.
     noise_scale_ : float
         Laplace scale b on each noisy marginal as a distribution (0 without noise).
     noisy_marginals_ : dict str -> ndarray
@@ -280,25 +288,40 @@ class PrivBayes(Generator):
                 domains[j] = len(df[c].cat.categories)
             else:
                 x = df[c].to_numpy(dtype=np.float64)
-                lo, hi = float(x.min()), float(x.max())
-                nbins = self.bins if hi > lo else 1
-                width = (hi - lo) / nbins
-                idx = np.floor((x - lo) / width).astype(np.int64) if hi > lo else np.zeros(n, np.int64)
-                codes[j] = np.clip(idx, 0, nbins - 1)  # the maximum falls in the last bin
+                edges = self._edges(c, x)
+                nbins = max(len(edges) - 1, 1)
+                # values outside a public domain are clamped into its end bins; the maximum falls in the last bin
+                idx = np.searchsorted(edges, x, side="right") - 1
+                codes[j] = np.clip(idx, 0, nbins - 1)
                 domains[j] = nbins
-                self.bin_edges_[c] = (lo, width)
+                self.bin_edges_[c] = edges
                 self.integer_valued_[c] = bool(np.all(x == np.round(x)))
         return codes, domains
+
+    def _edges(self, c: str, x: np.ndarray) -> np.ndarray:
+        """Bin edges of a continuous column: from the schema's public domain, else (BayNet only) the data's range."""
+        public = self.schema_.domain(c)
+        if public is not None:
+            lo, hi = public[0], public[-1]
+            return np.linspace(lo, hi, self.bins + 1) if len(public) == 2 else np.asarray(public, dtype=np.float64)
+        if not math.isinf(self.epsilon):
+            raise VrlibError(
+                f"PrivBayes needs a public domain for the continuous column {c!r}: bins taken from the training "
+                "data's range would depend on its records, and the release would not be ε-DP. Give the schema "
+                "one (Schema.with_domains({column: (low, high)}), or vrlib.data.quantile_domain on public data)"
+            )
+        lo, hi = float(x.min()), float(x.max())
+        return np.linspace(lo, hi, self.bins + 1) if hi > lo else np.array([lo, lo])  # a constant column stays constant
 
     def _decode(self, c: str, codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         if c in self.schema_.categorical:
             return codes
-        lo, width = self.bin_edges_[c]
-        values = lo + (codes + rng.random(len(codes))) * width
-        if width > 0:
-            values = np.minimum(values, lo + width * self.domains_[c])  # guard rounding past the maximum
+        edges = self.bin_edges_[c]
+        lo, hi = edges[0], edges[-1]
+        values = edges[codes] + rng.random(len(codes)) * (edges[np.minimum(codes + 1, len(edges) - 1)] - edges[codes])
+        values = np.minimum(values, hi)  # guard rounding past the top edge
         if self.round_integers and self.integer_valued_[c]:
-            values = np.clip(np.round(values), np.ceil(lo), np.floor(lo + width * self.domains_[c]))
+            values = np.clip(np.round(values), np.ceil(lo), np.floor(hi))
         return values
 
     # -------------------------------------------------------------- fit
@@ -433,7 +456,8 @@ class BayNet(PrivBayes):
     degree : int
         Number of parents of each attribute (1: the achilles authors' setting).
     bins : int
-        Equal-width bins per continuous column.
+        Equal-width bins per continuous column (between the schema's public bounds when it
+        has them, else the training data's range: BayNet is not private).
     round_integers : bool
         Round sampled values of integer-valued continuous columns (see :class:`PrivBayes`).
     """

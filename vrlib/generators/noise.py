@@ -3,10 +3,14 @@
 DOMIAS (van Breugel et al. 2023, §5 and Fig. 6) compares generators with "sampling
 from training data and adding Gaussian noise", at noise levels 0.7 … 3.9 on
 standardised data.  Here a synthetic record is a training record whose continuous
-values get Gaussian noise of standard deviation ``scale`` in standardised units
-(``scale`` × the column's standard deviation in its own units) and whose
-categorical values are, each independently with probability ``resample_prob``,
-replaced by a draw from that column's training frequencies.
+values get Gaussian noise of standard deviation ``scale`` in the units of the table it
+is given (standardised units when the table was standardised with public statistics,
+as DOMIAS's California table is) and whose categorical values are, each independently
+with probability ``resample_prob``, replaced by a draw from that column's training
+frequencies.  The noise never depends on the training set's own spread unless
+``training_std=True`` asks for it (σ = ``scale`` × the column's standard deviation in
+the training rows, which varies from one training set to the next: on a 500-row sample
+of California a few outliers change it many times over).
 """
 
 from __future__ import annotations
@@ -31,28 +35,38 @@ class AdditiveNoise(Generator):
     Parameters
     ----------
     scale : float
-        Standard deviation of the Gaussian noise on standardised continuous values (≥ 0).
+        Standard deviation of the Gaussian noise on continuous values, in the table's
+        units (≥ 0).
     resample_prob : float
         Probability, per categorical cell, of replacing the value by a draw from
         the column's training distribution (in [0, 1]).
+    training_std : bool
+        Multiply ``scale`` by each column's standard deviation in the training rows
+        (off by default: that σ depends on the training set).
+
+    Attributes
+    ----------
+    sigma_ : dict str -> float
+        The noise standard deviation of each continuous column.
     """
 
-    def __init__(self, scale: float = 1.0, resample_prob: float = 0.1):
+    def __init__(self, scale: float = 1.0, resample_prob: float = 0.1, training_std: bool = False):
         self.scale = scale
         self.resample_prob = resample_prob
+        self.training_std = training_std
         self._check_params()
 
     def _check_params(self) -> None:
         s = self.scale
         if isinstance(s, bool) or not isinstance(s, numbers.Real) or not math.isfinite(s) or s < 0:
-            raise VrlibError(f"scale must be a finite number >= 0 (noise std in standardised units), got {s!r}")
+            raise VrlibError(f"scale must be a finite number >= 0 (noise std in the table's units), got {s!r}")
         p = self.resample_prob
         if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 <= p <= 1:
             raise VrlibError(f"resample_prob must be a probability in [0, 1], got {p!r}")
 
     def _fit(self, df: pd.DataFrame, rng: np.random.Generator) -> None:
         self._values = {}
-        self.std_ = {}
+        self.sigma_ = {}
         self.frequencies_ = {}
         for c in self.columns_:
             if c in self.schema_.categorical:
@@ -63,7 +77,8 @@ class AdditiveNoise(Generator):
             else:
                 x = df[c].to_numpy(dtype=np.float64, copy=True)  # not a view of the caller's table
                 self._values[c] = x
-                self.std_[c] = float(x.std())  # population std; 0 for a constant column (no noise)
+                # population std of the training rows only when asked: 0 for a constant column (no noise)
+                self.sigma_[c] = self.scale * float(x.std()) if self.training_std else float(self.scale)
 
     def _sample(self, n: int, rng: np.random.Generator) -> dict:
         m = self.n_train_
@@ -79,7 +94,7 @@ class AdditiveNoise(Generator):
                 fresh = np.searchsorted(cdf, 1.0 - rng.random(n), side="left")
                 out[c] = np.where(redraw, fresh, v)
             else:
-                out[c] = v + rng.normal(0.0, 1.0, n) * (self.scale * self.std_[c])
+                out[c] = v + rng.normal(0.0, 1.0, n) * self.sigma_[c]
         return out
 
 
