@@ -192,12 +192,14 @@ def check_records(game: ModelSeededGame, records) -> list:
 
 
 def choose_records(game: ModelSeededGame, n_targets: int, seed: int) -> list:
-    """``n_targets`` records of D drawn at random (all of D when ``n_targets >= |D|``), in D's order."""
+    """The first ``n_targets`` records of a seeded random order of D (all of D when ``n_targets >= |D|``).
+
+    Smaller selections are subsets of larger ones, so a sweep over fewer records reuses
+    the cached results of a run over more.
+    """
     d = game.dataset_index_
-    if n_targets >= len(d):
-        return list(d)
-    rng = np.random.default_rng(parallel.derive_seed(seed, "lost records"))
-    return list(d[np.sort(rng.choice(len(d), size=n_targets, replace=False))])
+    order = np.random.default_rng(parallel.derive_seed(seed, "lost records")).permutation(len(d))
+    return list(d[order[:n_targets]])
 
 
 def run_ids(labels, n_runs: int) -> np.ndarray:
