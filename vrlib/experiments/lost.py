@@ -400,7 +400,8 @@ def summarise_rmsd(results: pd.DataFrame, by=(), metric: str = "auc") -> pd.Data
     and ``floor_model_seeded`` (run 0 vs run 1 of the same game), ``floor`` =
     ``sqrt((floor_traditional² + floor_model_seeded²) / 2)``, the RMSD two games with
     identical risks would show from estimation noise alone, ``rmsd_beyond_noise`` =
-    ``sqrt(max(0, rmsd² − floor²))``, the mean risks, ``n_records``, ``n_games`` (per run).
+    ``sqrt(max(0, rmsd² − floor²))``, the mean risks, ``n_targets`` (records assessed),
+    ``n_games`` (per run).
     """
     rows = []
     for setting, part in _groups(results, by):
@@ -414,7 +415,7 @@ def summarise_rmsd(results: pd.DataFrame, by=(), metric: str = "auc") -> pd.Data
         else:
             ft = fm = floor = beyond = np.nan
         row.update(floor_traditional=ft, floor_model_seeded=fm, floor=floor, rmsd_beyond_noise=beyond,
-                   mean_traditional=float(t0.mean()), mean_model_seeded=float(m0.mean()), n_records=len(w),
+                   mean_traditional=float(t0.mean()), mean_model_seeded=float(m0.mean()), n_targets=len(w),
                    n_games=int(part["n_games"].min()))  # fmt: skip
         rows.append(row)
     return pd.DataFrame(rows)
@@ -440,3 +441,45 @@ def summarise_miss(results: pd.DataFrame, by=(), thresholds=THRESHOLDS, metric: 
                              miss_rate=metrics.miss_rate(m0, t0, t),
                              miss_rate_noise=metrics.miss_rate(m0, m1, t) if m1 is not None else np.nan))  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def _paper(quantity: str) -> dict:
+    return next(p for p in _PAPER if p["quantity"] == quantity)
+
+
+def _paper_miss(t: float) -> dict:
+    rows = [p for p in _PAPER if p["quantity"] == "miss_rate" and (p["t"] == t or np.isnan(p["t"]))]
+    return dict(paper=("; ".join(p["statement"] for p in rows)))
+
+
+def table_rmsd_vs_paper(summary: pd.DataFrame) -> pd.DataFrame:
+    """:func:`summarise_rmsd` with the paper's RMSD range beside ours (``paper_low``, ``paper_high``)."""
+    rmsd = _paper("rmsd")
+    return summary.assign(paper_low=rmsd["low"], paper_high=rmsd["high"])
+
+
+def table_miss_vs_paper(summary: pd.DataFrame) -> pd.DataFrame:
+    """:func:`summarise_miss` with the paper's statements about the miss rate at each t beside ours."""
+    return summary.assign(paper=[_paper_miss(t)["paper"] for t in summary["t"]])
+
+
+def summarise_across_datasets(results: pd.DataFrame, metric: str = "auc") -> pd.DataFrame:
+    """One record in several datasets D (:func:`record_across_datasets`): the spread of its model-seeded risk.
+
+    Columns: ``traditional`` (its one traditional risk, run 0), ``model_seeded_min``,
+    ``model_seeded_max``, ``model_seeded_mean`` (run 0 over the datasets),
+    ``between_datasets_sd`` (sd of run 0 over the datasets), ``noise_sd`` (sd of one
+    run's estimate, from run 0 vs run 1 in each dataset: ``sqrt(mean((r0 − r1)²) / 2)``),
+    ``n_datasets``, and the paper's values.
+    """
+    wide = results.pivot_table(index="dataset_id", columns=["game", "run"], values=metric, aggfunc="first")
+    m0 = wide[("model-seeded", 0)]
+    noise = np.sqrt(np.mean((m0 - wide[("model-seeded", 1)]) ** 2) / 2) if ("model-seeded", 1) in wide else np.nan
+    return pd.DataFrame([dict(
+        record=results["record"].iloc[0], traditional=float(wide[("traditional", 0)].iloc[0]),
+        model_seeded_min=float(m0.min()), model_seeded_max=float(m0.max()), model_seeded_mean=float(m0.mean()),
+        between_datasets_sd=float(m0.std(ddof=1)) if len(m0) > 1 else np.nan, noise_sd=float(noise),
+        n_datasets=len(m0), paper_model_seeded_low=_paper("model_seeded_risk_over_15_datasets")["low"],
+        paper_model_seeded_high=_paper("model_seeded_risk_over_15_datasets")["high"],
+        paper_traditional=_paper("traditional_risk_of_that_record")["low"],
+    )])  # fmt: skip
