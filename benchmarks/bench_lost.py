@@ -41,7 +41,6 @@ import vrlib
 from vrlib.attacks.query import QueryAttack
 from vrlib.cache import encode_table
 from vrlib.experiments import lost
-from vrlib.experiments.profiles import profile_settings
 from vrlib.games import SyntheticDatasets, TraditionalGame
 from vrlib.parallel import default_n_jobs
 
@@ -91,7 +90,7 @@ def main(argv=None):
     result = {"generator": "synthpop", "workers": cores, "fraction": args.fraction}
 
     # Measured: time per fit and end-to-end per record, on a fraction of the quick sizes.
-    quick = lost._check_settings(profile_settings("lost", "quick"))
+    quick = lost.settings_for("quick")
     small = dict(quick, n_shadow=max(4, round(quick["n_shadow"] * args.fraction)),
                  n_games=max(4, round(quick["n_games"] * args.fraction)))  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
@@ -109,7 +108,7 @@ def main(argv=None):
     result.update(measured_wall_s=wall, measured_fits=fits, measured_s_per_fit=s_per_fit)
 
     for profile in ("quick", "paper"):
-        settings = lost._check_settings(profile_settings("lost", profile))
+        settings = lost.settings_for(profile)
         n_records = settings["n_targets"]
         game = lost.make_game("adult", df, schema, "synthpop", None, settings, args.seed)
         counted = count_fits(game, lost.choose_records(game, args.count_records, args.seed))

@@ -89,7 +89,7 @@ def test_summaries_hand_case():
 
 def _game(out_side="reference", gen=None, **kw):
     df, schema = make_table()
-    settings = lost._check_settings({**lost.profile_settings("lost", "smoke"), **SETTINGS, **kw})
+    settings = lost.settings_for("smoke", **{**SETTINGS, **kw})
     game = lost.make_game("test", df, schema, gen or Bootstrap(), None, settings, seed=3, out_side=out_side, n_jobs=1)
     game.cache_ = None  # tests make their own datasets
     return game, settings
@@ -261,7 +261,7 @@ def test_bad_settings():
 
 def test_profiles_and_paper_values():
     for profile in ("smoke", "quick", "paper"):
-        s = lost._check_settings(lost.profile_settings("lost", profile))
+        s = lost.settings_for(profile)
         assert s["n_games"] >= 4 and s["n_runs"] == 2
     assert lost.profile_settings("lost", "paper")["n_games"] == 200
     paper = lost.paper_values()

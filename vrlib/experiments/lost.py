@@ -134,6 +134,11 @@ def _check_settings(settings: dict) -> dict:
     return settings
 
 
+def settings_for(profile: str = "quick", **overrides) -> dict:
+    """The family's settings under ``profile`` with ``overrides``, checked (``n_synth`` None becomes ``n_records``)."""
+    return _check_settings(profile_settings(FAMILY, profile, **overrides))
+
+
 def check_epsilon(epsilon) -> float:
     """``epsilon`` as a float if it is a positive number (``math.inf`` = BayNet), else a VrlibError."""
     if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer, np.floating)) or not epsilon > 0:
@@ -324,7 +329,7 @@ def compare_games(dataset: str = "adult", generator: str = "synthpop", *, profil
         ``record, game, run, n_games, auc, tpr_at_fpr_10`` plus the setting (``dataset,
         generator, epsilon, n_records, out_side, profile, seed``).
     """
-    settings = _check_settings(profile_settings(FAMILY, profile, **overrides))
+    settings = settings_for(profile, **overrides)
     if epsilon is not None:
         generator, generator_params = generator_for(generator, epsilon)
     df, schema = load_omega(dataset, settings["omega_rows"], seed)
@@ -354,7 +359,7 @@ def record_across_datasets(record, dataset: str = "adult", generator: str = "syn
     DataFrame
         As :func:`compare_games`, plus ``dataset_id`` (j).
     """
-    settings = _check_settings(profile_settings(FAMILY, profile, **overrides))
+    settings = settings_for(profile, **overrides)
     n_datasets = settings["n_datasets"] if n_datasets is None else n_datasets
     if isinstance(n_datasets, bool) or not isinstance(n_datasets, (int, np.integer)) or n_datasets < 1:
         raise VrlibError(f"n_datasets must be a positive integer (got {n_datasets!r})")
@@ -447,9 +452,10 @@ def _paper(quantity: str) -> dict:
     return next(p for p in _PAPER if p["quantity"] == quantity)
 
 
-def _paper_miss(t: float) -> dict:
+def paper_miss_rate(t: float) -> str:
+    """What the paper's summary says about the miss rate at threshold ``t`` (and over all thresholds)."""
     rows = [p for p in _PAPER if p["quantity"] == "miss_rate" and (p["t"] == t or np.isnan(p["t"]))]
-    return dict(paper=("; ".join(p["statement"] for p in rows)))
+    return "; ".join(p["statement"] for p in rows)
 
 
 def table_rmsd_vs_paper(summary: pd.DataFrame) -> pd.DataFrame:
@@ -460,7 +466,7 @@ def table_rmsd_vs_paper(summary: pd.DataFrame) -> pd.DataFrame:
 
 def table_miss_vs_paper(summary: pd.DataFrame) -> pd.DataFrame:
     """:func:`summarise_miss` with the paper's statements about the miss rate at each t beside ours."""
-    return summary.assign(paper=[_paper_miss(t)["paper"] for t in summary["t"]])
+    return summary.assign(paper=[paper_miss_rate(t) for t in summary["t"]])
 
 
 def summarise_across_datasets(results: pd.DataFrame, metric: str = "auc") -> pd.DataFrame:
