@@ -267,3 +267,22 @@ def test_profiles_and_paper_values():
     paper = lost.paper_values()
     assert {"quantity", "t", "low", "high", "statement"} <= set(paper.columns)
     assert paper.loc[paper.t == 0.8, "high"].item() == 0.94
+
+
+def test_bad_input_of_the_experiments_on_adult():
+    from conftest import require_real
+
+    require_real("adult.data", "adult.test")
+    df, schema = lost.load_omega("adult", 4000, 0)
+    settings = lost.settings_for("smoke")
+    game = lost.make_game("adult", df, schema, "baynet", None, settings, seed=0)
+    with pytest.raises(VrlibError, match="D_aux"):
+        lost.compare_games("adult", "baynet", profile="smoke", records=[game.aux_index_[0]], progress=False)
+    with pytest.raises(VrlibError, match="D_aux"):
+        lost.record_across_datasets(game.aux_index_[0], "adult", "baynet", profile="smoke", progress=False)
+    with pytest.raises(VrlibError, match=r"n_records=1000 \(\|D\|\) must be smaller than D_test \(1000 records"):
+        lost.compare_games("adult", "baynet", profile="smoke", n_records=1000, progress=False)
+    with pytest.raises(VrlibError, match="epsilon"):
+        lost.compare_games("adult", "baynet", epsilon=0, profile="smoke", progress=False)
+    with pytest.raises(VrlibError, match="n_datasets"):
+        lost.record_across_datasets(game.test_index_[0], "adult", "baynet", n_datasets=0, profile="smoke")
