@@ -573,10 +573,11 @@ class ModelSeededGame(TraditionalGame):
 
     Parameters
     ----------
-    reference : {"fixed", "random"}
+    reference : {"fixed", "random", "none"}
         ``fixed``: one reference record (drawn from D_test outside D) for every OUT
         dataset, so that each world is one dataset and only seeds vary; ``random``: a
-        fresh reference record for each OUT dataset.
+        fresh reference record for each OUT dataset; ``none``: OUT = D without the
+        target (``n_records - 1`` records), the paper's Definition 3.
     **kwargs
         As for :class:`TraditionalGame` (``n_test_datasets`` = number of model-seeded
         games, half each way).
@@ -604,8 +605,8 @@ class ModelSeededGame(TraditionalGame):
             The ``n_records`` records of D, all in D_test (``test_index_``); default
             drawn from D_test with the game's seed.
         """
-        if self.reference not in ("fixed", "random"):
-            raise VrlibError(f"reference must be 'fixed' or 'random' (got {self.reference!r})")
+        if self.reference not in ("fixed", "random", "none"):
+            raise VrlibError(f"reference must be 'fixed', 'random' or 'none' (got {self.reference!r})")
         super().fit(df, schema)
         test = self._pools["test"]
         if dataset is None:
@@ -635,7 +636,7 @@ class ModelSeededGame(TraditionalGame):
         return self
 
     def test_plans(self, target) -> list[DatasetPlan]:
-        """IN plans (D, shared by all targets) then OUT plans (D - target + reference)."""
+        """IN plans (D, shared by all targets) then OUT plans (D - target + reference, or D - target)."""
         p = self._position(target)
         if not (self._dataset == p).any():
             raise VrlibError(
@@ -645,6 +646,9 @@ class ModelSeededGame(TraditionalGame):
         without = self._dataset[self._dataset != p]
         plans = [self._plan(self._dataset, 1, "model-seeded", "in", k) for k in range(n_in)]
         for k in range(n_out):
+            if self.reference == "none":
+                plans.append(self._plan(without, 0, "model-seeded", "out", k))
+                continue
             if self._reference is not None:
                 ref = self._reference
             else:

@@ -144,3 +144,64 @@ def recovery_metrics(flagged, is_member) -> dict:
         "base_rate": n_members / len(member) if len(member) else float("nan"),
     }
 
+
+# --------------------------------------------------------------------------- comparing two risk estimates (lost)
+
+
+def _paired_risks(a, b) -> tuple[np.ndarray, np.ndarray]:
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    if a.ndim != 1 or a.shape != b.shape or len(a) == 0:
+        raise VrlibError(f"give two 1-D arrays of risks of equal, non-zero length (got {a.shape} and {b.shape})")
+    if np.isnan(a).any() or np.isnan(b).any():
+        raise VrlibError("risks contain NaN")
+    return a, b
+
+
+def rmsd(a, b) -> float:
+    """Root mean squared deviation between two risk estimates of the same records, ``sqrt(mean((a - b)^2))``."""
+    a, b = _paired_risks(a, b)
+    return float(np.sqrt(np.mean((a - b) ** 2)))
+
+
+def check_threshold(t: float) -> float:
+    """``t`` as a float if it lies in the open interval (0.5, 1), else raise :class:`VrlibError`."""
+    if isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating)) or not 0.5 < t < 1:
+        raise VrlibError(f"the high-risk threshold t must be a number in the open interval (0.5, 1) (got {t!r})")
+    return float(t)
+
+
+def miss_rate(reference, other, t: float) -> float:
+    """Share of the records that ``reference`` rates high-risk (``>= t``) and ``other`` rates below ``t``.
+
+    Lost in the Averages' miss rate with ``reference`` = model-seeded risks and
+    ``other`` = traditional risks of the same records.
+
+    Parameters
+    ----------
+    reference, other : array-like of float
+        Risks (e.g. AUCs) of the same records, in the same order.
+    t : float
+        High-risk threshold, in (0.5, 1).
+
+    Returns
+    -------
+    float
+        NaN when no record reaches ``t`` in ``reference`` (the rate is then undefined).
+    """
+    t = check_threshold(t)
+    reference, other = _paired_risks(reference, other)
+    high = reference >= t
+    if not high.any():
+        return float("nan")
+    return float(np.mean(other[high] < t))
+
+
+def estimation_bound(n_games: int, rho: float = 0.05) -> float:
+    """Half-width ``sqrt(log(2/rho) / (2 N))`` within which a success rate estimated from ``N`` games lies
+    with probability ``1 - rho`` (Hoeffding; Lost in the Averages, Props. 1–2)."""
+    if isinstance(n_games, bool) or not isinstance(n_games, (int, np.integer)) or n_games < 1:
+        raise VrlibError(f"n_games must be a positive integer (got {n_games!r})")
+    if not 0 < rho < 1:
+        raise VrlibError(f"rho must be in (0, 1) (got {rho!r})")
+    return float(np.sqrt(np.log(2 / rho) / (2 * n_games)))

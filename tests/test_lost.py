@@ -1,0 +1,288 @@
+"""Lost in the Averages: metrics against hand-made cases, the model-seeded game's datasets, a null generator."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from test_games import Bootstrap, make_table
+from vrlib import metrics
+from vrlib.errors import VrlibError
+from vrlib.experiments import lost
+from vrlib.games import TraditionalGame
+
+SETTINGS = dict(n_records=50, n_synth=40, n_shadow=20, n_games=20, n_runs=2, n_queries=1000, n_targets=20,
+                epsilons=(math.inf,))  # fmt: skip
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def test_rmsd_hand_case():
+    assert metrics.rmsd([0.5, 0.7], [0.6, 0.4]) == pytest.approx(math.sqrt((0.1**2 + 0.3**2) / 2))
+    assert metrics.rmsd([0.7, 0.7, 0.9], [0.7, 0.7, 0.9]) == 0.0
+    with pytest.raises(VrlibError, match="equal"):
+        metrics.rmsd([0.5, 0.6], [0.5])
+    with pytest.raises(VrlibError, match="NaN"):
+        metrics.rmsd([0.5, np.nan], [0.5, 0.6])
+
+
+def test_miss_rate_hand_case():
+    model_seeded = [0.9, 0.85, 0.7, 0.5, 0.8]
+    traditional = [0.6, 0.9, 0.85, 0.99, 0.79]
+    # t = 0.8: high-risk records are 0, 1 and 4 (>= counts); 0 and 4 fall below 0.8 in the other game.
+    assert metrics.miss_rate(model_seeded, traditional, 0.8) == pytest.approx(2 / 3)
+    # t = 0.6: high-risk 0, 1, 2, 4; none below 0.6 (0.6 itself is not below).
+    assert metrics.miss_rate(model_seeded, traditional, 0.6) == 0.0
+    # t = 0.95: no high-risk record, the rate is undefined.
+    assert math.isnan(metrics.miss_rate(model_seeded, traditional, 0.95))
+    # Not symmetric: the first argument defines "high risk" (here all five at t = 0.6; record 3 falls below).
+    assert metrics.miss_rate(traditional, model_seeded, 0.6) == pytest.approx(1 / 5)
+
+
+@pytest.mark.parametrize("t", [0.5, 1.0, 0.3, 1.2, True, "0.8"])
+def test_threshold_outside_open_interval(t):
+    with pytest.raises(VrlibError, match=r"threshold t .*\(0.5, 1\)"):
+        metrics.miss_rate([0.9], [0.1], t)
+
+
+def test_estimation_bound():
+    # SPEC §4: N = 200, rho = 0.05 gives ±0.096.
+    assert metrics.estimation_bound(200, 0.05) == pytest.approx(0.096, abs=5e-4)
+    assert metrics.estimation_bound(800) == pytest.approx(metrics.estimation_bound(200) / 2)
+    with pytest.raises(VrlibError, match="n_games"):
+        metrics.estimation_bound(0)
+
+
+def test_run_ids_are_consecutive_slices_of_each_side():
+    labels = np.array([1, 1, 1, 1, 0, 0, 0, 0, 0])
+    assert lost.run_ids(labels, 2).tolist() == [0, 0, 1, 1, 0, 0, 0, 1, 1]
+    assert lost.run_ids(labels, 1).tolist() == [0] * 9
+
+
+def test_summaries_hand_case():
+    rows = []
+    values = {  # record -> (T0, T1, MS0, MS1)
+        "a": (0.6, 0.7, 0.9, 0.8),
+        "b": (0.5, 0.5, 0.5, 0.6),
+    }
+    for rec, (t0, t1, m0, m1) in values.items():
+        for game, run, auc in (("traditional", 0, t0), ("traditional", 1, t1), ("model-seeded", 0, m0),
+                               ("model-seeded", 1, m1)):  # fmt: skip
+            rows.append(dict(record=rec, game=game, run=run, n_games=10, auc=auc))
+    res = pd.DataFrame(rows)
+    s = lost.summarise_rmsd(res).iloc[0]
+    assert s.rmsd == pytest.approx(math.sqrt((0.3**2 + 0) / 2))
+    assert s.floor_traditional == pytest.approx(math.sqrt(0.1**2 / 2))
+    assert s.floor_model_seeded == pytest.approx(math.sqrt((0.1**2 + 0.1**2) / 2))
+    assert s.floor == pytest.approx(math.sqrt((0.005 + 0.01) / 2))
+    assert s.rmsd_beyond_noise == pytest.approx(math.sqrt(0.045 - 0.0075))
+    m = lost.summarise_miss(res, thresholds=(0.8,)).iloc[0]
+    assert (m.n_high, m.miss_rate, m.miss_rate_noise) == (1, 1.0, 0.0)
+
+
+# --------------------------------------------------------------------------- the model-seeded game's datasets
+
+
+def _game(out_side="reference", gen=None, **kw):
+    df, schema = make_table()
+    settings = lost.settings_for("smoke", **{**SETTINGS, **kw})
+    game = lost.make_game("test", df, schema, gen or Bootstrap(), None, settings, seed=3, out_side=out_side, n_jobs=1)
+    game.cache_ = None  # tests make their own datasets
+    return game, settings
+
+
+@pytest.mark.parametrize("out_side", ["reference", "none"])
+def test_model_seeded_datasets(out_side):
+    game, settings = _game(out_side)
+    d = np.sort(game.data_.index.get_indexer(game.dataset_index_))
+    records = lost.choose_records(game, 5, seed=3)
+    assert set(records) <= set(game.dataset_index_)
+    ref = None if out_side == "none" else game.data_.index.get_loc(game.reference_index_)
+    in_keys = None
+    for x in records:
+        plans = game.test_plans(x)
+        assert len(plans) == settings["n_games"] * settings["n_runs"]
+        ins = [p for p in plans if p.label == 1]
+        outs = [p for p in plans if p.label == 0]
+        for p in ins:  # IN: exactly D, the same datasets for every record
+            np.testing.assert_array_equal(p.rows, d)
+        keys = [p.key for p in ins]
+        assert in_keys is None or keys == in_keys
+        in_keys = keys
+        px = game.data_.index.get_loc(x)
+        for p in outs:  # OUT: D with x swapped for the reference (or just without x)
+            assert set(d) - set(p.rows) == {px}
+            assert set(p.rows) - set(d) == (set() if ref is None else {ref})
+        # Fresh seeds: no two datasets of the game share a fit or sample seed.
+        assert len({p.fit_seed for p in plans}) == len(plans)
+        assert len({p.sample_seed for p in plans}) == len(plans)
+    # The runs are disjoint draws: no seed of run 0 is used in run 1.
+    runs = lost.run_ids([p.label for p in plans], settings["n_runs"])
+    seeds = [{p.fit_seed for p, r in zip(plans, runs) if r == k} for k in (0, 1)]
+    assert not seeds[0] & seeds[1]
+    trad = TraditionalGame.test_plans(game, records[0])
+    truns = lost.run_ids([p.label for p in trad], settings["n_runs"])
+    rows = [{tuple(p.rows) for p, r in zip(trad, truns) if r == k} for k in (0, 1)]
+    assert not rows[0] & rows[1]
+
+
+def test_shared_side_fitted_once(monkeypatch, tmp_path):
+    monkeypatch.setenv("VRLIB_CACHE_DIR", str(tmp_path))
+    game, settings = _game(n_games=4, n_runs=2, n_shadow=4)
+    records = lost.choose_records(game, 3, seed=3)
+    Bootstrap.fits = 0
+    lost.attack_records(game, records, settings, seed=3, progress=False)
+    plans = [p for r in records for p in game.shadow_plans(r) + TraditionalGame.test_plans(game, r)
+             + game.test_plans(r)]  # fmt: skip
+    assert len(plans) == 3 * (4 + 8 + 8)
+    # One fit per distinct dataset: the shared ones (model-seeded IN, OUT of shadow and traditional test) once.
+    assert Bootstrap.fits == len({p.key for p in plans})
+    per_record = 2 + 4 + 4  # shadow IN, traditional test IN, model-seeded OUT
+    shared = 2 + 4 + 4  # shadow OUT, traditional test OUT, model-seeded IN (an OUT draw holding a record is redrawn)
+    assert 3 * per_record + shared <= Bootstrap.fits <= 3 * per_record + shared + 3
+    Bootstrap.fits = 0
+    again = lost.attack_records(game, records, settings, seed=3, progress=False)  # from the cache
+    assert Bootstrap.fits == 0 and set(again) == set(records)
+
+
+# --------------------------------------------------------------------------- a generator that ignores its data
+
+
+class IgnoresData:
+    """Samples every column independently from a fixed distribution: the output carries nothing of the input."""
+
+    def fit(self, df, schema, seed):
+        self.dtypes_ = {c: df[c].dtype for c in df.columns}
+        return self
+
+    def sample(self, n, seed):
+        rng = np.random.default_rng(seed)
+        out = {}
+        for c, dtype in self.dtypes_.items():
+            if isinstance(dtype, pd.CategoricalDtype):
+                out[c] = pd.Categorical.from_codes(rng.integers(len(dtype.categories), size=n), dtype=dtype)
+            else:
+                out[c] = rng.integers(0, 10, size=n).astype(float)
+        return pd.DataFrame(out)
+
+
+def _attack(game, settings, n_targets, seed=3):
+    records = lost.choose_records(game, n_targets, seed=seed)
+    arrays = lost.attack_records(game, records, settings, seed=seed, progress=False)
+    return pd.DataFrame([row for r in records for row in lost._rows(arrays[r], r)])
+
+
+def _deviation_over_noise(res):
+    """Per game: RMS distance of the risks (run 0) from 0.5, over the noise sd of one run (floor / sqrt 2)."""
+    s = lost.summarise_rmsd(res).iloc[0]
+    w = lost.risks(res)
+    floors = {"traditional": s.floor_traditional, "model-seeded": s.floor_model_seeded}
+    return {g: float(np.sqrt(np.mean((w[(g, 0)] - 0.5) ** 2)) / (f / np.sqrt(2))) for g, f in floors.items()}
+
+
+def test_null_generator_gives_chance_risk_and_noise_level_disagreement(monkeypatch, tmp_path):
+    monkeypatch.setenv("VRLIB_CACHE_DIR", str(tmp_path))
+    game, settings = _game(gen=IgnoresData())
+    res = _attack(game, settings, 30)
+    assert set(res.n_games) == {settings["n_games"]}
+    for game_name in lost.GAMES:
+        # Records share test datasets, so their risks' errors are correlated and the mean
+        # strays from 0.5 nearly as far as one record's risk does (sd ~0.13 here).
+        assert abs(res[res.game == game_name].auc.mean() - 0.5) < 0.15
+    # Each record's risk is 0.5 up to estimation noise ...
+    for game_name, ratio in _deviation_over_noise(res).items():
+        assert ratio < 1.6, (game_name, ratio)
+    # ... and the two games disagree as much as two runs of one game do.
+    s = lost.summarise_rmsd(res).iloc[0]
+    assert 0.6 < s.rmsd / s.floor < 1.5, s.to_dict()
+
+
+def test_leaky_generator_is_not_at_chance(monkeypatch, tmp_path):
+    """The control of the test above: a generator that copies its training rows is attacked well above chance."""
+    monkeypatch.setenv("VRLIB_CACHE_DIR", str(tmp_path))
+    game, settings = _game(gen=Bootstrap(), n_synth=200)
+    res = _attack(game, settings, 10)
+    assert res[res.game == "model-seeded"].auc.mean() > 0.65
+    assert _deviation_over_noise(res)["model-seeded"] > 2
+
+
+def test_miss_rate_of_pure_noise_is_the_noise_floor():
+    """Two games with identical risks plus independent noise: the miss rate equals the run-vs-run one."""
+    rng = np.random.default_rng(0)
+    true = rng.uniform(0.5, 0.9, 4000)
+    rows = []
+    for game in lost.GAMES:
+        for run in (0, 1):
+            auc = true + rng.normal(0, 0.05, len(true))
+            rows += [dict(record=i, game=game, run=run, n_games=50, auc=a) for i, a in enumerate(auc)]
+    res = pd.DataFrame(rows)
+    m = lost.summarise_miss(res)
+    assert (m.miss_rate > 0.05).all()  # noise alone misses records near every threshold
+    np.testing.assert_allclose(m.miss_rate, m.miss_rate_noise, atol=0.05)
+    s = lost.summarise_rmsd(res).iloc[0]
+    assert s.rmsd == pytest.approx(0.05 * np.sqrt(2), rel=0.05)
+    assert s.rmsd_beyond_noise < 0.02
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def test_bad_records():
+    game, _ = _game()
+    with pytest.raises(VrlibError, match="D_aux"):
+        lost.check_records(game, [game.aux_index_[0]])
+    outside = [t for t in game.test_index_ if t not in set(game.dataset_index_)][0]
+    with pytest.raises(VrlibError, match="not in D"):
+        lost.check_records(game, [outside])
+    with pytest.raises(VrlibError, match="not an index label"):
+        lost.check_records(game, [10**9])
+    with pytest.raises(VrlibError, match="twice"):
+        lost.check_records(game, [game.dataset_index_[0]] * 2)
+
+
+def test_bad_settings():
+    with pytest.raises(VrlibError, match=r"n_records=400 \(\|D\|\) .*\[2, 374\]"):
+        _game(n_records=400)
+    with pytest.raises(VrlibError, match="n_games=3 gives fewer than 2 games per side"):
+        _game(n_games=3)
+    with pytest.raises(VrlibError, match="epsilon must be a positive number"):
+        _game(epsilons=(0.0,))
+    with pytest.raises(VrlibError, match="epsilon"):
+        lost.generator_for("synthpop", -1)
+    with pytest.raises(VrlibError, match="out_side"):
+        _game(out_side="other")
+    assert lost.generator_for("synthpop", math.inf) == ("baynet", None)
+    assert lost.generator_for("synthpop", 10) == ("privbayes", {"epsilon": 10.0})
+
+
+def test_profiles_and_paper_values():
+    for profile in ("smoke", "quick", "paper"):
+        s = lost.settings_for(profile)
+        assert s["n_games"] >= 4 and s["n_runs"] == 2
+    assert lost.profile_settings("lost", "paper")["n_games"] == 200
+    paper = lost.paper_values()
+    assert {"quantity", "t", "low", "high", "statement"} <= set(paper.columns)
+    assert paper.loc[paper.t == 0.8, "high"].item() == 0.94
+
+
+def test_bad_input_of_the_experiments_on_adult():
+    from conftest import require_real
+
+    require_real("adult.data", "adult.test")
+    df, schema = lost.load_omega("adult", 4000, 0)
+    settings = lost.settings_for("smoke")
+    game = lost.make_game("adult", df, schema, "baynet", None, settings, seed=0)
+    with pytest.raises(VrlibError, match="D_aux"):
+        lost.compare_games("adult", "baynet", profile="smoke", records=[game.aux_index_[0]], progress=False)
+    with pytest.raises(VrlibError, match="D_aux"):
+        lost.record_across_datasets(game.aux_index_[0], "adult", "baynet", profile="smoke", progress=False)
+    with pytest.raises(VrlibError, match=r"n_records=1000 \(\|D\|\) must be smaller than D_test \(1000 records"):
+        lost.compare_games("adult", "baynet", profile="smoke", n_records=1000, progress=False)
+    with pytest.raises(VrlibError, match="epsilon"):
+        lost.compare_games("adult", "baynet", epsilon=0, profile="smoke", progress=False)
+    with pytest.raises(VrlibError, match="n_datasets"):
+        lost.record_across_datasets(game.test_index_[0], "adult", "baynet", n_datasets=0, profile="smoke")

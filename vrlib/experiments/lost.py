@@ -1,0 +1,491 @@
+"""Lost in the Averages: each record's risk in the traditional and the model-seeded game, with the same attack.
+
+For a fixed dataset D (``n_records`` records of D_test) and records x of D, the query-based
+attack of the achilles family is trained once per record on shadow datasets from D_aux,
+then scored on the test datasets of both games:
+
+* **traditional** (Def. 2): every test dataset is a fresh draw from D_test, plus x (IN) or
+  another record (OUT);
+* **model-seeded** (Def. 3, SPEC §4): IN = D, OUT = D − x + one fixed reference record
+  (``out_side="reference"``, the default and what the figures use) or D − x
+  (``out_side="none"``, the paper's Definition 3 literally, ``n_records - 1`` records);
+  only the generator's seed is fresh.
+
+Per record and game the risk is the AUC (and TPR at 10 % FPR) over the test datasets.
+
+**Noise floor.** Each risk is estimated from finitely many games.  Every game is played
+``n_runs`` times with disjoint, independent draws and seeds (run ``r`` takes the ``r``-th
+slice of the test datasets), with the same attack and the same D: two runs of the *same*
+game disagree only by estimation noise, and their RMSD (:func:`summarise_rmsd`) is the
+floor beside the between-games RMSD.
+
+**What is shared** (and why summaries over records are not averages of independent
+estimates): all records of one D share the model-seeded IN datasets (fitted once), the
+traditional OUT test datasets and the OUT shadow datasets (which never contain x), the
+reference record and D itself.  Errors of different records' risks are therefore
+correlated; a summary over records describes this D and these games, and its variation
+over datasets needs independent root seeds.
+
+Cached per record (namespace ``lost-attacks``): the test labels, scores and run of every
+test dataset of both games; the synthetic datasets themselves go through the games'
+cache (namespace ``synthetic``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import math
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+from tqdm import tqdm
+
+from vrlib import metrics, parallel
+from vrlib.cache import Cache, make_key, source_hash
+from vrlib.errors import VrlibError
+from vrlib.experiments.achilles import _attack_identity, load_omega, make_attack
+from vrlib.experiments.profiles import profile_settings, register
+from vrlib.games import GAME_VERSION, ModelSeededGame, TraditionalGame
+
+FAMILY = "lost"
+GAMES = ("traditional", "model-seeded")
+THRESHOLDS = (0.6, 0.7, 0.8, 0.9)
+OUT_SIDES = {"reference": "fixed", "none": "none"}  # out_side -> ModelSeededGame(reference=...)
+
+register(
+    FAMILY,
+    {
+        # CI: checks that everything runs, numbers meaningless.
+        "smoke": dict(omega_rows=4000, n_targets=4, n_records=100, n_synth=None, n_shadow=20, n_games=10, n_runs=2,
+                      n_queries=2000, sizes=(50, 100), sweep_targets=3, epsilons=(1.0, math.inf), n_datasets=3,
+                      generators=("synthpop", "baynet")),
+        # Default: fits 20 minutes on 2 cores (see the notebook for the measured time).
+        "quick": dict(omega_rows=None, n_targets=100, n_records=1000, n_synth=None, n_shadow=100, n_games=50,
+                      n_runs=2, n_queries=100_000, sizes=(100, 1000), sweep_targets=30,
+                      epsilons=(1.0, 10.0, 100.0, 1000.0, math.inf), n_datasets=15,
+                      generators=("synthpop", "baynet")),
+        # The paper's sizes where its summary gives them (authors' package: 500 + 500 shadow,
+        # 100 + 100 evaluation datasets per record, 1,000 records, 30,000 auxiliary records).
+        "paper": dict(omega_rows=None, n_targets=1000, n_records=1000, n_synth=None, n_shadow=1000, n_games=200,
+                      n_runs=2, n_queries=100_000, sizes=(100, 1000, 10_000), sweep_targets=1000,
+                      epsilons=(1.0, 10.0, 100.0, 1000.0, math.inf), n_datasets=15,
+                      generators=("synthpop", "baynet")),
+    },
+)  # fmt: skip
+
+# What the paper's summary states (papers/004_…txt); low/high bound the stated values.
+_PAPER = [
+    dict(quantity="rmsd", t=np.nan, setting="all settings", low=0.04, high=0.11, statement="RMSD 0.04–0.11"),
+    dict(quantity="miss_rate", t=0.8, setting="Adult, Synthpop", low=np.nan, high=0.94,
+         statement="up to 94 % of high-risk records missed at t = 0.8"),
+    dict(quantity="miss_rate", t=np.nan, setting="all settings", low=0.73, high=0.94, statement="miss rate 0.73–0.94"),
+    dict(quantity="miss_rate", t=0.6, setting="all settings", low=0.20, high=np.nan,
+         statement="above 20 % in every setting at t = 0.6"),
+    dict(quantity="miss_rate", t=0.9, setting="all settings", low=np.nan, high=0.80,
+         statement="up to 80 % at t = 0.9"),
+    dict(quantity="model_seeded_risk_over_15_datasets", t=np.nan, setting="one record", low=0.5, high=0.8,
+         statement="from about 0.5 to 0.8"),
+    dict(quantity="traditional_risk_of_that_record", t=np.nan, setting="one record", low=0.62, high=0.62,
+         statement="0.62"),
+]  # fmt: skip
+
+
+def paper_values() -> pd.DataFrame:
+    """The paper's stated values: ``quantity, t, setting, low, high, statement``."""
+    return pd.DataFrame(_PAPER)
+
+
+# --------------------------------------------------------------------------- settings and the game
+
+
+def pool_sizes(dataset: str, n_rows: int) -> tuple[int, int]:
+    """D_aux and D_test: the authors' 30,000 auxiliary records for the full Adult (the rest, 15,222, is D_test),
+    else half and a quarter of Ω (e.g. the 10,000-record Census subset, the smoke profile's subsets)."""
+    if dataset == "adult" and n_rows == 45_222:
+        return 30_000, 15_222
+    return n_rows // 2, n_rows // 4
+
+
+def _check_settings(settings: dict) -> dict:
+    """Settings with ``n_synth`` filled in, or a VrlibError naming the bad one and its range."""
+    settings = dict(settings)
+    if settings["n_synth"] is None:
+        settings["n_synth"] = settings["n_records"]
+
+    def integer(name, least):
+        v = settings[name]
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < least:
+            raise VrlibError(f"{name} must be an integer of at least {least} (got {v!r})")
+
+    integer("n_records", 2)
+    integer("n_shadow", 4)
+    integer("n_runs", 1)
+    integer("n_targets", 1)
+    if isinstance(settings["n_games"], bool) or not isinstance(settings["n_games"], (int, np.integer)) \
+            or settings["n_games"] < 4:  # fmt: skip
+        raise VrlibError(
+            f"n_games={settings['n_games']!r} gives fewer than 2 games per side (IN / OUT); use n_games >= 4"
+        )
+    for eps in settings["epsilons"]:
+        check_epsilon(eps)
+    integer("n_synth", 1)
+    return settings
+
+
+def settings_for(profile: str = "quick", **overrides) -> dict:
+    """The family's settings under ``profile`` with ``overrides``, checked (``n_synth`` None becomes ``n_records``)."""
+    return _check_settings(profile_settings(FAMILY, profile, **overrides))
+
+
+def check_epsilon(epsilon) -> float:
+    """``epsilon`` as a float if it is a positive number (``math.inf`` = BayNet), else a VrlibError."""
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer, np.floating)) or not epsilon > 0:
+        raise VrlibError(f"epsilon must be a positive number, or math.inf for BayNet (got {epsilon!r})")
+    return float(epsilon)
+
+
+def generator_for(generator: str, epsilon=None) -> tuple[str, dict | None]:
+    """``(name, params)`` of a game's generator: PrivBayes at ``epsilon``, BayNet when it is infinite."""
+    if epsilon is None:
+        return generator, None
+    epsilon = check_epsilon(epsilon)
+    return ("baynet", None) if math.isinf(epsilon) else ("privbayes", {"epsilon": epsilon})
+
+
+def make_game(dataset: str, df: pd.DataFrame, schema, generator: str, generator_params: dict | None,
+              settings: dict, seed: int, out_side: str = "reference", dataset_records=None,
+              n_jobs=None) -> ModelSeededGame:  # fmt: skip
+    """The model-seeded game (which also plays the traditional one) with the profile's sizes.
+
+    ``n_test_datasets`` is ``n_games × n_runs``: run ``r`` plays the ``r``-th slice (see :func:`run_ids`).
+    """
+    if out_side not in OUT_SIDES:
+        raise VrlibError(f"out_side must be one of {sorted(OUT_SIDES)} (got {out_side!r})")
+    n_aux, n_test = pool_sizes(dataset, len(df))
+    if settings["n_records"] >= n_test:
+        raise VrlibError(
+            f"n_records={settings['n_records']} (|D|) must be smaller than D_test ({n_test} records of {dataset}): "
+            f"D is drawn from D_test and the reference record from the rest; choose n_records in [2, {n_test - 1}]"
+        )
+    game = ModelSeededGame(
+        generator, generator_params, reference=OUT_SIDES[out_side], n_aux=n_aux, n_test=n_test,
+        n_records=settings["n_records"], n_synth=settings["n_synth"], n_shadow=settings["n_shadow"],
+        n_test_datasets=settings["n_games"] * settings["n_runs"], seed=seed, n_jobs=n_jobs, progress=False,
+    )  # fmt: skip
+    return game.fit(df, schema, dataset=dataset_records)
+
+
+def check_records(game: ModelSeededGame, records) -> list:
+    """``records`` as a list, or a VrlibError saying which record is not in D and where it is instead."""
+    records = list(records)
+    if not records:
+        raise VrlibError("records is empty; give index labels of records of D (game.dataset_index_)")
+    in_d = set(game.dataset_index_)
+    aux = set(game.aux_index_)
+    for r in records:
+        if r in in_d:
+            continue
+        if r not in game.data_.index:
+            raise VrlibError(f"record {r!r} is not an index label of the data; choose records of D")
+        where = "in D_aux (the attacker's pool)" if r in aux else "not in D"
+        raise VrlibError(f"record {r!r} is {where}; records must be records of D (game.dataset_index_)")
+    if len(set(records)) != len(records):
+        raise VrlibError("records lists a record twice; give distinct index labels")
+    return records
+
+
+def choose_records(game: ModelSeededGame, n_targets: int, seed: int) -> list:
+    """The first ``n_targets`` records of a seeded random order of D (all of D when ``n_targets >= |D|``).
+
+    Smaller selections are subsets of larger ones, so a sweep over fewer records reuses
+    the cached results of a run over more.
+    """
+    d = game.dataset_index_
+    order = np.random.default_rng(parallel.derive_seed(seed, "lost records")).permutation(len(d))
+    return list(d[order[:n_targets]])
+
+
+def run_ids(labels, n_runs: int) -> np.ndarray:
+    """Run of each test dataset: the IN datasets (then the OUT ones) cut into ``n_runs`` consecutive slices.
+
+    Games' test datasets come IN first, then OUT, each stream in draw order, so slice
+    ``r`` of each holds draws and seeds no other slice uses: independent repetitions.
+    """
+    labels = np.asarray(labels)
+    runs = np.empty(len(labels), dtype=np.int64)
+    for label in (1, 0):
+        where = np.flatnonzero(labels == label)
+        for r, part in enumerate(np.array_split(where, n_runs)):
+            runs[part] = r
+    return runs
+
+
+def _code_hash(*functions) -> str:
+    """Hash of the source of the functions that shape a cached result (so editing them invalidates it)."""
+    return hashlib.sha256("".join(inspect.getsource(f) for f in functions).encode()).hexdigest()
+
+
+def attack_records(game: ModelSeededGame, records, settings: dict, seed: int, progress: bool = True) -> dict:
+    """Test labels, scores and runs of both games for each record, from the cache or computed.
+
+    The datasets two or more records need (model-seeded IN, traditional OUT, shadow OUT)
+    are generated first, once, and kept in memory while the records are attacked.
+
+    Returns
+    -------
+    dict
+        record -> ``{"<game>_labels", "<game>_scores", "<game>_runs"}`` for each game of :data:`GAMES`.
+    """
+    cache = Cache(namespace="lost-attacks")
+    schema = game.schema_
+    base = dict(
+        omega=game.fingerprint_, generator=game.factory_.identity, n_aux=game.n_aux, n_test=game.n_test,
+        n_records=game.n_records, n_synth=game.n_synth, n_shadow=game.n_shadow,
+        n_test_datasets=game.n_test_datasets, n_runs=settings["n_runs"], reference=game.reference,
+        dataset=np.asarray(game._dataset), seed=seed, attack=_attack_identity("query", schema, settings),
+        code=_code_hash(attack_records, run_ids, make_game), game_version=GAME_VERSION,
+        game_source=source_hash(ModelSeededGame),
+    )  # fmt: skip
+    keys = {r: make_key(record=str(r), **base) for r in records}
+    out = {}
+    for r, key in keys.items():
+        hit = cache.get(key)
+        if hit is not None:
+            out[r] = hit[0]
+    todo = [r for r in records if r not in out]
+    if not todo:
+        return out
+    plans = {r: (game.shadow_plans(r), TraditionalGame.test_plans(game, r), game.test_plans(r)) for r in todo}
+    uses = Counter(k for ps in plans.values() for k in {p.key for batch in ps for p in batch})
+    shared = {p.key: p for ps in plans.values() for batch in ps for p in batch if uses[p.key] > 1}
+    memo: dict = {}
+    if shared:
+        game._materialise(list(shared.values()), "datasets shared by the records", memo, keep=True)
+    bar = tqdm(todo, desc="attacking records in both games", mininterval=10, disable=not progress)
+    for r in bar:
+        shadow_plans, traditional_plans, seeded_plans = plans[r]
+        target = game.data_.loc[[r]]
+        shadow = game._datasets(shadow_plans, f"shadow datasets of {r}", memo)
+        attack_seed = parallel.derive_seed(seed, "lost attack", str(r))
+        model = make_attack("query", schema, settings, attack_seed).fit(shadow, shadow.labels, target)
+        arrays = {}
+        for name, batch in (("traditional", traditional_plans), ("model-seeded", seeded_plans)):
+            test = game._datasets(batch, f"{name} test datasets of {r}", memo)
+            prefix = name.replace("-", "_")
+            arrays[f"{prefix}_labels"] = test.labels
+            arrays[f"{prefix}_scores"] = np.asarray(model.predict_proba(test), dtype=float)
+            arrays[f"{prefix}_runs"] = run_ids(test.labels, settings["n_runs"])
+        cache.save(keys[r], arrays, meta={"record": str(r)})
+        out[r] = arrays
+    return out
+
+
+def _rows(arrays: dict, record) -> list[dict]:
+    rows = []
+    for name in GAMES:
+        prefix = name.replace("-", "_")
+        labels, scores, runs = (arrays[f"{prefix}_{k}"] for k in ("labels", "scores", "runs"))
+        for r in np.unique(runs):
+            sel = runs == r
+            rows.append(dict(record=record, game=name, run=int(r), n_games=int(sel.sum()),
+                             auc=metrics.auc(labels[sel], scores[sel]),
+                             tpr_at_fpr_10=metrics.tpr_at_fpr(labels[sel], scores[sel], 0.1)))  # fmt: skip
+    return rows
+
+
+# --------------------------------------------------------------------------- experiments
+
+
+def compare_games(dataset: str = "adult", generator: str = "synthpop", *, profile: str = "quick", seed: int = 0,
+                  generator_params: dict | None = None, epsilon=None, records=None, dataset_records=None,
+                  out_side: str = "reference", n_jobs=None, progress: bool = True, **overrides) -> pd.DataFrame:  # fmt: skip
+    """Risk of each record of D in both games, with the same attack; one row per record × game × run.
+
+    Parameters
+    ----------
+    dataset : {"adult", "census"}
+    generator : str
+        Generator name (``synthpop``, ``baynet``, ...); ignored when ``epsilon`` is given.
+    profile : {"smoke", "quick", "paper"}
+    seed : int
+        Root seed: split, D, reference record, every game, the attack.
+    generator_params : dict, optional
+    epsilon : float, optional
+        Use PrivBayes at this ε (``math.inf``: BayNet).
+    records : sequence of index labels, optional
+        Records of D to assess; default ``n_targets`` records of D drawn at random.
+    dataset_records : sequence of index labels, optional
+        The records of D (``n_records`` of D_test); default drawn from D_test.
+    out_side : {"reference", "none"}
+        Model-seeded OUT = D − x + reference record, or D − x (Def. 3).
+    **overrides
+        Profile settings to change (``n_records``, ``n_games``, ...).
+
+    Returns
+    -------
+    DataFrame
+        ``record, game, run, n_games, auc, tpr_at_fpr_10`` plus the setting (``dataset,
+        generator, epsilon, n_records, out_side, profile, seed``).
+    """
+    settings = settings_for(profile, **overrides)
+    if epsilon is not None:
+        generator, generator_params = generator_for(generator, epsilon)
+    df, schema = load_omega(dataset, settings["omega_rows"], seed)
+    game = make_game(dataset, df, schema, generator, generator_params, settings, seed, out_side, dataset_records,
+                     n_jobs)  # fmt: skip
+    records = choose_records(game, settings["n_targets"], seed) if records is None else check_records(game, records)
+    results = attack_records(game, records, settings, seed, progress)
+    out = pd.DataFrame([row for r in records for row in _rows(results[r], r)])
+    eps = (generator_params or {}).get("epsilon", math.inf if generator == "baynet" else np.nan)
+    out = out.assign(dataset=dataset, generator=generator, epsilon=float(eps), n_records=settings["n_records"],
+                     out_side=out_side, profile=profile, seed=seed)  # fmt: skip
+    return out
+
+
+def record_across_datasets(record, dataset: str = "adult", generator: str = "synthpop", *, n_datasets: int | None = None,
+                           profile: str = "quick", seed: int = 0, generator_params: dict | None = None,
+                           out_side: str = "reference", n_jobs=None, progress: bool = True,
+                           **overrides) -> pd.DataFrame:  # fmt: skip
+    """One record placed in ``n_datasets`` different datasets D (the paper's 15): its risk in both games in each.
+
+    D_j = the record + ``n_records - 1`` records of D_test drawn with a seed of ``(seed, record, j)``.
+    The split, the shadow datasets and the attack are the same for every D_j, and so is
+    the traditional game (it never looks at D): its risk is one number, repeated.
+
+    Returns
+    -------
+    DataFrame
+        As :func:`compare_games`, plus ``dataset_id`` (j).
+    """
+    settings = settings_for(profile, **overrides)
+    n_datasets = settings["n_datasets"] if n_datasets is None else n_datasets
+    if isinstance(n_datasets, bool) or not isinstance(n_datasets, (int, np.integer)) or n_datasets < 1:
+        raise VrlibError(f"n_datasets must be a positive integer (got {n_datasets!r})")
+    df, schema = load_omega(dataset, settings["omega_rows"], seed)
+    probe = make_game(dataset, df, schema, generator, generator_params, settings, seed, out_side, n_jobs=n_jobs)
+    if record not in set(probe.test_index_):
+        where = "in D_aux (the attacker's pool)" if record in set(probe.aux_index_) else "not in the data"
+        raise VrlibError(f"record {record!r} is {where}; choose a record of D_test (game.test_index_)")
+    others = probe.test_index_[probe.test_index_ != record]
+    parts = []
+    for j in tqdm(range(n_datasets), desc="datasets", disable=not progress):
+        rng = np.random.default_rng(parallel.derive_seed(seed, "lost dataset", str(record), j))
+        chosen = [record, *others[rng.choice(len(others), size=settings["n_records"] - 1, replace=False)]]
+        part = compare_games(dataset, generator, profile=profile, seed=seed, generator_params=generator_params,
+                             records=[record], dataset_records=chosen, out_side=out_side, n_jobs=n_jobs,
+                             progress=False, **overrides)  # fmt: skip
+        parts.append(part.assign(dataset_id=j))
+    return pd.concat(parts, ignore_index=True)
+
+
+# --------------------------------------------------------------------------- summaries
+
+
+def risks(results: pd.DataFrame, metric: str = "auc") -> pd.DataFrame:
+    """One row per record, one column per ``(game, run)``: the risk estimates side by side."""
+    return results.pivot_table(index="record", columns=["game", "run"], values=metric, aggfunc="first")
+
+
+def _groups(results: pd.DataFrame, by):
+    """``(setting dict, results of that setting)`` for each setting."""
+    by = list(by)
+    if not by:
+        yield {}, results
+        return
+    for key, part in results.groupby(by, sort=False):
+        yield dict(zip(by, key if isinstance(key, tuple) else (key,))), part
+
+
+def summarise_rmsd(results: pd.DataFrame, by=(), metric: str = "auc") -> pd.DataFrame:
+    """RMSD between the games and its noise floor, per setting.
+
+    Columns: ``rmsd`` (traditional vs model-seeded, run 0 of each), ``floor_traditional``
+    and ``floor_model_seeded`` (run 0 vs run 1 of the same game), ``floor`` =
+    ``sqrt((floor_traditional² + floor_model_seeded²) / 2)``, the RMSD two games with
+    identical risks would show from estimation noise alone, ``rmsd_beyond_noise`` =
+    ``sqrt(max(0, rmsd² − floor²))``, the mean risks, ``n_targets`` (records assessed),
+    ``n_games`` (per run).
+    """
+    rows = []
+    for setting, part in _groups(results, by):
+        w = risks(part, metric)
+        t0, m0 = w[("traditional", 0)], w[("model-seeded", 0)]
+        row = dict(setting, rmsd=metrics.rmsd(t0, m0))
+        if ("traditional", 1) in w and ("model-seeded", 1) in w:
+            ft, fm = metrics.rmsd(t0, w[("traditional", 1)]), metrics.rmsd(m0, w[("model-seeded", 1)])
+            floor = float(np.sqrt((ft**2 + fm**2) / 2))
+            beyond = float(np.sqrt(max(0.0, row["rmsd"] ** 2 - floor**2)))
+        else:
+            ft = fm = floor = beyond = np.nan
+        row.update(floor_traditional=ft, floor_model_seeded=fm, floor=floor, rmsd_beyond_noise=beyond,
+                   mean_traditional=float(t0.mean()), mean_model_seeded=float(m0.mean()), n_targets=len(w),
+                   n_games=int(part["n_games"].min()))  # fmt: skip
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def summarise_miss(results: pd.DataFrame, by=(), thresholds=THRESHOLDS, metric: str = "auc") -> pd.DataFrame:
+    """Miss rate at each threshold, and the miss rate noise alone produces, per setting × t.
+
+    Columns: ``t``, ``n_high`` (records with model-seeded risk ``>= t``, run 0),
+    ``n_high_traditional`` (the same in the traditional game), ``miss_rate`` (of the
+    ``n_high`` records, the share the traditional game, run 0, puts below t; NaN when
+    ``n_high`` is 0) and ``miss_rate_noise`` (the same with run 1 of the model-seeded
+    game in place of the traditional game: what two runs of one game disagree on).
+    """
+    thresholds = [metrics.check_threshold(t) for t in thresholds]
+    rows = []
+    for setting, part in _groups(results, by):
+        w = risks(part, metric)
+        t0, m0 = w[("traditional", 0)], w[("model-seeded", 0)]
+        m1 = w[("model-seeded", 1)] if ("model-seeded", 1) in w else None
+        for t in thresholds:
+            rows.append(dict(setting, t=t, n_high=int((m0 >= t).sum()), n_high_traditional=int((t0 >= t).sum()),
+                             miss_rate=metrics.miss_rate(m0, t0, t),
+                             miss_rate_noise=metrics.miss_rate(m0, m1, t) if m1 is not None else np.nan))  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _paper(quantity: str) -> dict:
+    return next(p for p in _PAPER if p["quantity"] == quantity)
+
+
+def paper_miss_rate(t: float) -> str:
+    """What the paper's summary says about the miss rate at threshold ``t`` (and over all thresholds)."""
+    rows = [p for p in _PAPER if p["quantity"] == "miss_rate" and (p["t"] == t or np.isnan(p["t"]))]
+    return "; ".join(p["statement"] for p in rows)
+
+
+def table_rmsd_vs_paper(summary: pd.DataFrame) -> pd.DataFrame:
+    """:func:`summarise_rmsd` with the paper's RMSD range beside ours (``paper_low``, ``paper_high``)."""
+    rmsd = _paper("rmsd")
+    return summary.assign(paper_low=rmsd["low"], paper_high=rmsd["high"])
+
+
+def table_miss_vs_paper(summary: pd.DataFrame) -> pd.DataFrame:
+    """:func:`summarise_miss` with the paper's statements about the miss rate at each t beside ours."""
+    return summary.assign(paper=[paper_miss_rate(t) for t in summary["t"]])
+
+
+def summarise_across_datasets(results: pd.DataFrame, metric: str = "auc") -> pd.DataFrame:
+    """One record in several datasets D (:func:`record_across_datasets`): the spread of its model-seeded risk.
+
+    Columns: ``traditional`` (its one traditional risk, run 0), ``model_seeded_min``,
+    ``model_seeded_max``, ``model_seeded_mean`` (run 0 over the datasets),
+    ``between_datasets_sd`` (sd of run 0 over the datasets), ``noise_sd`` (sd of one
+    run's estimate, from run 0 vs run 1 in each dataset: ``sqrt(mean((r0 − r1)²) / 2)``),
+    ``n_datasets``, and the paper's values.
+    """
+    wide = results.pivot_table(index="dataset_id", columns=["game", "run"], values=metric, aggfunc="first")
+    m0 = wide[("model-seeded", 0)]
+    noise = np.sqrt(np.mean((m0 - wide[("model-seeded", 1)]) ** 2) / 2) if ("model-seeded", 1) in wide else np.nan
+    return pd.DataFrame([dict(
+        record=results["record"].iloc[0], traditional=float(wide[("traditional", 0)].iloc[0]),
+        model_seeded_min=float(m0.min()), model_seeded_max=float(m0.max()), model_seeded_mean=float(m0.mean()),
+        between_datasets_sd=float(m0.std(ddof=1)) if len(m0) > 1 else np.nan, noise_sd=float(noise),
+        n_datasets=len(m0), paper_model_seeded_low=_paper("model_seeded_risk_over_15_datasets")["low"],
+        paper_model_seeded_high=_paper("model_seeded_risk_over_15_datasets")["high"],
+        paper_traditional=_paper("traditional_risk_of_that_record")["low"],
+    )])  # fmt: skip
