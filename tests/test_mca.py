@@ -18,6 +18,7 @@ def test_preprocessing_reproduces_the_papers_columns_and_split():
     out, s = preprocess_adult_mca(df, schema)
     # 1 numerical feature; 12 categorical columns, the binary label among them (the authors' 13 columns)
     assert s.continuous == ("age",) and len(s.categorical) == 12 and "income" in s.categorical
+    assert s.domain("age") == schema.domain("age")  # PrivBayes needs a public domain for age
     assert "fnlwgt" not in out.columns and "education" not in out.columns
     levels = {c: len(out[c].cat.categories) for c in s.categorical}
     assert levels == {"workclass": 7, "education-num": 16, "marital-status": 2, "occupation": 14, "relationship": 6,

@@ -619,7 +619,8 @@ def preprocess_adult_mca(df: pd.DataFrame, schema: Schema) -> tuple[pd.DataFrame
     out["hours-per-week"] = np.searchsorted(edges[1:-1], hours, side="right")
     out["native-country"] = np.where(df["native-country"].astype(str) == "United-States", "US", "Non-US")
     out["income"] = df["income"].astype(str)
-    new_schema = Schema([c for c in out.columns if c != "age"], ["age"])
+    # age keeps the input schema's public domain, so PrivBayes stays ε-DP on the pre-processed table.
+    new_schema = Schema([c for c in out.columns if c != "age"], ["age"], dict(schema.subset(["age"]).domains))
     return prepare(out, new_schema), new_schema
 
 
