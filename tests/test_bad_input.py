@@ -328,7 +328,7 @@ _SPAWN_WORKERS = textwrap.dedent(
     open("../kernel.pid", "w").write(str(os.getpid()))
     def work(i):
         open(f"../worker{i}.pid", "w").write(str(os.getpid()))
-        time.sleep(120)
+        time.sleep(600)
     Parallel(n_jobs=2, backend="loky")(delayed(work)(i) for i in range(2))
     """
 )
@@ -357,7 +357,7 @@ def test_ctrl_c_stops_the_notebook_its_kernel_and_workers(skeleton):
     pids = [int(f.read_text()) for f in pid_files]
     proc.send_signal(signal.SIGINT)
     try:
-        out, err = proc.communicate(timeout=30)
+        out, err = proc.communicate(timeout=120)  # generous: the run is slow on a loaded machine; a hang lasts 600 s
     except subprocess.TimeoutExpired:
         proc.kill()
         for pid in pids:
