@@ -361,10 +361,9 @@ def test_grouped_forward_is_the_network_forward():
         nets.append(TargetAttentionNet(pre.records.shape[2]).eval())
     grouped = GroupedAttentionNet(nets, sum(widths)).eval()
     g = len(nets)
-    offset = (torch.arange(g) * sum(widths)).view(g, 1, 1, 1)
     stack = lambda a: torch.from_numpy(np.stack([a] * g))  # noqa: E731
     with torch.no_grad():
-        logits = grouped(stack(codes) + offset, stack(dense), stack(pre.mask), stack(pre.target))
+        logits = grouped(stack(codes), stack(dense), stack(pre.mask), stack(pre.target))
         for k, net in enumerate(nets):
             expected = net(*(torch.from_numpy(v) for v in (pre.records, pre.mask, pre.target)))
             torch.testing.assert_close(logits[k], expected, rtol=1e-5, atol=1e-6)
@@ -381,8 +380,7 @@ def test_grouped_training_equals_training_each_target_alone():
     params = dict(top_x=10, max_epochs=30, patience=2, batch_size=20)
     games = [_game(120, seed=30 + k, planted=k != 1) for k in range(3)]
     alone = [AttentionAttack(BIG_SCHEMA, seed=k, **params).fit(d, y, t) for k, (d, y, t) in enumerate(games)]
-    together = fit_attacks([AttentionAttack(BIG_SCHEMA, seed=k, **params) for k in range(3)],
-                           [d for d, _, _ in games], [y for _, y, _ in games], [t for _, _, t in games])  # fmt: skip
+    together = fit_attacks((AttentionAttack(BIG_SCHEMA, seed=k, **params), d, y, t) for k, (d, y, t) in enumerate(games))
     assert together[0].timings_["group_size"] == 3
     test, _, _ = _game(40, seed=40)
     for a, b in zip(alone, together):
@@ -399,10 +397,11 @@ def test_fit_attacks_groups_only_alike_attacks():
     from vrlib.attacks.attention import fit_attacks
 
     d, y, t = _game(60, seed=50)
-    attacks = [AttentionAttack(BIG_SCHEMA, top_x=x, max_epochs=2, seed=0) for x in (5, 8, 5)]
-    fit_attacks(attacks, [d] * 3, [y] * 3, [t] * 3, max_group=1)
-    assert [a.timings_["group_size"] for a in attacks] == [1, 1, 1]
-    fit_attacks(attacks, [d] * 3, [y] * 3, [t] * 3)
-    assert [a.timings_["group_size"] for a in attacks] == [2, 1, 2]
-    with pytest.raises(VrlibError, match="one list entry"):
-        fit_attacks(attacks, [d] * 2, [y] * 3, [t] * 3)
+    attacks = [AttentionAttack(BIG_SCHEMA, top_x=x, max_epochs=2, seed=0) for x in (5, 8, 5, 5)]
+    fit_attacks([(a, d, y, t) for a in attacks], max_group=1)
+    assert [a.timings_["group_size"] for a in attacks] == [1, 1, 1, 1]
+    fitted = fit_attacks([(a, d, y, t) for a in attacks], max_group=2)
+    assert fitted == attacks
+    assert [a.timings_["group_size"] for a in attacks] == [2, 1, 2, 1]
+    with pytest.raises(VrlibError, match="must be a tuple"):
+        fit_attacks([(attacks[0], d, y)])

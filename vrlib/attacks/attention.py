@@ -737,7 +737,7 @@ class AttentionAttack:
         --------
         fit_attacks : trains many targets' attacks at once, each with the result it gets here.
         """
-        fit_attacks([self], [synthetic_datasets], [labels], [target])
+        fit_attacks([(self, synthetic_datasets, labels, target)])
         return self
 
     def _prepare(self, synthetic_datasets, labels, target: pd.DataFrame) -> dict:
@@ -818,7 +818,7 @@ class AttentionAttack:
             return self.model_.attention(records, mask, target).cpu().numpy().astype(np.float64)
 
 
-def fit_attacks(attacks, synthetic_datasets, labels, targets, max_group: int = 16) -> list:
+def fit_attacks(jobs, max_group: int = 16) -> list:
     """Fit many targets' attacks at once: what ``attack.fit`` does for each, trained as grouped models.
 
     The attacks whose shapes and settings agree (those of one game's targets) are trained
@@ -828,32 +828,37 @@ def fit_attacks(attacks, synthetic_datasets, labels, targets, max_group: int = 1
 
     Parameters
     ----------
-    attacks : list of AttentionAttack
-        Unfitted attacks, one per target (seeds may differ).
-    synthetic_datasets, labels, targets : lists
-        Per attack, the arguments of :meth:`AttentionAttack.fit`.
+    jobs : iterable of (AttentionAttack, synthetic_datasets, labels, target)
+        Per target, an unfitted attack (seeds may differ) and the arguments of its
+        :meth:`AttentionAttack.fit`.  Consumed lazily: each job's datasets are
+        preprocessed as it comes and not kept, and a group is trained as soon as it is
+        full, so a generator of jobs keeps at most one group's inputs in memory.
     max_group : int
-        Most targets trained together (memory grows with it: about 40 MB per target at
-        the paper's 4,000 shadow datasets on Adult).
+        Most targets trained together (memory grows with it: about 40 MB of inputs per
+        target at the paper's 4,000 shadow datasets on Adult).
 
     Returns
     -------
     list of AttentionAttack
-        The same attacks, fitted.
+        The attacks, fitted, in the order of ``jobs``.
     """
-    attacks = list(attacks)
-    if not (len(attacks) == len(synthetic_datasets) == len(labels) == len(targets)):
-        raise VrlibError("fit_attacks needs one list entry of datasets, labels and target per attack")
     if not isinstance(max_group, (int, np.integer)) or max_group < 1:
         raise VrlibError(f"max_group must be a positive integer, got {max_group!r}")
-    prepared = [a._prepare(d, y, t) for a, d, y, t in zip(attacks, synthetic_datasets, labels, targets)]
-    groups: dict = {}
-    for i, (attack, prep) in enumerate(zip(attacks, prepared)):
-        groups.setdefault(attack._group_key(prep), []).append(i)
-    for members in groups.values():
-        for start in range(0, len(members), max_group):
-            _train_members([attacks[i] for i in members[start : start + max_group]],
-                           [prepared[i] for i in members[start : start + max_group]])  # fmt: skip
+    attacks, pending = [], {}
+    for job in jobs:
+        if not (isinstance(job, tuple) and len(job) == 4 and isinstance(job[0], AttentionAttack)):
+            raise VrlibError("each job of fit_attacks must be a tuple (AttentionAttack, synthetic_datasets, labels, target)")
+        attack, datasets, labels, target = job
+        prepared = attack._prepare(datasets, labels, target)
+        attacks.append(attack)
+        members = pending.setdefault(attack._group_key(prepared), [])
+        members.append((attack, prepared))
+        if len(members) == max_group:
+            _train_members(*zip(*members))
+            members.clear()
+    for members in pending.values():
+        if members:
+            _train_members(*zip(*members))
     return attacks
 
 
