@@ -561,9 +561,12 @@ class AttentionAttack:
 
     Notes
     -----
-    Training works in a forked RNG state seeded with ``seed`` (and, by default, under
-    deterministic algorithms), restoring the global settings afterwards, so the same
-    seed on the same machine gives the same predictions.
+    Everything random comes from ``seed``: the initial weights (built in a forked
+    torch RNG state), the validation split and batch order (a numpy generator) and the
+    dropout masks (the attack's own ``torch.Generator``); training runs by default under
+    deterministic algorithms, and global settings are restored afterwards, so the same
+    seed on the same machine gives the same predictions, whether the attack is fitted
+    alone or with others by :func:`fit_attacks`.
     """
 
     def __init__(
