@@ -1,37 +1,44 @@
-"""Benchmark: time per target of the target attention attack (preprocessing, training, prediction).
+"""Benchmark: time per target of the target attention attack at the paper's size, grouped vs alone vs before.
 
-Two sizes, on Adult with synthetic datasets of 1,000 records:
+On Adult, one target, 4,000 shadow + 200 test synthetic datasets of 1,000 records
+(the paper's sizes), top_x = 100, batch 20, 500 epochs.  Three ways of training are
+timed in this process on the same preprocessed data:
 
-* quick: 500 shadow + 100 test datasets, trained for ``--quick-epochs`` epochs (default
-  the paper's 500, measured in full, no early stopping);
-* paper: 4,000 shadow + 200 test datasets; preprocessing and prediction are measured in
-  full, training for ``--paper-epochs`` epochs only (default 5) and the time of 500
-  epochs extrapolated linearly from the measured time per epoch (each epoch does the
-  same work: the same batches and one validation pass).
+* ``before``: the training loop the project had before grouped training (one
+  :class:`~vrlib.attacks.attention.TargetAttentionNet`, dense one-hot inputs,
+  ``nn.Dropout``, a ``loss.item()`` per step), kept here as the yardstick;
+* ``single``: :class:`~vrlib.attacks.attention.AttentionAttack` training one target alone;
+* ``grouped``: ``--group`` targets trained together as one stacked model
+  (:func:`vrlib.attacks.attention.fit_attacks`'s path), time divided by the group size.
 
-The synthetic datasets are *bootstrap samples of Adult rows*, not generator output: an
-IN dataset is 999 rows drawn with replacement plus the target, an OUT dataset 1,000
-rows drawn with replacement.  The attack's cost depends only on the number of datasets,
-their size and ``top_x`` (not on the generator), so this measures what a game would
-cost without fitting 4,800 generators.  The AUC printed is that of this (very leaky)
-bootstrap "generator", a sanity check only (the copied target is at distance 0, the
-nearest OUT record typically at ~0.003, a small gap in the raw distance feature).
+Training runs a few epochs only (``--epochs``, ``--before-epochs``) and the time of 500
+epochs is extrapolated linearly from the measured time per epoch (every epoch does the
+same work: the same number of batches and one validation pass).  Everything is timed in
+CPU seconds of this process (``time.process_time``, one thread), which the other work
+of a shared machine inflates far less than wall time.  Preprocessing (encoder
+fit + the 100 closest unique records of each shadow dataset) and prediction of the test
+datasets are measured in full, once, and added to each way's training time.
 
-Preprocessing is timed both from lists of DataFrames and from the integer-coded batches
-that :mod:`vrlib.games` produces (``SyntheticDatasets``).  Training uses one CPU thread
-(the attack's default); the load average of the machine is reported, since other work
-on a shared machine slows every figure down.
+The synthetic datasets are *bootstrap samples of Adult rows*, not generator output (IN:
+999 rows + the target, OUT: 1,000 rows): the attack's cost depends only on the number and
+size of the datasets and on ``top_x``, so this measures a game's cost without fitting
+4,200 generators.  The group's targets share these datasets (with their own seeds), which
+costs the same as their own datasets would.  Training uses one CPU thread (the attack's
+default); the load average is printed, since other work on a shared machine slows every
+figure down (the ratios are measured side by side and hold).
 
 Usage::
 
-    VRLIB_DATA_DIR=... python benchmarks/bench_attention.py [--quick-epochs 500] [--paper-epochs 5]
+    VRLIB_DATA_DIR=... python benchmarks/bench_attention.py [--epochs 3] [--before-epochs 2] [--group 16]
 
-The last printed line is one JSON object of the measured figures.
+The last printed line is one JSON object; ``paper_s_per_target`` (grouped) and
+``paper_s_per_target_single`` are read by other tools.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import time
@@ -39,12 +46,15 @@ import time
 import numpy as np
 import pandas as pd
 import torch
+from torch import nn
 
 import vrlib
-from vrlib.attacks.attention import AttentionAttack, preprocess
+from vrlib.attacks.attention import AttentionAttack, TargetAttentionNet
+from vrlib.attacks.attention_training import train_group
 from vrlib.cache import encode_table
 from vrlib.games import SyntheticDatasets
 from vrlib.metrics import auc
+from vrlib.torch_setup import resolve_device, torch_threads
 
 PAPER_EPOCHS = 500
 
@@ -68,109 +78,134 @@ def as_batch(frames, labels, df, schema):
     return SyntheticDatasets.from_arrays(arrays, labels, schema, cats, tuple(df.columns))
 
 
-def run_size(name, df, schema, target, n_shadow, n_test, epochs, args, rng):
-    print(f"\n[{name}] {n_shadow} shadow + {n_test} test datasets of {args.records} records, {epochs} epochs")
-    shadow, y_shadow = bootstrap_game(df, target, n_shadow, args.records, rng)
-    test, y_test = bootstrap_game(df, target, n_test, args.records, rng)
-    shadow_batch = as_batch(shadow, y_shadow, df, schema)
-    test_batch = as_batch(test, y_test, df, schema)
-
-    attack = AttentionAttack(schema, max_epochs=epochs, patience=None, lr=args.lr, seed=args.seed)
-    t0 = time.perf_counter()
-    attack.fit(shadow_batch, None, target)
-    fit_s = time.perf_counter() - t0
-    pre_fit = attack.timings_["preprocess"]  # encoder fit + preprocessing of the shadow datasets
-    train_s = attack.timings_["train"]
-    per_epoch = train_s / attack.n_epochs_
-
-    # Preprocessing alone, both input forms, with the fitted encoder (shadow datasets).
-    t0 = time.perf_counter()
-    pre_frames = preprocess(shadow, target, attack.encoder_, attack.top_x)
-    pre_frames_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    pre_batch = preprocess(shadow_batch, target, attack.encoder_, attack.top_x)
-    pre_batch_s = time.perf_counter() - t0
-    assert np.array_equal(pre_frames.records, pre_batch.records), "the two input forms disagree"
-
-    t0 = time.perf_counter()
-    attack.transform(test_batch)
-    pre_test_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    proba = attack.predict_proba(test_batch)
-    predict_s = time.perf_counter() - t0
-    test_auc = auc(y_test, proba)
-
-    extrapolated = epochs < PAPER_EPOCHS
-    train_500 = per_epoch * PAPER_EPOCHS
-    out = {
-        "n_shadow": n_shadow,
-        "n_test": n_test,
-        "records_per_dataset": args.records,
-        "n_features": attack.n_features_,
-        "device": str(attack.device_),
-        "fit_preprocess_s": round(pre_fit, 3),
-        "preprocess_shadow_frames_s": round(pre_frames_s, 3),
-        "preprocess_shadow_batch_s": round(pre_batch_s, 3),
-        "preprocess_ms_per_dataset_frames": round(1000 * pre_frames_s / n_shadow, 3),
-        "preprocess_ms_per_dataset_batch": round(1000 * pre_batch_s / n_shadow, 3),
-        "epochs_measured": attack.n_epochs_,
-        "train_measured_s": round(train_s, 3),
-        "s_per_epoch": round(per_epoch, 4),
-        "train_500_epochs_s": round(train_500, 1),
-        "train_500_epochs_extrapolated": extrapolated,
-        "preprocess_test_s": round(pre_test_s, 3),
-        "predict_test_s": round(predict_s, 3),
-        "per_target_500_epochs_s": round(pre_fit + train_500 + predict_s, 1),
-        "test_auc_bootstrap": round(test_auc, 4),
-    }
-    how = "extrapolated from" if extrapolated else "measured over"
-    print(f"  fit total {fit_s:.2f} s: encoder + preprocessing {pre_fit:.2f} s, training {train_s:.2f} s "
-          f"({attack.n_epochs_} epochs, {per_epoch:.3f} s/epoch)")  # fmt: skip
-    print(f"  preprocessing alone: {out['preprocess_ms_per_dataset_frames']} ms/dataset from DataFrames, "
-          f"{out['preprocess_ms_per_dataset_batch']} ms/dataset from an encoded batch")  # fmt: skip
-    print(f"  500 epochs of training: {train_500:.1f} s ({how} {attack.n_epochs_} epochs)")
-    print(f"  prediction of {n_test} test datasets: {predict_s:.2f} s (of which preprocessing {pre_test_s:.2f} s)")
-    print(f"  per target with 500 epochs: {out['per_target_500_epochs_s']} s; bootstrap AUC {test_auc:.3f}")
-    return out
+def train_before(attack, pre, y, train_idx, val_idx, epochs, seed):
+    """The per-target training loop the project had before grouped training (the yardstick)."""
+    rng = np.random.default_rng(seed)
+    records, mask, target = (torch.from_numpy(v) for v in (pre.records, pre.mask, pre.target))
+    y = torch.from_numpy(y.astype(np.float32))
+    torch.manual_seed(seed)
+    model = TargetAttentionNet(records.shape[2])
+    optimiser = torch.optim.Adamax(model.parameters(), lr=attack.lr)
+    loss_fn = nn.BCEWithLogitsLoss()
+    val_t = torch.from_numpy(val_idx)
+    best = np.inf
+    for _ in range(epochs):
+        model.train()
+        order = torch.from_numpy(rng.permutation(train_idx))
+        total = 0.0
+        for i in range(0, len(order), attack.batch_size):
+            batch = order[i : i + attack.batch_size]
+            optimiser.zero_grad()
+            loss = loss_fn(model(records[batch], mask[batch], target), y[batch])
+            loss.backward()
+            optimiser.step()
+            total += loss.item() * len(batch)
+        model.eval()
+        with torch.no_grad():
+            val = loss_fn(model(records[val_t], mask[val_t], target), y[val_t]).item()
+        if val < best:
+            best, _ = val, copy.deepcopy(model.state_dict())
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n-shadow", type=int, default=4000, help="shadow datasets (paper: 4,000)")
+    parser.add_argument("--n-test", type=int, default=200, help="test datasets (paper: 200)")
     parser.add_argument("--records", type=int, default=1000, help="records per synthetic dataset")
-    parser.add_argument("--quick-epochs", type=int, default=PAPER_EPOCHS, help="epochs trained at the quick size")
-    parser.add_argument("--paper-epochs", type=int, default=5, help="epochs trained at the paper size (then extrapolated)")
-    parser.add_argument("--skip-paper", action="store_true", help="only the quick size")
-    parser.add_argument("--lr", type=float, default=1e-3, help="Adamax learning rate (the attack's default 1e-3)")
+    parser.add_argument("--epochs", type=int, default=3, help="epochs timed for the new ways (then extrapolated)")
+    parser.add_argument("--before-epochs", type=int, default=2, help="epochs timed for the old loop")
+    parser.add_argument("--group", type=int, default=16, help="targets trained together")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
 
     df, schema = vrlib.load("adult")
     rng = np.random.default_rng(args.seed)
     target = df.iloc[[int(rng.integers(len(df)))]]
-    load_before = os.getloadavg()
-    print(f"Adult, target row {target.index[0]}; torch {torch.__version__}, {os.cpu_count()} CPUs, "
-          f"load average {load_before[0]:.2f}")  # fmt: skip
+    device = resolve_device("auto")
+    load_start = os.getloadavg()[0]
+    print(f"Adult, target row {target.index[0]}; torch {torch.__version__}, {os.cpu_count()} CPUs, device {device}, "
+          f"load average {load_start:.2f}")  # fmt: skip
+    print(f"{args.n_shadow} shadow + {args.n_test} test bootstrap datasets of {args.records} records")
+    shadow, y_shadow = bootstrap_game(df, target, args.n_shadow, args.records, rng)
+    test, y_test = bootstrap_game(df, target, args.n_test, args.records, rng)
+    shadow_batch = as_batch(shadow, y_shadow, df, schema)
+    test_batch = as_batch(test, y_test, df, schema)
+    del shadow, test
+
+    # Warm-up, not timed: the first training in a process imports part of torch's compiler stack.
+    warm, y_warm = bootstrap_game(df, target, 20, args.records, rng)
+    AttentionAttack(schema, max_epochs=1, seed=args.seed).fit(warm, y_warm, target)
+
+    # Preprocessing and prediction, through the public API (1 epoch of training, not used).
+    attack = AttentionAttack(schema, max_epochs=1, patience=None, seed=args.seed)
+    attack.fit(shadow_batch, None, target)
+    t0 = time.process_time()
+    prepared = attack._prepare(shadow_batch, None, target)  # encoder + preprocessing, as fit does
+    preprocess_s = time.process_time() - t0
+    t0 = time.process_time()
+    proba = attack.predict_proba(test_batch)
+    predict_s = time.process_time() - t0
+    print(f"preprocessing (encoder + 100 closest of {args.n_shadow} datasets): {preprocess_s:.2f} s; "
+          f"prediction of {args.n_test} test datasets: {predict_s:.2f} s")  # fmt: skip
+
+    # Training, alone and grouped: the same preprocessed inputs for every member, each with its own seed.
+
+    def train_s_per_epoch(group):
+        nets = []
+        for s in range(group):
+            torch.manual_seed(s)
+            nets.append(TargetAttentionNet(attack.n_features_))
+        t0 = time.process_time()
+        with torch_threads(1):
+            train_group(nets, [prepared["inputs"]] * group, [prepared["y"]] * group, [prepared["split"]] * group,
+                        [np.random.default_rng(s) for s in range(group)], list(range(group)),
+                        n_onehot=prepared["n_onehot"], lr=attack.lr, batch_size=attack.batch_size,
+                        max_epochs=args.epochs, patience=None, eval_batch_size=attack.eval_batch_size,
+                        device=device)  # fmt: skip
+        return (time.process_time() - t0) / args.epochs / group
+
+    single_epoch_s = train_s_per_epoch(1)
+    print(f"single: {single_epoch_s:.3f} s/epoch over {args.epochs} epochs")
+    grouped_epoch_s = train_s_per_epoch(args.group)
+    print(f"grouped ({args.group} targets): {grouped_epoch_s:.4f} s/epoch per target over {args.epochs} epochs")
+
+    # Before: the old loop, same data, CPU, one thread.
+    pre = attack.transform(shadow_batch)
+    t0 = time.process_time()
+    with torch_threads(1):
+        train_before(attack, pre, prepared["y"], *prepared["split"], args.before_epochs, args.seed)
+    before_epoch_s = (time.process_time() - t0) / args.before_epochs
+    print(f"before: {before_epoch_s:.3f} s/epoch over {args.before_epochs} epochs")
+
+    def per_target(epoch_s):
+        return preprocess_s + PAPER_EPOCHS * epoch_s + predict_s
 
     result = {
         "data": "bootstrap samples of Adult rows (IN: 999 + target, OUT: 1000), not generator output",
         "torch": torch.__version__,
         "cpus": os.cpu_count(),
+        "device": str(device),
         "torch_threads": 1,
-        "top_x": 100,
-        "lr": args.lr,
-        "load_average_start": round(load_before[0], 2),
+        "n_shadow": args.n_shadow,
+        "n_test": args.n_test,
+        "group": args.group,
+        "preprocess_s": round(preprocess_s, 3),
+        "predict_s": round(predict_s, 3),
+        "s_per_epoch_before": round(before_epoch_s, 4),
+        "s_per_epoch_single": round(single_epoch_s, 4),
+        "s_per_epoch_grouped_per_target": round(grouped_epoch_s, 5),
+        "epochs_extrapolated_to": PAPER_EPOCHS,
+        "paper_s_per_target_before": round(per_target(before_epoch_s), 1),
+        "paper_s_per_target_single": round(per_target(single_epoch_s), 1),
+        "paper_s_per_target": round(per_target(grouped_epoch_s), 1),
+        "speedup_single_vs_before": round(before_epoch_s / single_epoch_s, 2),
+        "speedup_grouped_vs_before": round(before_epoch_s / grouped_epoch_s, 2),
+        "test_auc_bootstrap": round(auc(y_test, proba), 4),
+        "load_average_start": round(load_start, 2),
+        "load_average_end": round(os.getloadavg()[0], 2),
     }
-    # Warm-up, not timed: the first training in a process imports part of torch's
-    # compiler stack (torch.use_deterministic_algorithms), a one-off cost of seconds.
-    t0 = time.perf_counter()
-    warm, y_warm = bootstrap_game(df, target, 20, args.records, rng)
-    AttentionAttack(schema, max_epochs=1, seed=args.seed).fit(warm, y_warm, target)
-    result["warm_up_s"] = round(time.perf_counter() - t0, 3)
-    print(f"warm-up (one-off imports, 20 datasets, 1 epoch): {result['warm_up_s']} s")
-    result["quick"] = run_size("quick", df, schema, target, 500, 100, args.quick_epochs, args, rng)
-    if not args.skip_paper:
-        result["paper"] = run_size("paper", df, schema, target, 4000, 200, args.paper_epochs, args, rng)
-    result["load_average_end"] = round(os.getloadavg()[0], 2)
+    print(f"per target, 500 epochs (extrapolated): before {result['paper_s_per_target_before']} s, single "
+          f"{result['paper_s_per_target_single']} s, grouped {result['paper_s_per_target']} s")  # fmt: skip
     print(json.dumps(result))
 
 

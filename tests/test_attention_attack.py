@@ -341,3 +341,67 @@ def test_validation_split_is_stratified_and_never_empty(n_in, n_out):
     assert len(train) + len(val) == len(y)
     if n_in >= 10:
         assert y[val].sum() == round(0.1 * n_in)
+
+
+# ------------------------------------------------------------ grouped training
+
+
+def test_grouped_forward_is_the_network_forward():
+    """The stacked model (embedding_bag, keys and values folded) computes what each TargetAttentionNet does."""
+    from vrlib.attacks.attention_training import GroupedAttentionNet, sparse_inputs
+
+    datasets, _, target = _game(6, seed=21)
+    encoder = TableEncoder(BIG_SCHEMA).fit(pd.concat(datasets + [target], ignore_index=True))
+    pre = preprocess(datasets, target, encoder, top_x=12)
+    widths = [len(c) for c in encoder.categories_]
+    codes, dense = sparse_inputs(pre.records, sum(widths), widths)
+    nets = []
+    for seed in range(3):
+        torch.manual_seed(seed)
+        nets.append(TargetAttentionNet(pre.records.shape[2]).eval())
+    grouped = GroupedAttentionNet(nets, sum(widths)).eval()
+    g = len(nets)
+    stack = lambda a: torch.from_numpy(np.stack([a] * g))  # noqa: E731
+    with torch.no_grad():
+        logits = grouped(stack(codes), stack(dense), stack(pre.mask), stack(pre.target))
+        for k, net in enumerate(nets):
+            expected = net(*(torch.from_numpy(v) for v in (pre.records, pre.mask, pre.target)))
+            torch.testing.assert_close(logits[k], expected, rtol=1e-5, atol=1e-6)
+    # unstack gives the networks back.
+    for net, back in zip(nets, grouped.unstack()):
+        for a, b in zip(net.parameters(), back.parameters()):
+            torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+def test_grouped_training_equals_training_each_target_alone():
+    """Each target's result in a group of 3 (own data, seed, early stopping) is its result alone."""
+    from vrlib.attacks.attention import fit_attacks
+
+    params = dict(top_x=10, max_epochs=30, patience=2, batch_size=20)
+    games = [_game(120, seed=30 + k, planted=k != 1) for k in range(3)]
+    alone = [AttentionAttack(BIG_SCHEMA, seed=k, **params).fit(d, y, t) for k, (d, y, t) in enumerate(games)]
+    together = fit_attacks((AttentionAttack(BIG_SCHEMA, seed=k, **params), d, y, t) for k, (d, y, t) in enumerate(games))
+    assert together[0].timings_["group_size"] == 3
+    test, _, _ = _game(40, seed=40)
+    for a, b in zip(alone, together):
+        assert (a.best_epoch_, a.n_epochs_) == (b.best_epoch_, b.n_epochs_)
+        np.testing.assert_allclose(a.history_["val_loss"], b.history_["val_loss"], rtol=1e-5)
+        np.testing.assert_allclose(a.predict_proba(test), b.predict_proba(test), rtol=1e-5, atol=1e-7)
+    # The targets did learn different things (the group did not tie their weights).
+    assert not np.allclose(together[0].predict_proba(test), together[1].predict_proba(test))
+    # One target stopped early while the others trained on: their stopping states are separate.
+    assert len({a.n_epochs_ for a in alone}) > 1
+
+
+def test_fit_attacks_groups_only_alike_attacks():
+    from vrlib.attacks.attention import fit_attacks
+
+    d, y, t = _game(60, seed=50)
+    attacks = [AttentionAttack(BIG_SCHEMA, top_x=x, max_epochs=2, seed=0) for x in (5, 8, 5, 5)]
+    fit_attacks([(a, d, y, t) for a in attacks], max_group=1)
+    assert [a.timings_["group_size"] for a in attacks] == [1, 1, 1, 1]
+    fitted = fit_attacks([(a, d, y, t) for a in attacks], max_group=2)
+    assert fitted == attacks
+    assert [a.timings_["group_size"] for a in attacks] == [2, 1, 2, 1]
+    with pytest.raises(VrlibError, match="must be a tuple"):
+        fit_attacks([(attacks[0], d, y)])

@@ -130,3 +130,18 @@ def test_omega_note_says_what_omega_is():
     assert achilles.omega_label("adult", 45_222) == "all 45,222 records, as the paper"
     with pytest.raises(VrlibError, match="adult"):
         achilles.omega_note("california")
+
+
+def test_attention_targets_trained_together_score_as_alone():
+    """attack_targets trains attention attacks as groups; each target's scores are those of fitting it alone."""
+    df, schema = make_table(n=400, seed=31)
+    settings = profile_settings(achilles.FAMILY, "smoke", n_shadow=20, n_test_datasets=10, n_records=50,
+                                n_synth=50, attention_epochs=3)  # fmt: skip
+    game = achilles.make_game("adult", df, schema, "synthpop", None, settings, seed=0, n_jobs=1)
+    targets = list(df.index[:3])
+    got = achilles.attack_targets(game, targets, "attention", settings, seed=0, progress=False)
+    for data in game.iter_targets(targets):
+        alone = achilles.make_attack("attention", schema, settings, achilles.attack_seed(0, data.target_index)).fit(data.shadow, None, data.target)
+        labels, scores = got[data.target_index]
+        np.testing.assert_array_equal(labels, data.test.labels)
+        np.testing.assert_allclose(scores, alone.predict_proba(data.test), rtol=1e-5, atol=1e-7)

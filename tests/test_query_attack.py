@@ -206,3 +206,31 @@ def test_brute_force_helper_agrees_with_itertools():
     listed = {subset_columns(m, schema) for m in range(1, 8)}
     expect = {c for k in range(1, 4) for c in combinations(("a", "b", "c"), k)}
     assert listed == expect
+
+
+def test_forest_on_unscaled_answers_predicts_as_the_scaled_one():
+    """Dropping the standard scaling (a per-feature increasing affine map) leaves the forest's predictions unchanged."""
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.preprocessing import StandardScaler
+
+    game, schema = _game(Unrelated(), seed=2, n_test_datasets=200)
+    data = game.datasets(0)
+    attack = QueryAttack(schema, seed=3, n_jobs=1).fit(data.shadow, None, data.target)
+    # The path the attack had before: scaler fitted on the kept answers, forest on the scaled ones.
+    X = attack.features(data.shadow)[:, attack.keep_].astype(np.float32)
+    scaler = StandardScaler().fit(X)
+    old = RandomForestClassifier(n_estimators=100, max_depth=10, random_state=3, n_jobs=1)
+    old.fit(scaler.transform(X), data.shadow.labels)
+    # Same trees: the same feature and the same number of (bootstrap) training datasets at every node.
+    for new_tree, old_tree in zip(attack.classifier_.estimators_, old.estimators_):
+        np.testing.assert_array_equal(new_tree.tree_.feature, old_tree.tree_.feature)
+        np.testing.assert_array_equal(new_tree.tree_.n_node_samples, old_tree.tree_.n_node_samples)
+    # A dataset the tree was not grown on can sit exactly on a split (midway between two training
+    # answers, e.g. 4 between 3 and 5), where float32 rounding of the scaled values may send it the
+    # other way: rare, and small.
+    X_test = scaler.transform(attack.features(data.test)[:, attack.keep_].astype(np.float32))
+    expected = old.predict_proba(X_test)[:, 1]
+    got = attack.predict_proba(data.test)
+    assert len(np.unique(got)) > 10  # a forest that really splits, not a constant
+    assert np.mean(np.abs(got - expected)) < 0.01
+    assert abs(auc(data.test.labels, got) - auc(data.test.labels, expected)) < 0.02

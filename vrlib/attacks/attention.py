@@ -27,7 +27,6 @@ Where we read the paper one way among several (each also noted where it applies)
 
 from __future__ import annotations
 
-import copy
 import time
 from dataclasses import dataclass
 from typing import Sequence
@@ -42,9 +41,10 @@ from vrlib.data import Schema
 from vrlib.distance import pairwise_distances
 from vrlib.encoding import EncodedTable, TableEncoder
 from vrlib.errors import VrlibError
+from vrlib.attacks.attention_training import sparse_inputs, train_group
 from vrlib.torch_setup import resolve_device, torch_threads
 
-__all__ = ["AttentionAttack", "Preprocessed", "TargetAttentionNet", "preprocess"]
+__all__ = ["AttentionAttack", "Preprocessed", "TargetAttentionNet", "fit_attacks", "preprocess"]
 
 # Rows of synthetic data handled at once (about 20 datasets of 1,000 records): large
 # enough to amortise pandas' per-call overhead, small enough that the one-hot block of
@@ -556,13 +556,17 @@ class AttentionAttack:
     n_epochs_ : int
         Epochs actually run (fewer than ``max_epochs`` with early stopping).
     timings_ : dict of float
-        Seconds spent in ``"preprocess"`` and ``"train"`` during :meth:`fit`.
+        Seconds spent in ``"preprocess"`` and ``"train"`` during :meth:`fit` (trained in a
+        group by :func:`fit_attacks`: the group's training time over its ``"group_size"``).
 
     Notes
     -----
-    Training works in a forked RNG state seeded with ``seed`` (and, by default, under
-    deterministic algorithms), restoring the global settings afterwards, so the same
-    seed on the same machine gives the same predictions.
+    Everything random comes from ``seed``: the initial weights (built in a forked
+    torch RNG state), the validation split and batch order (a numpy generator) and the
+    dropout masks (the attack's own ``torch.Generator``); training runs by default under
+    deterministic algorithms, and global settings are restored afterwards, so the same
+    seed on the same machine gives the same predictions, whether the attack is fitted
+    alone or with others by :func:`fit_attacks`.
     """
 
     def __init__(
@@ -731,7 +735,16 @@ class AttentionAttack:
         Returns
         -------
         self
+
+        See Also
+        --------
+        fit_attacks : trains many targets' attacks at once, each with the result it gets here.
         """
+        fit_attacks([(self, synthetic_datasets, labels, target)])
+        return self
+
+    def _prepare(self, synthetic_datasets, labels, target: pd.DataFrame) -> dict:
+        """Check inputs, fit the encoder, preprocess, split, and build the initial network (the per-target part of fit)."""
         self._check_params()
         datasets = _check_datasets(synthetic_datasets, self.schema)
         if labels is None:
@@ -746,77 +759,34 @@ class AttentionAttack:
         self.target_ = target[list(self.schema.columns)].copy()
         self.encoder_ = self._fit_encoder(datasets, self.target_)
         pre = _preprocess(datasets, self.target_, self.encoder_, self.top_x, self.metric, self.p)
-        t1 = time.perf_counter()
+        widths = [len(c) for c in self.encoder_.categories_]
+        n_onehot = int(sum(widths))
+        codes, dense = sparse_inputs(pre.records, n_onehot, widths)
+        self.n_features_ = int(pre.records.shape[2])
+        self.device_ = device
 
         rng = np.random.default_rng(self.seed)
         train_idx, val_idx = self._split(y, rng)
-        records, mask, target_t = self._tensors(pre, device)
-        y_t = torch.from_numpy(y.astype(np.float32)).to(device)
-        self.n_features_ = int(pre.records.shape[2])
+        dropout_seed = int(rng.integers(2**62))
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(self.seed)
+            net = TargetAttentionNet(
+                self.n_features_, self.embedding_hidden, self.embedding_size,
+                self.attention_size, self.prediction_hidden, self.dropout,
+            )  # fmt: skip
+        return dict(
+            net=net, inputs=(codes, dense, pre.mask, pre.target), y=y, split=(train_idx, val_idx), rng=rng,
+            dropout_seed=dropout_seed, n_onehot=n_onehot, preprocess_s=time.perf_counter() - t0,
+        )  # fmt: skip
 
-        prev_det = torch.are_deterministic_algorithms_enabled()
-        prev_warn = torch.is_deterministic_algorithms_warn_only_enabled()
-        fork_devices = [device.index if device.index is not None else torch.cuda.current_device()] if device.type == "cuda" else []
-        try:
-            if self.deterministic:
-                torch.use_deterministic_algorithms(True, warn_only=True)
-            with torch_threads(self.n_threads), torch.random.fork_rng(devices=fork_devices, device_type=device.type):
-                torch.manual_seed(self.seed)
-                self._train(records, mask, target_t, y_t, train_idx, val_idx, rng, device)
-        finally:
-            if self.deterministic:
-                torch.use_deterministic_algorithms(prev_det, warn_only=prev_warn)
-        self.device_ = device
-        self.timings_ = {"preprocess": t1 - t0, "train": time.perf_counter() - t1}
-        return self
-
-    def _train(self, records, mask, target, y, train_idx, val_idx, rng, device) -> None:
-        model = TargetAttentionNet(
-            self.n_features_, self.embedding_hidden, self.embedding_size,
-            self.attention_size, self.prediction_hidden, self.dropout,
-        ).to(device)
-        optimiser = torch.optim.Adamax(model.parameters(), lr=self.lr)
-        loss_fn = nn.BCEWithLogitsLoss()  # sigmoid + BCE in one numerically stable step
-        val_t = torch.from_numpy(val_idx).to(device)
-        history = {"train_loss": [], "val_loss": []}
-        best_loss, best_state, best_epoch, stale = np.inf, None, 0, 0
-        epoch = 0
-        for epoch in range(1, self.max_epochs + 1):
-            model.train()
-            order = torch.from_numpy(rng.permutation(train_idx)).to(device)
-            total = 0.0
-            for i in range(0, len(order), self.batch_size):
-                batch = order[i : i + self.batch_size]
-                optimiser.zero_grad()
-                loss = loss_fn(model(records[batch], mask[batch], target), y[batch])
-                loss.backward()
-                optimiser.step()
-                total += loss.item() * len(batch)
-            history["train_loss"].append(total / len(order))
-            if len(val_idx):
-                model.eval()
-                with torch.no_grad():
-                    val_loss = loss_fn(self._logits(model, records[val_t], mask[val_t], target), y[val_t]).item()
-                history["val_loss"].append(val_loss)
-                if val_loss < best_loss:
-                    best_loss, best_epoch, stale = val_loss, epoch, 0
-                    best_state = copy.deepcopy(model.state_dict())
-                else:
-                    stale += 1
-            if self.verbose and (epoch % 50 == 0 or epoch == 1):
-                val = f", val {history['val_loss'][-1]:.4f}" if len(val_idx) else ""
-                print(f"epoch {epoch}: train {history['train_loss'][-1]:.4f}{val}")
-            if self.patience is not None and stale >= self.patience:
-                break
-        if best_state is not None:
-            model.load_state_dict(best_state)
-        else:  # no validation set: keep the last epoch
-            best_epoch = epoch
-        model.eval()
-        self.model_ = model
-        self.history_ = history
-        self.best_epoch_ = best_epoch
-        self.n_epochs_ = epoch
+    def _group_key(self, prepared: dict) -> tuple:
+        """Attacks with equal keys can be trained as one grouped model."""
+        train_idx, val_idx = prepared["split"]
+        shapes = (self.n_features_, prepared["n_onehot"], prepared["inputs"][0].shape, len(train_idx), len(val_idx))
+        settings = (self.top_x, self.embedding_hidden, self.embedding_size, self.attention_size,
+                    self.prediction_hidden, self.dropout, self.lr, self.batch_size, self.max_epochs,
+                    self.patience, self.eval_batch_size, self.n_threads, self.deterministic, str(self.device_))  # fmt: skip
+        return shapes + settings
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "model_"):
@@ -849,3 +819,77 @@ class AttentionAttack:
         records, mask, target = self._tensors(pre, self.device_)
         with torch.no_grad(), torch_threads(self.n_threads):
             return self.model_.attention(records, mask, target).cpu().numpy().astype(np.float64)
+
+
+def fit_attacks(jobs, max_group: int = 16) -> list:
+    """Fit many targets' attacks at once: what ``attack.fit`` does for each, trained as grouped models.
+
+    The attacks whose shapes and settings agree (those of one game's targets) are trained
+    side by side, ``max_group`` at a time, as one model with stacked weights
+    (:mod:`vrlib.attacks.attention_training`); each keeps its own seed, split, batches,
+    dropout and early stopping, so each result equals that of ``attack.fit`` alone.
+
+    Parameters
+    ----------
+    jobs : iterable of (AttentionAttack, synthetic_datasets, labels, target)
+        Per target, an unfitted attack (seeds may differ) and the arguments of its
+        :meth:`AttentionAttack.fit`.  Consumed lazily: each job's datasets are
+        preprocessed as it comes and not kept, and a group is trained as soon as it is
+        full, so a generator of jobs keeps at most one group's inputs in memory.
+    max_group : int
+        Most targets trained together (memory grows with it: about 40 MB of inputs per
+        target at the paper's 4,000 shadow datasets on Adult).
+
+    Returns
+    -------
+    list of AttentionAttack
+        The attacks, fitted, in the order of ``jobs``.
+    """
+    if not isinstance(max_group, (int, np.integer)) or max_group < 1:
+        raise VrlibError(f"max_group must be a positive integer, got {max_group!r}")
+    attacks, pending = [], {}
+    for job in jobs:
+        if not (isinstance(job, tuple) and len(job) == 4 and isinstance(job[0], AttentionAttack)):
+            raise VrlibError("each job of fit_attacks must be a tuple (AttentionAttack, synthetic_datasets, labels, target)")
+        attack, datasets, labels, target = job
+        prepared = attack._prepare(datasets, labels, target)
+        attacks.append(attack)
+        members = pending.setdefault(attack._group_key(prepared), [])
+        members.append((attack, prepared))
+        if len(members) == max_group:
+            _train_members(*zip(*members))
+            members.clear()
+    for members in pending.values():
+        if members:
+            _train_members(*zip(*members))
+    return attacks
+
+
+def _train_members(attacks, prepared) -> None:
+    """Train attacks of one group key as one grouped model, then set each one's fitted attributes."""
+    lead = attacks[0]
+    device = lead.device_
+    prev_det = torch.are_deterministic_algorithms_enabled()
+    prev_warn = torch.is_deterministic_algorithms_warn_only_enabled()
+    t0 = time.perf_counter()
+    try:
+        if lead.deterministic:
+            torch.use_deterministic_algorithms(True, warn_only=True)
+        with torch_threads(lead.n_threads):
+            results = train_group(
+                [p["net"] for p in prepared], [p["inputs"] for p in prepared], [p["y"] for p in prepared],
+                [p["split"] for p in prepared], [p["rng"] for p in prepared], [p["dropout_seed"] for p in prepared],
+                n_onehot=prepared[0]["n_onehot"], lr=lead.lr, batch_size=lead.batch_size,
+                max_epochs=lead.max_epochs, patience=lead.patience, eval_batch_size=lead.eval_batch_size,
+                device=device, verbose=lead.verbose and len(attacks) == 1,
+            )  # fmt: skip
+    finally:
+        if lead.deterministic:
+            torch.use_deterministic_algorithms(prev_det, warn_only=prev_warn)
+    train_s = (time.perf_counter() - t0) / len(attacks)
+    for attack, prep, (net, history, best_epoch, n_epochs) in zip(attacks, prepared, results):
+        attack.model_ = net.to(device).eval()
+        attack.history_ = history
+        attack.best_epoch_ = best_epoch
+        attack.n_epochs_ = n_epochs
+        attack.timings_ = {"preprocess": prep["preprocess_s"], "train": train_s, "group_size": len(attacks)}

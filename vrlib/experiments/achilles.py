@@ -223,14 +223,35 @@ def attack_targets(game: TraditionalGame, targets, attack: str, settings: dict, 
     todo = [t for t in keys if t not in out]
     bar = tqdm(game.iter_targets(todo), total=len(todo), desc=f"attacking targets ({attack})", mininterval=10,
                disable=not (progress and todo))  # fmt: skip
-    for data in bar:
-        model = make_attack(attack, schema, settings, attack_seed(seed, data.target_index))
-        model = model.fit(data.shadow, data.shadow.labels, data.target)
-        scores = model.predict_proba(data.test)
-        cache.save(keys[data.target_index], {"labels": data.test.labels, "scores": np.asarray(scores, dtype=float)},
-                   meta={"target": str(data.target_index)})  # fmt: skip
-        out[data.target_index] = (data.test.labels, scores)
+    for t, test, model in _fitted(bar, attack, schema, settings, seed):
+        scores = model.predict_proba(test)
+        cache.save(keys[t], {"labels": test.labels, "scores": np.asarray(scores, dtype=float)},
+                   meta={"target": str(t)})  # fmt: skip
+        out[t] = (test.labels, scores)
     return out
+
+
+def _fitted(game_data, attack: str, schema: Schema, settings: dict, seed: int):
+    """Yield ``(target, test datasets, fitted attack)``, each attack seeded by its target; attention attacks are trained many targets at once."""
+    if attack != "attention":
+        for data in game_data:
+            model = make_attack(attack, schema, settings, attack_seed(seed, data.target_index))
+            model = model.fit(data.shadow, data.shadow.labels, data.target)
+            yield data.target_index, data.test, model
+        return
+    from vrlib.attacks.attention import fit_attacks
+
+    tests = {}
+
+    def jobs():
+        for data in game_data:
+            tests[data.target_index] = data.test
+            model = make_attack(attack, schema, settings, attack_seed(seed, data.target_index))
+            yield model, data.shadow, data.shadow.labels, data.target
+
+    models = fit_attacks(jobs())  # each target's result is what training it alone gives
+    for (t, test), model in zip(tests.items(), models):
+        yield t, test, model
 
 
 def _score_row(labels, scores) -> dict:
