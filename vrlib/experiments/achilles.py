@@ -17,11 +17,13 @@ Decisions (also stated in the notebooks):
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from vrlib import metrics
+from vrlib import metrics, parallel
 from vrlib.cache import Cache, fingerprint_table, make_key, source_hash
 from vrlib.data import Schema, load
 from vrlib.distance import kneighbors
@@ -114,11 +116,19 @@ def neighbour_distances(df: pd.DataFrame, schema: Schema, metric: str = "cosine"
     """
     k_max = min(k_max, len(df) - 1)
     cache = Cache(namespace="neighbours")
-    key = make_key(omega=fingerprint_table(df, schema), metric=metric, p=p, k_max=k_max)
-    if key in cache:
-        return cache.load(key)[0]["distances"]
-    distances, _ = kneighbors(TableEncoder(schema).fit_transform(df), k_max, metric=metric, p=p)
-    cache.save(key, {"distances": distances})
+    key = make_key(omega=fingerprint_table(df, schema), metric=metric, p=p, k_max=k_max,
+                   code=source_hash(kneighbors, TableEncoder))  # fmt: skip
+
+    def check(arrays, meta):
+        d = arrays["distances"]
+        if d.shape != (len(df), k_max) or d.dtype.kind != "f":
+            raise ValueError(f"distances of shape {d.shape}, expected {(len(df), k_max)}")
+        return d
+
+    distances = cache.get(key, check)
+    if distances is None:
+        distances, _ = kneighbors(TableEncoder(schema).fit_transform(df), k_max, metric=metric, p=p)
+        cache.save(key, {"distances": distances}, {"kind": "neighbours"})
     return distances
 
 
@@ -183,9 +193,23 @@ def make_game(dataset: str, df: pd.DataFrame, schema: Schema, generator: str, ge
     return game.fit(df, schema)
 
 
+def _attack_task(task) -> tuple[np.ndarray, np.ndarray]:
+    """Fit the attack on one target's shadow datasets and score its test datasets (runs in a worker)."""
+    attack, settings, seed, data = task
+    model = make_attack(attack, data.shadow.schema, settings, seed).fit(data.shadow, data.shadow.labels, data.target)
+    return data.test.labels, np.asarray(model.predict_proba(data.test), dtype=np.float64)
+
+
 def attack_targets(game: TraditionalGame, targets, attack: str, settings: dict, seed: int,
                    progress: bool = True) -> dict:  # fmt: skip
     """Test labels and attack scores of each target, read from the cache or computed.
+
+    A target's key holds the keys of the exact synthetic datasets its attack sees (the
+    shadow and test datasets with their labels), the attack's parameters and the
+    source code of the attack, the game, the generator and this module.  Missing
+    targets are attacked in parallel (:func:`vrlib.parallel.run`, a batch of targets at
+    a time so that only a few targets' datasets are held in memory); the results come
+    back to this process, which writes the cache.
 
     Returns
     -------
@@ -195,26 +219,50 @@ def attack_targets(game: TraditionalGame, targets, attack: str, settings: dict, 
     cache = Cache(namespace="achilles-attacks")
     schema = game.schema_
     base = dict(
-        omega=game.fingerprint_, generator=game.generator, generator_params=game.generator_params or {},
-        n_aux=game.n_aux, n_test=game.n_test, n_records=game.n_records, n_synth=game.n_synth,
-        n_shadow=game.n_shadow, n_test_datasets=game.n_test_datasets, seed=seed, attack=attack,
+        omega=game.fingerprint_, generator=game.factory_.identity, n_aux=game.n_aux, n_test=game.n_test,
+        n_records=game.n_records, n_synth=game.n_synth, n_shadow=game.n_shadow,
+        n_test_datasets=game.n_test_datasets, seed=seed, attack=attack,
         attack_identity=_attack_identity(attack, schema, settings),
+        code=source_hash(type(game), _attack_task),
     )  # fmt: skip
-    keys = {t: make_key(target=str(t), **base) for t in dict.fromkeys(targets)}
+    keys = {}
+    for t in dict.fromkeys(targets):
+        scored = [(p.key, p.label) for p in game.shadow_plans(t)] + [(p.key, p.label) for p in game.test_plans(t)]
+        keys[t] = make_key(target=str(t), datasets=make_key(shadow_and_test=scored), **base)
     out = {}
     for t, key in keys.items():
-        if key in cache:
-            arrays, _ = cache.load(key)
-            out[t] = (arrays["labels"], arrays["scores"])
+        n_test = game.n_test_datasets
+
+        def check(arrays, meta, n_test=n_test):
+            labels, scores = arrays["labels"], arrays["scores"]
+            if labels.shape != (n_test,) or scores.shape != (n_test,):
+                raise ValueError(f"labels / scores of shape {labels.shape} / {scores.shape}, expected ({n_test},)")
+            return labels, scores
+
+        hit = cache.get(key, check)
+        if hit is not None:
+            out[t] = hit
     todo = [t for t in keys if t not in out]
-    bar = tqdm(game.iter_targets(todo), total=len(todo), desc=f"attacking targets ({attack})", mininterval=10,
+    batch = max(1, parallel.width(game.n_jobs, game.scheduler))
+    bar = tqdm(total=len(todo), desc=f"attacking targets ({attack})", mininterval=10,
                disable=not (progress and todo))  # fmt: skip
-    for data in bar:
-        model = make_attack(attack, schema, settings, seed).fit(data.shadow, data.shadow.labels, data.target)
-        scores = model.predict_proba(data.test)
-        cache.save(keys[data.target_index], {"labels": data.test.labels, "scores": np.asarray(scores, dtype=float)},
-                   meta={"target": str(data.target_index)})  # fmt: skip
-        out[data.target_index] = (data.test.labels, scores)
+    games = game.iter_targets(todo)
+    with bar:
+        while True:
+            chunk = list(itertools.islice(games, batch))
+            if not chunk:
+                break
+
+            def keep(i, result, chunk=chunk):
+                # written as each target finishes, so an interrupted run keeps it
+                t = chunk[i].target_index
+                labels, scores = result
+                cache.save(keys[t], {"labels": labels, "scores": scores}, meta={"target": str(t)})
+                out[t] = (labels, scores)
+                bar.update(1)
+
+            parallel.run(_attack_task, [(attack, settings, seed, data) for data in chunk], n_jobs=game.n_jobs,
+                         scheduler=game.scheduler, progress=False, on_result=keep)  # fmt: skip
     return out
 
 
