@@ -29,7 +29,7 @@ from vrlib.experiments import achilles, domias
 
 from conftest import make_table
 
-ACHILLES = dict(methods=("distance", "random"), profile="smoke", progress=False, n_jobs=1, n_targets=2,
+ACHILLES = dict(methods=("distance", "random"), profile="smoke", progress=False, n_jobs=1, n_targets=1,
                 n_records=30, n_synth=30, n_shadow=6, n_test_datasets=4, n_queries=200)  # fmt: skip
 DOMIAS = dict(profile="smoke", n_jobs=1, seeds=(0,), n_mem=50, n_ref=300, n_syn=200, n_holdout=200,
               fig6_generators=("noise", "baynet"), noise_scales=(1.0,),
@@ -269,9 +269,8 @@ def test_interrupted_run_resumes_to_the_same_table(reference, tmp_path, monkeypa
 # --------------------------------------------------------------------------- concurrent writers
 
 
-def _run_for_pool(args):
-    cache, name = args
-    return run_in(Path(cache), name)[0]
+def _run_both(cache: str) -> list[pd.DataFrame]:
+    return [run_in(Path(cache), name)[0] for name in ("achilles", "domias")]
 
 
 @pytest.mark.slow
@@ -284,13 +283,109 @@ def test_concurrent_runs_on_one_damaged_cache(reference, tmp_path):
         shutil.rmtree(cache / ns)
     for path in cache.glob("*/??/*.npz"):
         path.write_bytes(path.read_bytes()[:-40])
-    tasks = [(str(cache), name) for name in ("achilles", "domias", "achilles", "domias")]
     with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:
-        tables = list(pool.map(_run_for_pool, tasks))
-    for (_, name), table in zip(tasks, tables):
-        same_table(table, reference[name][0])
+        runs = list(pool.map(_run_both, [str(cache)] * 2))
+    for tables in runs:
+        for name, table in zip(("achilles", "domias"), tables):
+            same_table(table, reference[name][0])
     assert not list(cache.rglob(".tmp-*"))
     for name in ("achilles", "domias"):
         again, messages = run_in(cache, name)
         same_table(again, reference[name][0])
         assert not messages
+
+
+# --------------------------------------------------------------------------- Dask without a shared disk
+
+
+def _forbidden(*args, **kwargs):
+    raise AssertionError("fitted in the client process; this work belongs to the workers")
+
+
+@pytest.mark.slow
+def test_dask_cluster_without_shared_disk(reference, tmp_path, monkeypatch):
+    """Workers with a cache folder of their own (as on other machines): same tables as local runs.
+
+    The workers must only compute and return (the client writes the cache), and every
+    generator fit and attack must run on the workers.
+    """
+    distributed = pytest.importorskip("dask.distributed")
+    from vrlib.attacks.domias import GANLeaks, MonteCarlo
+    from vrlib.attacks.query import QueryAttack
+    from vrlib.density import GaussianKDE
+    from vrlib.generators.bayesnet import PrivBayes
+    from vrlib.generators.noise import AdditiveNoise
+
+    local = {}
+    for name in ("achilles", "domias"):  # the local joblib run, two processes
+        local[name], _ = run_in(tmp_path / "local", name, n_jobs=2)
+        same_table(local[name], reference[name][0])
+    workers_cache = tmp_path / "workers-cache"
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  env={"VRLIB_CACHE_DIR": str(workers_cache), "VRLIB_N_JOBS": "1"}) as cluster:  # fmt: skip
+        monkeypatch.setenv("VRLIB_DASK_SCHEDULER", cluster.scheduler_address)
+        for cls in (PrivBayes, AdditiveNoise, QueryAttack, MonteCarlo, GANLeaks, GaussianKDE):
+            monkeypatch.setattr(cls, "fit", _forbidden)
+        for name in ("achilles", "domias"):
+            got, messages = run_in(tmp_path / "client-cache", name)
+            same_table(got, local[name])
+            assert not messages
+    assert entries(tmp_path / "client-cache", "synthetic")  # the client wrote the cache...
+    assert not workers_cache.exists() or not any(workers_cache.rglob("*.npz"))  # ...the workers never did
+
+
+# --------------------------------------------------------------------------- stale results
+
+
+def _edited(monkeypatch, *files):
+    """Pretend the source files ending in ``files`` were edited (their bytes as ``source_hash`` reads them)."""
+    read = Path.read_bytes
+
+    def read_bytes(self):
+        data = read(self)
+        return data + b"\n# edited\n" if any(str(self).endswith(f) for f in files) else data
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+
+
+@pytest.mark.parametrize(
+    "name,edited,renewed",
+    [
+        ("achilles", "vrlib/generators/bayesnet.py", {"synthetic", "achilles-attacks"}),
+        ("achilles", "vrlib/games.py", {"achilles-attacks"}),
+        ("achilles", "vrlib/attacks/query.py", {"achilles-attacks"}),
+        ("achilles", "vrlib/experiments/achilles.py", {"achilles-attacks"}),
+        ("achilles", "vrlib/distance.py", {"neighbours"}),
+        ("domias", "vrlib/generators/noise.py", {"synthetic"}),
+        ("domias", "vrlib/attacks/domias.py", {"domias-scores"}),
+        ("domias", "vrlib/density.py", {"domias-scores"}),
+        ("domias", "vrlib/experiments/domias.py", {"domias-scores"}),
+    ],
+)
+def test_editing_code_renews_what_it_shaped(reference, tmp_path, monkeypatch, name, edited, renewed):
+    """Results shaped by a file get new keys when it changes (and results it did not shape keep theirs)."""
+    want, ref_cache = reference[name]
+    cache = tmp_path / "cache"
+    shutil.copytree(ref_cache, cache)
+    before = {ns.name: set(entries(cache, ns.name)) for ns in cache.iterdir()}
+    with monkeypatch.context() as mp:
+        _edited(mp, edited)
+        got, _ = run_in(cache, name)
+    same_table(got, want)  # an edit that changes nothing computes the same numbers again
+    grown = {ns for ns, old in before.items() if set(entries(cache, ns)) - old}
+    assert renewed <= grown, grown
+
+
+def test_first_rows_of_a_longer_draw_are_not_a_fresh_draw(tmp_path, monkeypatch):
+    """Fig. 4 at n_syn = k scores the first k rows of a longer draw; Fig. 3a at n_syn = k a fresh draw of k."""
+    monkeypatch.setattr(domias, "california", small_california)
+    sizes = dict(profile="smoke", n_jobs=1, seeds=(0,), n_mem=50, n_ref=300, tvae_epochs=2, attacks=("domias_kde", "mc"))
+    fig4 = dict(n_syn=300, n_syn_grid=(150,), n_ref_grid=(300,))
+    monkeypatch.setenv("VRLIB_CACHE_DIR", str(tmp_path / "alone"))
+    alone = domias.fig4(**sizes, **fig4)
+    monkeypatch.setenv("VRLIB_CACHE_DIR", str(tmp_path / "after-fig3a"))
+    fresh = domias.fig3a(**sizes, n_mem_grid=(50,), n_syn=150)
+    after = domias.fig4(**sizes, **fig4)
+    same_table(after, alone)
+    prefix = alone[alone.n_syn == 150].set_index("attack").auc
+    assert not np.allclose(prefix, fresh.set_index("attack").auc.loc[prefix.index])  # different data, scores
