@@ -333,8 +333,8 @@ class Cache:
         except FileNotFoundError:
             return None
         with fh:
+            seen = os.fstat(fh.fileno())
             try:
-                seen = os.fstat(fh.fileno())
                 arrays, meta = _read_entry(fh)
                 return (arrays, meta) if decode is None else decode(arrays, meta)
             except Exception as exc:  # any damage, whatever layer notices it

@@ -261,14 +261,18 @@ def synthesize(jobs: Sequence[SynthesisJob], *, cache=True, n_jobs: int | None =
     out: list = [None] * len(jobs)
     todo: dict[str, list[int]] = {}
     cats_of: dict[int, dict] = {}
+    hits: dict[str, dict] = {}
     for j, job in enumerate(jobs):
         if job.key in todo:  # the same dataset twice: make it once
             todo[job.key].append(j)
             continue
+        if job.key in hits:
+            out[j] = hits[job.key]
+            continue
         cats_of[j] = job.category_sets()
         hit = store.get(job.key, _checker(job, cats_of[j])) if store is not None else None
         if hit is not None:
-            out[j] = hit
+            out[j] = hits[job.key] = hit
             stats["cached"] += 1
         else:
             todo[job.key] = [j]
