@@ -229,16 +229,16 @@ def attack_targets(game: TraditionalGame, targets, attack: str, settings: dict, 
     for t in dict.fromkeys(targets):
         scored = [(p.key, p.label) for p in game.shadow_plans(t)] + [(p.key, p.label) for p in game.test_plans(t)]
         keys[t] = make_key(target=str(t), datasets=make_key(shadow_and_test=scored), **base)
+    n_test = game.n_test_datasets
+
+    def check(arrays, meta):
+        labels, scores = arrays["labels"], arrays["scores"]
+        if labels.shape != (n_test,) or scores.shape != (n_test,):
+            raise ValueError(f"labels / scores of shape {labels.shape} / {scores.shape}, expected ({n_test},)")
+        return labels, scores
+
     out = {}
     for t, key in keys.items():
-        n_test = game.n_test_datasets
-
-        def check(arrays, meta, n_test=n_test):
-            labels, scores = arrays["labels"], arrays["scores"]
-            if labels.shape != (n_test,) or scores.shape != (n_test,):
-                raise ValueError(f"labels / scores of shape {labels.shape} / {scores.shape}, expected ({n_test},)")
-            return labels, scores
-
         hit = cache.get(key, check)
         if hit is not None:
             out[t] = hit
