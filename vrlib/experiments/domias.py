@@ -45,9 +45,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import wasserstein_distance
 
-from vrlib import metrics
+from vrlib import metrics, synthesis
 from vrlib.attacks.domias import DOMIAS, Eq1, get_attack
-from vrlib import synthesis
 from vrlib.cache import Cache, decode_table, make_key, source_hash
 from vrlib.data import Schema, load
 from vrlib.density import get_density
