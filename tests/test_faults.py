@@ -379,7 +379,8 @@ def test_editing_code_renews_what_it_shaped(reference, tmp_path, monkeypatch, na
 def test_first_rows_of_a_longer_draw_are_not_a_fresh_draw(tmp_path, monkeypatch):
     """Fig. 4 at n_syn = k scores the first k rows of a longer draw; Fig. 3a at n_syn = k a fresh draw of k."""
     monkeypatch.setattr(domias, "california", small_california)
-    sizes = dict(profile="smoke", n_jobs=1, seeds=(0,), n_mem=50, n_ref=300, tvae_epochs=2, attacks=("domias_kde", "mc"))
+    sizes = dict(profile="smoke", n_jobs=1, seeds=(0,), n_mem=50, n_ref=300, tvae_epochs=2,
+                 attacks=("domias_kde", "mc"))
     fig4 = dict(n_syn=300, n_syn_grid=(150,), n_ref_grid=(300,))
     monkeypatch.setenv("VRLIB_CACHE_DIR", str(tmp_path / "alone"))
     alone = domias.fig4(**sizes, **fig4)

@@ -52,7 +52,7 @@ from vrlib import parallel
 from vrlib.cache import decode_table, fingerprint_table
 from vrlib.data import Schema, prepare
 from vrlib.errors import VrlibError
-from vrlib.synthesis import GeneratorSpec, SynthesisJob, _resolve_cache, dataset_key, synthesize
+from vrlib.synthesis import GeneratorSpec, SynthesisJob, resolve_cache, dataset_key, synthesize
 
 __all__ = [
     "TraditionalGame", "ModelSeededGame", "SyntheticDatasets", "GameData", "DatasetPlan",
@@ -294,7 +294,7 @@ class TraditionalGame:
         self.categories_ = {c: self.data_[c].cat.categories for c in schema.categorical}
         self.fingerprint_ = fingerprint_table(self.data_, schema)
         self.factory_ = GeneratorSpec(self.generator, self.generator_params)
-        self.cache_ = _resolve_cache(self.cache)
+        self.cache_ = resolve_cache(self.cache)
         aux, test = split_population(len(self.data_), self.n_aux, self.n_test, self.seed)
         self._pools = {"aux": aux, "test": test}
         for pool, positions in self._pools.items():

@@ -33,7 +33,7 @@ from vrlib.cache import Cache, encode_table, fingerprint_table, make_key, serial
 from vrlib.data import Schema
 from vrlib.errors import VrlibError
 
-__all__ = ["GeneratorSpec", "SynthesisJob", "synthesize", "dataset_key", "NAMESPACE"]
+__all__ = ["GeneratorSpec", "SynthesisJob", "synthesize", "dataset_key", "resolve_cache", "NAMESPACE"]
 
 NAMESPACE = "synthetic"  # where synthetic datasets live in the cache
 
@@ -202,7 +202,8 @@ def _fit_and_sample(task) -> tuple[dict[str, np.ndarray], bytes | None]:
     return arrays, serialise(arrays, meta, compress)
 
 
-def _resolve_cache(cache) -> Cache | None:
+def resolve_cache(cache) -> Cache | None:
+    """The store meant by a ``cache`` argument: True (the default one), False/None (none) or a Cache."""
     if cache is True:
         return Cache(namespace=NAMESPACE)
     if cache is False or cache is None:
@@ -220,7 +221,9 @@ def _checker(job: SynthesisJob, cats: dict):
     def check(arrays, meta):
         codes, cont = arrays["codes"], arrays["continuous"]
         if codes.shape != (job.n, n_cat) or cont.shape != (job.n, n_cont) or cont.dtype != np.float64:
-            raise ValueError(f"arrays of shape {codes.shape} / {cont.shape}, expected ({job.n}, {n_cat}) / ({job.n}, {n_cont})")
+            raise ValueError(
+                f"arrays of shape {codes.shape} / {cont.shape}, expected ({job.n}, {n_cat}) / ({job.n}, {n_cont})"
+            )
         if n_cat and job.n and (codes.max(axis=0) >= sizes).any():
             raise ValueError("category codes out of range")
         return {"codes": codes, "continuous": cont}
@@ -229,7 +232,8 @@ def _checker(job: SynthesisJob, cats: dict):
 
 
 def synthesize(jobs: Sequence[SynthesisJob], *, cache=True, n_jobs: int | None = None, scheduler=None,
-               desc: str = "synthesising", progress: bool = True, stats: Counter | None = None) -> list[dict]:  # fmt: skip
+               desc: str = "synthesising", progress: bool = True,
+               stats: Counter | None = None) -> list[dict]:  # fmt: skip
     """The synthetic dataset of every job: read from the cache, or fitted and sampled in parallel.
 
     Jobs with equal keys are made once.  Missing datasets are made by
@@ -256,7 +260,7 @@ def synthesize(jobs: Sequence[SynthesisJob], *, cache=True, n_jobs: int | None =
         as :func:`vrlib.cache.encode_table` makes them; rebuild a DataFrame with
         :func:`vrlib.cache.decode_table`.
     """
-    store = _resolve_cache(cache)
+    store = resolve_cache(cache)
     stats = stats if stats is not None else Counter()
     out: list = [None] * len(jobs)
     todo: dict[str, list[int]] = {}
