@@ -4,10 +4,11 @@
 #   ./run_all.sh [--profile smoke|quick|paper] [--only PATTERN] [--seed S]
 #
 # Creates the environment first when it is missing. Executed notebooks and their HTML go
-# to results/<profile>/ (git-ignored). Figures go to figures/ and tables to figures/tables/,
-# except under the smoke profile, which writes under results/smoke/ only so that it never
-# overwrites the committed figures. Carries on past a failing notebook, lists every
-# failure at the end and then exits non-zero.
+# to results/<profile>/ (git-ignored). Figures go to figures/<profile>/ and tables to
+# figures/<profile>/tables/, each listed in figures/<profile>/manifest.json; the smoke
+# profile writes under results/smoke/ only, never into figures/. Carries on past a
+# failing notebook, lists every failure at the end and then exits non-zero. Ctrl-C stops
+# everything: the running notebook, its kernel and its worker processes.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -19,7 +20,7 @@ while [[ $# -gt 0 ]]; do
     --profile) profile=${2:?--profile needs a value}; shift 2 ;;
     --only) only=${2:?--only needs a pattern}; shift 2 ;;
     --seed) seed=${2:?--seed needs a value}; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run_all.sh: unknown argument '$1' (see ./run_all.sh --help)" >&2; exit 2 ;;
   esac
 done
@@ -27,33 +28,69 @@ case "$profile" in
   smoke|quick|paper) ;;
   *) echo "run_all.sh: unknown profile '$profile'; choose smoke, quick or paper" >&2; exit 2 ;;
 esac
+if [[ ! "$seed" =~ ^[0-9]+$ ]]; then
+  echo "run_all.sh: --seed must be a non-negative integer, got '$seed'" >&2; exit 2
+fi
 
 if [[ -z "${VRLIB_DATA_DIR:-}" && -d ../shared/data ]]; then
   export VRLIB_DATA_DIR=../shared/data
 fi
-# Absolute, because notebooks run with notebooks/ as their working directory.
-[[ -n "${VRLIB_DATA_DIR:-}" ]] && export VRLIB_DATA_DIR=$(cd "$VRLIB_DATA_DIR" && pwd)
+if [[ -n "${VRLIB_DATA_DIR:-}" ]]; then
+  if [[ ! -d "$VRLIB_DATA_DIR" ]]; then
+    echo "run_all.sh: VRLIB_DATA_DIR='$VRLIB_DATA_DIR' is not a folder; point it at the folder that holds the data files (see data/README.md), or unset it" >&2
+    exit 2
+  fi
+  # Absolute, because notebooks run with notebooks/ as their working directory.
+  VRLIB_DATA_DIR=$(cd "$VRLIB_DATA_DIR" && pwd)
+  export VRLIB_DATA_DIR
+fi
 
 scripts/setup_env.sh
 export PATH="$PWD/.venv/bin:$PATH"
 
 shopt -s nullglob
+all=(notebooks/[0-9][0-9]_*.ipynb)
 notebooks=()
-for nb in notebooks/[0-9][0-9]_*.ipynb; do
-  if [[ -z "$only" || "$(basename "$nb")" == *$only* ]]; then notebooks+=("$nb"); fi
+for nb in "${all[@]}"; do
+  if [[ -z "$only" || "$(basename "$nb")" == *"$only"* ]]; then notebooks+=("$nb"); fi
 done
 if [[ ${#notebooks[@]} -eq 0 ]]; then
-  echo "run_all.sh: no notebooks to run${only:+ matching '$only'}"
-  exit 0
+  names=$(for nb in "${all[@]}"; do basename "$nb" .ipynb; done | tr '\n' ' ')
+  echo "run_all.sh: no notebook matches${only:+ --only '$only'}; the notebooks are: ${names:-none}" >&2
+  exit 2
 fi
 
+# The Reporter puts each run's outputs in a <profile> folder inside figures_dir.
 results="$PWD/results/$profile"
 if [[ "$profile" == smoke ]]; then
   figures="$results/figures"
 else
   figures="$PWD/figures"
 fi
-mkdir -p "$results" "$figures/tables"
+mkdir -p "$results"
+
+# Ctrl-C (or kill): stop the running notebook with its kernel and workers, and run no more.
+descendants() {
+  local p
+  for p in $(ps -o pid= --ppid "$1" 2>/dev/null); do descendants "$p"; echo "$p"; done
+}
+child=""
+stop() {
+  trap - INT TERM
+  echo "run_all.sh: interrupted; stopping the running notebook, its kernel and its workers" >&2
+  if [[ -n "$child" ]]; then
+    local pids
+    pids="$(descendants "$child") $child"
+    kill -TERM $pids 2>/dev/null || true
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+      kill -0 $pids 2>/dev/null || break
+      sleep 0.5
+    done
+    kill -KILL $pids 2>/dev/null || true
+  fi
+  exit 130
+}
+trap stop INT TERM
 
 failures=()
 total_start=$SECONDS
@@ -63,9 +100,12 @@ for nb in "${notebooks[@]}"; do
   name=$(basename "$nb" .ipynb)
   echo "[$i/${#notebooks[@]}] $name (profile $profile, seed $seed) ..."
   start=$SECONDS
-  if papermill "$nb" "$results/$name.ipynb" --cwd notebooks -k python3 --log-level WARNING \
+  # In the background, so that the trap runs at once on Ctrl-C.
+  papermill "$nb" "$results/$name.ipynb" --cwd notebooks -k python3 --log-level WARNING \
       -p profile "$profile" -p seed "$seed" \
-      -p figures_dir "$figures" -p tables_dir "$figures/tables"; then
+      -p figures_dir "$figures" -p tables_dir "$figures/tables" &
+  child=$!
+  if wait "$child"; then
     jupyter nbconvert --log-level WARN --to html "$results/$name.ipynb" --output-dir "$results" >/dev/null 2>&1 \
       || echo "   (HTML export failed; the executed notebook is in $results)"
     echo "   ok in $((SECONDS - start)) s -> $results/$name.ipynb"
@@ -75,7 +115,7 @@ for nb in "${notebooks[@]}"; do
   fi
 done
 
-echo "run_all.sh: ${#notebooks[@]} notebook(s) in $((SECONDS - total_start)) s; figures in $figures"
+echo "run_all.sh: ${#notebooks[@]} notebook(s) in $((SECONDS - total_start)) s; figures in $figures/$profile"
 if [[ ${#failures[@]} -gt 0 ]]; then
   echo "run_all.sh: ${#failures[@]} failed: ${failures[*]}" >&2
   exit 1

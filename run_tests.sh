@@ -3,9 +3,17 @@
 # Creates the environment first when it is missing. Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")"
-export VRLIB_DATA_DIR=${VRLIB_DATA_DIR:-../shared/data}
+if [[ -z "${VRLIB_DATA_DIR:-}" && -d ../shared/data ]]; then
+  export VRLIB_DATA_DIR=../shared/data
+fi
+if [[ -n "${VRLIB_DATA_DIR:-}" && ! -d "$VRLIB_DATA_DIR" ]]; then
+  echo "run_tests.sh: VRLIB_DATA_DIR='$VRLIB_DATA_DIR' is not a folder; point it at the folder that holds the data files (see data/README.md), or unset it" >&2
+  exit 2
+fi
 scripts/setup_env.sh
 status=0
 .venv/bin/python -m pytest -q "$@" || status=$?
+# pytest exits 2 when interrupted (Ctrl-C) or misused: stop there rather than start the notebooks.
+if [[ $status -eq 2 ]]; then exit 2; fi
 ./run_all.sh --profile smoke || status=$?
 exit $status

@@ -85,19 +85,21 @@ def test_profiles():
 
 def test_reporter_writes_files_and_manifest(tmp_path):
     rep = report.Reporter("99_test", "smoke", 3, tmp_path / "fig", tmp_path / "fig" / "tables")
+    out = tmp_path / "fig" / "smoke"  # outputs go to the profile's own folder
+    assert rep.figures_dir == out and rep.tables_dir == out / "tables"
     fig, ax = plt.subplots()
     ax.plot([0, 1], [0, 1])
     rep.savefig(fig, "demo", params={"k": 5})
     plt.close(fig)
     rep.write_table(pd.DataFrame({"method": ["a", "b"], "auc_mean": [0.51234, np.nan]}), "demo_table")
     for name in ("demo.png", "demo.pdf", "tables/demo_table.csv", "tables/demo_table.md", "tables/demo_table.tex"):
-        assert (tmp_path / "fig" / name).stat().st_size > 0
-    manifest = json.loads((tmp_path / "fig" / "manifest.json").read_text())
+        assert (out / name).stat().st_size > 0
+    manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["demo.png"]["notebook"] == "99_test" and manifest["demo.png"]["parameters"] == {"k": 5}
     assert manifest["tables/demo_table.csv"]["seed"] == 3
-    md = (tmp_path / "fig" / "tables" / "demo_table.md").read_text().splitlines()
+    md = (out / "tables" / "demo_table.md").read_text().splitlines()
     assert md[0] == "| method | auc_mean |" and md[2] == "| a | 0.512 |" and md[3] == "| b |  |"
-    assert pd.read_csv(tmp_path / "fig" / "tables" / "demo_table.csv").auc_mean[0] == 0.51234
+    assert pd.read_csv(out / "tables" / "demo_table.csv").auc_mean[0] == 0.51234
 
 
 def test_format_mean_std():

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import warnings
 
@@ -42,11 +43,14 @@ def _parser() -> argparse.ArgumentParser:
     source.add_argument("--csv", metavar="FILE", help="your own CSV file (index = row position in the file)")
     rank.add_argument("--categorical", type=_columns, default=[], metavar="A,B", help="categorical columns of --csv")
     rank.add_argument("--continuous", type=_columns, default=[], metavar="C,D", help="continuous columns of --csv")
-    rank.add_argument("--dropna", action="store_true", help="drop rows of --csv with missing values")
+    rank.add_argument("--dropna", action="store_true", help="drop rows of --csv with missing values (says how many)")
+    rank.add_argument("--na-values", type=_columns, default=[], metavar="NA,?",
+                      help="spellings that mark a missing value in --csv (default: none; only an empty field is missing)")
+    rank.add_argument("--encoding", default="utf-8", help="text encoding of --csv (default utf-8)")
     rank.add_argument("--method", choices=METHODS, default="distance", help="how to rank (default: distance, i.e. V_k)")
     rank.add_argument("--k", type=int, default=5, help="neighbours for V_k (default 5)")
     rank.add_argument("--metric", choices=("cosine", "minkowski"), default="cosine", help="eq. 5 or eq. 6 (default cosine)")
-    rank.add_argument("--p", type=float, default=None, help="Minkowski order, p >= 1 (default 2 with --metric minkowski)")
+    rank.add_argument("--p", type=float, default=None, help="Minkowski order, p >= 1 or inf (default 2 with --metric minkowski)")
     rank.add_argument("--include-self", action="store_true", help="count the record itself among its k neighbours (authors' code)")
     rank.add_argument("--rare-threshold", type=float, default=0.05, help="rare method: relative frequency below which a category is rare")
     rank.add_argument("--bins", type=int, default=10, help="loglik method: percentile bins per continuous column")
@@ -58,15 +62,15 @@ def _parser() -> argparse.ArgumentParser:
 
 def _rank(args) -> str:
     if args.dataset:
-        if args.categorical or args.continuous or args.dropna:
-            raise VrlibError("--categorical, --continuous and --dropna apply to --csv only")
+        if args.categorical or args.continuous or args.dropna or args.na_values:
+            raise VrlibError("--categorical, --continuous, --dropna and --na-values apply to --csv only")
         df, schema = load(args.dataset)
     else:
         if not (args.categorical or args.continuous):
             raise VrlibError("with --csv, declare the column types with --categorical and/or --continuous")
-        df, schema = read_csv(args.csv, args.categorical, args.continuous, dropna=args.dropna)
-    if args.p is not None and args.metric != "minkowski":
-        raise VrlibError("--p applies to --metric minkowski only")
+        df, schema = read_csv(args.csv, args.categorical, args.continuous, dropna=args.dropna,
+                              na_values=args.na_values, encoding=args.encoding)
+    _check_numbers(args, len(df))
     if args.top < 1 or args.top > len(df):
         raise VrlibError(f"--top must be between 1 and the number of records ({len(df)}), got {args.top}")
     params = {
@@ -84,10 +88,10 @@ def _rank(args) -> str:
     records = df.loc[ranked.index]
     if args.format == "json":
         rows = [
-            {"rank": r + 1, "index": _plain(i), "score": float(s), "record": {c: _plain(v) for c, v in records.loc[i].items()}}
+            {"rank": r + 1, "index": _plain(i), "score": _plain(float(s)), "record": {c: _plain(v) for c, v in records.loc[i].items()}}
             for r, (i, s) in enumerate(ranked.items())
         ]
-        return json.dumps(rows, indent=1)
+        return json.dumps(rows, indent=1, allow_nan=False)
     shown = records.copy()
     shown.insert(0, ranked.name, ranked.to_numpy())
     shown.insert(0, "rank", range(1, len(shown) + 1))
@@ -95,9 +99,28 @@ def _rank(args) -> str:
     return shown.to_string()
 
 
+def _check_numbers(args, n_records: int) -> None:
+    """Refuse option values that would crash deep inside, or silently mean nothing."""
+    if args.p is not None and args.metric != "minkowski":
+        raise VrlibError("--p applies to --metric minkowski only")
+    if args.seed < 0:
+        raise VrlibError(f"--seed must be a non-negative integer, got {args.seed}")
+    if args.bins < 1:
+        raise VrlibError(f"--bins must be a positive integer, got {args.bins}")
+    if not 0 < args.rare_threshold <= 1:
+        raise VrlibError(f"--rare-threshold must be a fraction in (0, 1], got {args.rare_threshold}")
+    if args.method == "distance" and n_records < 2:
+        raise VrlibError(
+            f"the table has {n_records} record(s); ranking by distance needs at least 2 (each record's neighbours are the others)"
+        )
+
+
 def _plain(value):
-    """A JSON-serialisable Python scalar."""
-    return value.item() if hasattr(value, "item") else value
+    """A strict-JSON Python scalar (a missing or non-finite number becomes null)."""
+    value = value.item() if hasattr(value, "item") else value
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def _warn_one_line(message, category, filename, lineno, file=None, line=None):

@@ -22,6 +22,7 @@ import tempfile
 import urllib.request
 import warnings
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,14 +85,15 @@ def prepare(df: pd.DataFrame, schema: Schema, dropna: bool = False) -> pd.DataFr
     df : DataFrame
     schema : Schema
     dropna : bool
-        Drop rows with missing values instead of raising.
+        Drop rows with missing values (with a warning saying how many) instead of raising.
 
     Raises
     ------
     VrlibError
         A column in neither list, a declared column that is absent, missing values
-        (unless ``dropna``), non-numeric values in a continuous column, or an
-        empty table.
+        (unless ``dropna``), non-numeric or non-finite values in a continuous column,
+        a continuous column whose range overflows float64 (both named with their
+        rows), or an empty table.
     """
     declared = set(schema.columns)
     undeclared = [c for c in df.columns if c not in declared]
@@ -113,7 +115,13 @@ def prepare(df: pd.DataFrame, schema: Schema, dropna: bool = False) -> pd.DataFr
                 f"the table has missing values in {rows} row(s) ({where}); "
                 "drop those rows (--dropna, or dropna=True) or fill them first"
             )
-        df = df.dropna()
+        dropped = df.isna().any(axis=1)
+        warnings.warn(
+            f"dropped {int(dropped.sum())} of {len(df)} row(s) with missing values ({_rows(df.index[dropped])})",
+            UserWarning,
+            stacklevel=2,
+        )
+        df = df.loc[~dropped]
     if len(df) == 0:
         raise VrlibError("the table has no rows")
     out = {}
@@ -125,14 +133,42 @@ def prepare(df: pd.DataFrame, schema: Schema, dropna: bool = False) -> pd.DataFr
             else:
                 out[c] = col.astype(pd.CategoricalDtype(sorted(col.unique(), key=_sort_key)))
         else:
-            try:
-                out[c] = pd.to_numeric(col, errors="raise").astype("float64")
-            except (ValueError, TypeError) as exc:
+            numbers = pd.to_numeric(col, errors="coerce")
+            bad = numbers.isna() & col.notna()
+            if bad.any():
+                examples = sorted({str(v) for v in col[bad]})[:5]
                 raise VrlibError(
-                    f"continuous column {c!r} has non-numeric values ({exc}); "
-                    "declare it categorical or clean it"
-                ) from None
+                    f"continuous column {c!r} has non-numeric values {examples} in row(s) {_rows(col.index[bad])}; "
+                    "declare it categorical, clean it, or name its missing-value spellings (na_values / --na-values)"
+                )
+            out[c] = numbers.astype("float64")
+            _check_finite(c, out[c])
     return pd.DataFrame(out, index=df.index)
+
+
+def _rows(labels, limit: int = 10) -> str:
+    labels = list(labels)
+    shown = ", ".join(str(v) for v in labels[:limit])
+    return shown + (f" and {len(labels) - limit} more" if len(labels) > limit else "")
+
+
+def _check_finite(column: str, values: pd.Series) -> None:
+    """Refuse inf / NaN spellings and values whose range overflows float64 (it would scale the column to 0)."""
+    x = values.to_numpy()
+    bad = ~np.isfinite(x)
+    if bad.any():
+        raise VrlibError(
+            f"continuous column {column!r} has non-finite values (inf or nan) in row(s) {_rows(values.index[bad])}; "
+            "remove or fix those rows (to treat a spelling such as nan as missing, name it with na_values / --na-values)"
+        )
+    with np.errstate(over="ignore"):
+        span = x.max() - x.min() if len(x) else 0.0
+    if not np.isfinite(span):
+        extreme = values.index[(x == x.max()) | (x == x.min())]
+        raise VrlibError(
+            f"continuous column {column!r} spans more than the largest float ({x.min():g} to {x.max():g}, "
+            f"row(s) {_rows(extreme)}); rescale the column (e.g. divide it by 1e300) or remove those rows"
+        )
 
 
 def _sort_key(value):
@@ -214,25 +250,37 @@ def search_dirs() -> list[Path]:
 _verified: set[tuple] = set()  # (path, size, mtime, expected checksum) already checked in this process
 
 
+def _mismatch(data: bytes, spec: DataFile) -> str | None:
+    """None when ``data`` has the checksum of ``spec``, else what was found against what was expected."""
+    if spec.sha256 is not None:
+        got, want, kind = hashlib.sha256(data).hexdigest(), spec.sha256, "SHA-256"
+    elif spec.git_blob is not None:
+        got, want, kind = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest(), spec.git_blob, "git blob id"
+    else:
+        return None
+    return None if got == want else f"{kind} is {got}, expected {want}"
+
+
+def _where_to_get(spec: DataFile) -> str:
+    if spec.url is None:
+        return (
+            "this file has no public download: it comes with the project's shared data folder, "
+            "so copy it again from there into VRLIB_DATA_DIR (see data/README.md)"
+        )
+    return f"delete it and fetch it again ({spec.url})"
+
+
 def verify(path: Path, spec: DataFile) -> None:
     """Raise :class:`VrlibError` unless ``path`` has the checksum of ``spec``."""
     stat = path.stat()
     key = (str(path), stat.st_size, stat.st_mtime_ns, spec.sha256, spec.git_blob)
     if key in _verified:
         return
-    data = path.read_bytes()
-    if spec.sha256 is not None:
-        got, want, kind = hashlib.sha256(data).hexdigest(), spec.sha256, "SHA-256"
-    elif spec.git_blob is not None:
-        blob = hashlib.sha1(b"blob %d\0" % len(data) + data)
-        got, want, kind = blob.hexdigest(), spec.git_blob, "git blob id"
-    else:
-        return
-    if got != want:
+    problem = _mismatch(path.read_bytes(), spec)
+    if problem:
         raise VrlibError(
-            f"checksum mismatch for {path}: {kind} is {got}, expected {want}; "
-            "the file is corrupt or a different version: delete it and fetch it again "
-            f"({spec.url or 'see data/README.md'})"
+            f"checksum mismatch for {path}: {problem}; the file is corrupt or a different version: "
+            + _where_to_get(spec)
         )
     _verified.add(key)
 
@@ -254,10 +302,17 @@ def find_file(name: str, download: bool = True) -> Path:
             verify(path, spec)
             return path
     where = " or ".join(str(d) for d in search_dirs())
+    env = os.environ.get("VRLIB_DATA_DIR")
+    if env and not Path(env).expanduser().is_dir():
+        where += f" (VRLIB_DATA_DIR={env!r} is not a folder)"
     if not download or spec.url is None:
+        source = (
+            "it has no public download: it comes with the project's shared data folder"
+            if spec.url is None else f"its public source is {spec.url}"
+        )
         raise VrlibError(
             f"data file {name!r} not found in {where}; set VRLIB_DATA_DIR to the folder that holds it "
-            "(see data/README.md for where to get it)"
+            f"({source}; see data/README.md)"
         )
     target = project_data_dir() / name
     try:
@@ -272,32 +327,55 @@ def find_file(name: str, download: bool = True) -> Path:
 
 
 def _download(spec: DataFile, target: Path) -> None:
-    """Fetch ``spec`` into ``target`` atomically (a partial download never lands)."""
+    """Fetch ``spec``, check it, then move it into ``target`` (nothing unchecked or partial ever lands).
+
+    Raises
+    ------
+    OSError
+        When the download or the extraction fails.
+    VrlibError
+        When the payload does not have the expected checksum (nothing is written).
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
     with urllib.request.urlopen(spec.url, timeout=30) as response:
         payload = response.read()
     if spec.member is not None:
         payload = _extract(payload, spec.member)
+    problem = _mismatch(payload, spec)
+    if problem:
+        raise VrlibError(
+            f"the file downloaded from {spec.url} is not the expected {spec.name!r} ({problem}); "
+            f"nothing was saved: the source may have changed, so get {spec.name!r} by hand (see data/README.md) "
+            "and put it in VRLIB_DATA_DIR"
+        )
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(payload)
-    os.replace(tmp, target)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def _extract(payload: bytes, member: str) -> bytes:
+    """``member`` of a downloaded zip or tar archive; any archive error becomes an OSError."""
     buf = io.BytesIO(payload)
-    if zipfile.is_zipfile(buf):
-        with zipfile.ZipFile(buf) as zf:
-            names = [n for n in zf.namelist() if n.endswith(member)]
-            if not names:
+    try:
+        if zipfile.is_zipfile(buf):
+            with zipfile.ZipFile(buf) as zf:
+                names = [n for n in zf.namelist() if n.endswith(member)]
+                if not names:
+                    raise OSError(f"{member} not in the downloaded archive")
+                return zf.read(names[0])
+        buf.seek(0)
+        with tarfile.open(fileobj=buf) as tf:
+            fh = tf.extractfile(member)
+            if fh is None:
                 raise OSError(f"{member} not in the downloaded archive")
-            return zf.read(names[0])
-    buf.seek(0)
-    with tarfile.open(fileobj=buf) as tf:
-        fh = tf.extractfile(member)
-        if fh is None:
-            raise OSError(f"{member} not in the downloaded archive")
-        return fh.read()
+            return fh.read()
+    except (zipfile.BadZipFile, tarfile.TarError, KeyError, EOFError, zlib.error, ValueError) as exc:
+        raise OSError(f"the downloaded archive could not be read ({type(exc).__name__}: {exc})") from None
 
 
 # --------------------------------------------------------------------------- loaders
@@ -442,28 +520,65 @@ def load(name: str, **kwargs) -> tuple[pd.DataFrame, Schema]:
     return loaders[name](**kwargs)
 
 
-def read_csv(path, categorical=(), continuous=(), dropna: bool = False, **read_kwargs) -> tuple[pd.DataFrame, Schema]:
+def read_csv(
+    path, categorical=(), continuous=(), dropna: bool = False, na_values=(), encoding: str = "utf-8", **read_kwargs
+) -> tuple[pd.DataFrame, Schema]:
     """Read a user's CSV with declared column types.
+
+    Every field is read as text first: categorical values keep their spelling
+    (``01``, ``NA``, ``None`` and ``null`` are categories like any other), and a
+    value is missing only when its field is empty or it is one of ``na_values``.
 
     Parameters
     ----------
     path : path-like
+        A CSV file (``.gz`` compressed or not) whose first line names the columns.
     categorical, continuous : sequence of str
         Every column of the file in exactly one of them.
     dropna : bool
-        Drop rows with missing values instead of raising an error naming them.
+        Drop rows with missing values (with a warning saying how many) instead of
+        raising an error naming them.
+    na_values : sequence of str
+        Spellings that mark a missing value, in any column (e.g. ``["NA", "?"]``).
+    encoding : str
+        The file's text encoding.
     **read_kwargs
-        Passed to :func:`pandas.read_csv`.
+        Passed to :func:`pandas.read_csv` (e.g. ``sep``).
+
+    Raises
+    ------
+    VrlibError
+        For a missing, empty, undecodable or malformed file, duplicate column names,
+        and everything :func:`prepare` refuses (non-numeric or non-finite values in a
+        continuous column, undeclared columns, missing values without ``dropna``).
     """
     path = Path(path)
     if not path.is_file():
         raise VrlibError(f"CSV file {str(path)!r} not found")
     schema = Schema(categorical, continuous)
-    # Read categoricals as text so codes like 01 keep their spelling.
-    dtypes = {c: str for c in schema.categorical}
+    na = set(na_values)
+    options = dict(dtype=str, keep_default_na=False, na_values=sorted(na), header=0, **read_kwargs)
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt") as fh:
-        df = pd.read_csv(fh, dtype=dtypes, **read_kwargs)
+    try:
+        with opener(path, "rt", encoding=encoding, newline="") as fh:
+            df = pd.read_csv(fh, **options)
+        with opener(path, "rt", encoding=encoding, newline="") as fh:
+            header = pd.read_csv(fh, **{**options, "header": None, "nrows": 1, "na_values": []}).iloc[0].tolist()
+    except pd.errors.EmptyDataError:
+        raise VrlibError(f"CSV file {str(path)!r} is empty; its first line must name the columns") from None
+    except UnicodeDecodeError as exc:
+        raise VrlibError(
+            f"CSV file {str(path)!r} is not {encoding} text (byte {exc.object[exc.start:exc.start + 1]!r} at "
+            f"position {exc.start}); give its encoding (--encoding latin-1, or encoding=...) or convert it to UTF-8"
+        ) from None
+    except (pd.errors.ParserError, OSError, EOFError) as exc:
+        raise VrlibError(f"CSV file {str(path)!r} could not be read: {str(exc).strip()}") from None
+    duplicated = sorted({str(c) for c in header if header.count(c) > 1})
+    if duplicated:
+        raise VrlibError(
+            f"CSV file {str(path)!r} has duplicate column name(s) {duplicated}; give every column its own name"
+        )
+    df = df.mask(df.apply(lambda col: col.str.strip() == ""))  # an empty field holds no value
     return prepare(df, schema, dropna=dropna), schema
 
 

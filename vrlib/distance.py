@@ -98,7 +98,7 @@ class _Pairwise:
         if self.f_cat:
             mismatches = self.f_cat - self.ha[rows] @ self.hb.T
             np.maximum(mismatches, 0.0, out=mismatches)
-            d = self.w_cat * (2.0 * mismatches) ** (1.0 / self.p)
+            d = self.w_cat * _onehot_norm(mismatches, self.p)
         if self.ca.shape[1]:
             d = d + self.w_cont * _minkowski_block(self.ca[rows], self.cb, self.p)
         return d, False
@@ -111,14 +111,25 @@ class _Pairwise:
             d = 0.0
             if self.f_cat:
                 matches = np.einsum("...j,...j->...", self.ha[rows], self.hb[cols])
-                d = self.w_cat * (2.0 * np.maximum(self.f_cat - matches, 0.0)) ** (1.0 / self.p)
+                d = self.w_cat * _onehot_norm(np.maximum(self.f_cat - matches, 0.0), self.p)
             if self.ca.shape[1]:
                 diff = np.abs(self.ca[rows] - self.cb[cols])
-                d = d + self.w_cont * (diff**self.p).sum(axis=-1) ** (1.0 / self.p)
+                if np.isinf(self.p):
+                    d = d + self.w_cont * diff.max(axis=-1)
+                else:
+                    d = d + self.w_cont * (diff**self.p).sum(axis=-1) ** (1.0 / self.p)
         d = np.asarray(d, dtype=np.float64)
         # Rounding leaves identical records at +-1e-16; a duplicate is at distance exactly 0.
         d[np.abs(d) < 1e-12] = 0.0
         return d
+
+
+def _onehot_norm(mismatches: np.ndarray, p: float) -> np.ndarray:
+    """||h_i - h_j||_p of one-hot blocks that differ on ``mismatches`` attributes: (2m)^(1/p),
+    and for p = inf (Chebyshev) 1 when they differ at all (not m^0 = 1 for m = 0)."""
+    if np.isinf(p):
+        return (mismatches > 0.5).astype(mismatches.dtype)
+    return (2.0 * mismatches) ** (1.0 / p)
 
 
 def _minkowski_block(a: np.ndarray, b: np.ndarray, p: float) -> np.ndarray:
@@ -128,6 +139,8 @@ def _minkowski_block(a: np.ndarray, b: np.ndarray, p: float) -> np.ndarray:
         import torch
 
         return torch.cdist(torch.from_numpy(a), torch.from_numpy(b), p=1).numpy()
+    if np.isinf(p):
+        return cdist(a, b, metric="chebyshev")
     return cdist(a, b, metric="minkowski", p=p)
 
 
@@ -143,7 +156,7 @@ def pairwise_distances(a: EncodedTable, b: EncodedTable | None = None, metric: s
     metric : {"cosine", "minkowski"}
         Eq. 5 or eq. 6.
     p : float
-        Order of the Minkowski distance (p >= 1); ignored for cosine.
+        Order of the Minkowski distance (p >= 1; ``inf`` is the Chebyshev distance); ignored for cosine.
     """
     b = a if b is None else b
     pairwise = _Pairwise(a, b, metric, p, np.float64)

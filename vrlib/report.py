@@ -1,18 +1,28 @@
 """Figures and tables out of the notebooks: one style, PNG + PDF, CSV + Markdown + LaTeX, and a manifest.
 
-Every figure and table file a notebook writes goes through a :class:`Reporter`, which
-records in ``manifest.json`` (beside the figures) which notebook, profile, seed and
-commit made it.  :func:`paper_vs_ours` builds the tables that show the paper's value
-beside ours.
+Every figure and table file a notebook writes goes through a :class:`Reporter`.  Outputs
+live per profile: figures in ``<figures_dir>/<profile>/``, tables in
+``<figures_dir>/<profile>/tables/``, and beside them ``manifest.json``, which records for
+every file the notebook, profile, seed, commit, machine and wall time that made it.  A
+run under one profile therefore never writes over another profile's outputs, however
+the notebook is launched; and a ``smoke`` run never writes into the project's committed
+``figures/`` at all (it goes to ``results/smoke/figures/``).  Figures are byte-for-byte
+reproducible: no creation date in the PDF, and plots with random jitter seed it
+(:func:`seed_jitter`).  :func:`paper_vs_ours` builds the tables that show the paper's
+value beside ours.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import platform
 import subprocess
+import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +37,7 @@ STYLE = {
     "axes.grid": True,
     "grid.alpha": 0.3,
     "font.size": 10,
+    "svg.hashsalt": "vrlib",  # fixed ids, should a figure be saved as SVG
 }
 
 METHOD_LABELS = {
@@ -35,6 +46,11 @@ METHOD_LABELS = {
     "loglik": "Log-likelihood (TAPAS)",
     "distance": "Distance (ours)",
 }
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+COMMITTED_PROFILES = ("quick", "paper")  # profiles whose outputs may be committed under figures/
+# Fixed file metadata, so that the same figure gives the same bytes on every run.
+_METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None, "Producer": None, "Creator": None}}
 
 
 def use_style() -> None:
@@ -46,22 +62,106 @@ def use_style() -> None:
     mpl.rcParams.update(STYLE)
 
 
+def seed_jitter(seed: int) -> None:
+    """Seed numpy's global generator, which seaborn's strip-plot jitter draws from: call it before such a plot."""
+    np.random.seed(seed)
+
+
 def commit_id() -> str:
     """The current git commit (with ``-dirty`` when the tree has changes), or ``unknown``."""
-    root = Path(__file__).resolve().parents[1]
     try:
-        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + ("-dirty" if dirty else "")
 
 
-def _atomic_write_text(path: Path, text: str) -> None:
+def machine() -> dict:
+    """What ran the notebook: CPU cores, the process cap, and the GPU when PyTorch used one."""
+    gpu = None
+    torch = sys.modules.get("torch")  # only when the notebook imported it: no GPU without PyTorch here
+    if torch is not None and torch.cuda.is_available():
+        gpu = torch.cuda.get_device_name(0)
+    return {
+        "cpu_cores": os.cpu_count(),
+        "n_jobs_cap": os.environ.get("VRLIB_N_JOBS"),
+        "gpu": gpu,
+        "system": f"{platform.system()} {platform.machine()}",
+        "python": platform.python_version(),
+    }
+
+
+def output_dirs(profile: str, figures_dir="figures", tables_dir=None) -> tuple[Path, Path]:
+    """Where a run under ``profile`` writes its figures and its tables.
+
+    The figures go to ``figures_dir/<profile>`` (``figures_dir`` itself when it is
+    already named after the profile).  ``tables_dir`` defaults to, and when it is the
+    ``tables`` folder of ``figures_dir`` becomes, ``<figures folder>/tables``; any other
+    ``tables_dir`` gets its own ``<profile>`` subfolder the same way.  A profile outside
+    :data:`COMMITTED_PROFILES` (``smoke``) aimed inside the project's ``figures/`` is sent
+    to ``results/<profile>/figures`` instead.
+    """
+    root = Path(figures_dir)
+    tables = None if tables_dir is None else Path(tables_dir)
+    if tables is not None and tables.name == "tables" and _same(tables.parent, root):
+        tables = None
+    committed = PROJECT_ROOT / "figures"
+    if profile not in COMMITTED_PROFILES and _inside(root, committed):
+        root = PROJECT_ROOT / "results" / profile / "figures"
+        if tables is not None and _inside(tables, committed):
+            tables = None
+    figures = root if root.name == profile else root / profile
+    if tables is None:
+        return figures, figures / "tables"
+    if tables.name != profile and tables.parent.name != profile:
+        tables = tables / profile
+    return figures, tables
+
+
+def _same(a: Path, b: Path) -> bool:
+    return os.path.abspath(a) == os.path.abspath(b)
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    path, folder = Path(os.path.abspath(path)), Path(os.path.abspath(folder))
+    return path == folder or folder in path.parents
+
+
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    _atomic_write_bytes(path, text.encode())
+
+
+@contextmanager
+def _locked(path: Path):
+    """An exclusive lock on ``path`` (created if missing) for a read-modify-write by several processes."""
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def update_manifest(folder, entries: dict) -> None:
+    """Add ``{relative path: entry}`` to ``folder/manifest.json`` under a lock, so concurrent writers lose nothing."""
+    folder = Path(folder)
+    path = folder / "manifest.json"
+    with _locked(folder / ".manifest.lock"):
+        manifest = json.loads(path.read_text()) if path.exists() else {}
+        manifest.update(entries)
+        _atomic_write_text(path, json.dumps(dict(sorted(manifest.items())), indent=1) + "\n")
 
 
 class Reporter:
@@ -74,47 +174,60 @@ class Reporter:
     profile : str
     seed : int
     figures_dir, tables_dir : path-like
-        Where figures (PNG + PDF) and tables (CSV + MD + TeX) go; created if missing.
+        The notebook's parameters: the outputs go to the ``<profile>`` folder inside
+        them (see :func:`output_dirs`); created if missing.  The resolved folders are
+        the attributes ``figures_dir`` and ``tables_dir``.
+
+    Notes
+    -----
+    Each manifest entry holds the notebook, profile, seed, commit, the time written,
+    ``elapsed_s`` (seconds since this Reporter was made, i.e. the run's wall time up to
+    that file), the :func:`machine` and the parameters passed with the file.
     """
 
-    def __init__(self, notebook: str, profile: str, seed: int, figures_dir="figures", tables_dir="figures/tables"):
+    def __init__(self, notebook: str, profile: str, seed: int, figures_dir="figures", tables_dir=None):
         self.notebook = notebook
         self.profile = profile
         self.seed = seed
-        self.figures_dir = Path(figures_dir)
-        self.tables_dir = Path(tables_dir)
+        self.figures_dir, self.tables_dir = output_dirs(profile, figures_dir, tables_dir)
+        if not _same(Path(figures_dir), self.figures_dir) and not _same(Path(figures_dir) / profile, self.figures_dir):
+            print(f"profile {profile!r} never writes into figures/: its outputs go to {self.figures_dir}")
         self.figures_dir.mkdir(parents=True, exist_ok=True)
         self.tables_dir.mkdir(parents=True, exist_ok=True)
         self.commit = commit_id()
+        self._started = time.monotonic()
 
     def _record(self, files: list[Path], params: dict | None) -> None:
-        manifest_path = self.figures_dir / "manifest.json"
-        manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
         entry = {
             "notebook": self.notebook,
             "profile": self.profile,
             "seed": self.seed,
             "commit": self.commit,
             "written": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "elapsed_s": round(time.monotonic() - self._started, 1),
+            "machine": machine(),
         }
         if params:
             entry["parameters"] = params
-        for f in files:
-            manifest[os.path.relpath(f, self.figures_dir)] = entry
-        _atomic_write_text(manifest_path, json.dumps(dict(sorted(manifest.items())), indent=1) + "\n")
+        update_manifest(self.figures_dir, {os.path.relpath(f, self.figures_dir): entry for f in files})
 
     def savefig(self, fig, name: str, params: dict | None = None) -> list[Path]:
-        """Save ``fig`` as ``name``.png and ``name``.pdf."""
+        """Save ``fig`` as ``name``.png and ``name``.pdf (no dates inside: the same figure gives the same bytes)."""
+        import io
+
         paths = [self.figures_dir / f"{name}.{ext}" for ext in ("png", "pdf")]
         for path in paths:
-            fig.savefig(path)
+            ext = path.suffix[1:]
+            buf = io.BytesIO()
+            fig.savefig(buf, format=ext, metadata=_METADATA[ext])
+            _atomic_write_bytes(path, buf.getvalue())
         self._record(paths, params)
         return paths
 
     def write_table(self, df: pd.DataFrame, name: str, params: dict | None = None, float_format: str = "%.3f") -> list[Path]:
         """Write ``df`` as ``name``.csv (full precision), .md and .tex (rounded)."""
         csv, md, tex = (self.tables_dir / f"{name}.{ext}" for ext in ("csv", "md", "tex"))
-        df.to_csv(csv, index=False)
+        _atomic_write_text(csv, df.to_csv(index=False))
         rounded = df.copy()
         for c in rounded.columns:
             if pd.api.types.is_float_dtype(rounded[c]):

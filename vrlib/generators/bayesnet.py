@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from itertools import combinations
 
 import numpy as np
@@ -309,7 +310,11 @@ class PrivBayes(Generator):
         self.domains_ = {c: int(domains[j]) for j, c in enumerate(self.columns_)}
         private = not math.isinf(self.epsilon)
         eps1 = eps2 = self.epsilon / 2
+        _check_memory(self, _structure_bytes(d, n, k, domains), f"scoring every set of up to {k + 1} of the {d} columns")
         order, parents = self._structure(codes, domains, k, eps1 if private else math.inf, rng)
+        families = [parents[i] + (order[i],) for i in range(k, d)]
+        _check_memory(self, _FAMILY_COPIES * 8 * sum(math.prod(int(domains[a]) for a in f) for f in families),
+                      f"the {len(families)} conditional tables of the chosen network")
 
         n_marginals = d - k
         self.noise_scale_ = laplace_scale(eps2, n, n_marginals) if private else 0.0
@@ -445,6 +450,45 @@ def _family_counts(codes: np.ndarray, domains: np.ndarray, family) -> np.ndarray
         code = code * domains[a] + codes[a]
         size *= int(domains[a])
     return np.bincount(code, minlength=size).astype(np.float64)
+
+
+# --------------------------------------------------------------------------- memory check
+
+_FAMILY_COPIES = 4  # counts, noisy counts, conditional table and its cumulative sums, float64 each
+
+
+def _structure_bytes(d: int, n: int, k: int, domains: np.ndarray) -> int:
+    """A lower bound on the memory the network needs: the joint codes of all C(d, s) sets of the
+    largest size scored (int32 per record), and the smallest possible family tables."""
+    sets = math.comb(d, k + 1)
+    smallest_family = math.prod(sorted(int(x) for x in domains)[: k + 1])
+    return max(4 * sets * n, _FAMILY_COPIES * 8 * (d - k) * smallest_family)
+
+
+def _available_bytes() -> int:
+    """Memory the system can still give (MemAvailable), or all of it where that is not known."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 2**63
+
+
+def _check_memory(model, need: int, what: str) -> None:
+    """Refuse, before allocating, a network that cannot fit in memory (a clear error, not a MemoryError)."""
+    have = _available_bytes()
+    if need > have:
+        raise VrlibError(
+            f"{type(model).__name__}(degree={model.degree}, bins={model.bins}) needs at least {need / 2**30:.3g} GiB "
+            f"for {what}, but only {have / 2**30:.3g} GiB is available; lower degree (1 or 2 is usual) or bins, "
+            "or use fewer columns"
+        )
 
 
 __all__ = [
