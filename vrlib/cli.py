@@ -4,6 +4,7 @@ Examples
 --------
 ``vrlib rank --dataset adult --k 5 --top 10 --format csv``
 ``vrlib rank --csv people.csv --categorical sex,job --continuous age,income --dropna``
+``vrlib classroom generate`` and ``vrlib classroom grade SUBMISSION.ipynb`` (see :mod:`vrlib.classroom`)
 
 Bad input gives one line on stderr and exit status 2, never a traceback.
 """
@@ -57,7 +58,36 @@ def _parser() -> argparse.ArgumentParser:
     rank.add_argument("--top", type=int, default=10, help="how many records to print (default 10)")
     rank.add_argument("--seed", type=int, default=0, help="seed of the random and rare methods")
     rank.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format")
+    _add_classroom(sub)
     return parser
+
+
+def _add_classroom(sub) -> None:
+    """``vrlib classroom generate|grade``: the logic is in :mod:`vrlib.classroom`."""
+    classroom = sub.add_parser("classroom", help="generate student versions of the assignments, grade submissions",
+                               description="Classroom assignments (notebooks/assignments/).")  # fmt: skip
+    action = classroom.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    gen = action.add_parser("generate", help="write the student versions into notebooks/assignments/release/",
+                            description="Write the student versions of the solution notebooks.")  # fmt: skip
+    gen.add_argument("--source-dir", default=None, help="solution notebooks (default notebooks/assignments)")
+    gen.add_argument("--release-dir", default=None, help="where the student versions go (default SOURCE_DIR/release)")
+    grade = action.add_parser("grade", help="run a submission with its hidden tests and print its points",
+                              description="Run a submission with its hidden tests restored; print points per test.")  # fmt: skip
+    grade.add_argument("submission", help="the student's notebook")
+    grade.add_argument("--source", default=None, help="its solution notebook (default: found by file name)")
+    grade.add_argument("--timeout", type=int, default=120, help="seconds each cell may run (default 120)")
+    grade.add_argument("--format", choices=("table", "json"), default="table", help="output format")
+    grade.add_argument("--executed", default=None, metavar="FILE", help="also write the graded notebook, with outputs")
+
+
+def _classroom(args) -> str:
+    from vrlib import classroom
+
+    if args.action == "generate":
+        written = classroom.generate(args.source_dir, args.release_dir)
+        return "\n".join(f"wrote {p}" for p in written)
+    report = classroom.grade(args.submission, source=args.source, timeout=args.timeout, executed=args.executed)
+    return json.dumps(report.to_dict(), indent=1) if args.format == "json" else report.format()
 
 
 def _rank(args) -> str:
@@ -132,7 +162,7 @@ def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     warnings.showwarning = _warn_one_line
     try:
-        out = _rank(args)
+        out = _classroom(args) if args.command == "classroom" else _rank(args)
     except VrlibError as exc:
         print(f"vrlib: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
