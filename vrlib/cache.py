@@ -7,6 +7,12 @@ code.  Writes are atomic (temporary file in the same folder, then :func:`os.repl
 so a crash never leaves a half-written entry, and because each result is its own entry
 an interrupted run resumes where it stopped.
 
+There is one way to read: :meth:`Cache.get` returns the entry or None.  An entry that
+cannot be read (torn by a power cut, damaged on disk) is reported with its path, moved
+aside, and made again by the caller; nothing tests for an entry and then loads it.
+Workers never touch the cache: they return results, and the process that asked for
+them writes the entries, so a cluster needs no disk shared with the client.
+
 Tables are stored compactly: categorical columns as small unsigned integer codes,
 continuous columns as float64; :func:`decode_table` rebuilds the DataFrame with the
 categories of the original data.
@@ -25,7 +31,7 @@ import os
 import tempfile
 import warnings
 import zipfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +42,7 @@ from vrlib.errors import VrlibError
 
 __all__ = [
     "Cache", "cache_dir", "make_key", "fingerprint_table", "serialise",
-    "encode_table", "decode_table", "save_table", "load_table", "source_hash",
+    "encode_table", "decode_table", "save_table", "get_table", "source_hash", "CacheWarning",
 ]  # fmt: skip
 
 _META = "__meta__"  # name of the array holding the JSON metadata inside an entry
@@ -82,10 +88,11 @@ def make_key(**parts) -> str:
 
 
 def fingerprint_table(df: pd.DataFrame, schema: Schema) -> str:
-    """A content hash of a table: its index, column names, category sets, codes and values."""
+    """A content hash of a table: its schema (public domains included), index, column names, category sets, codes and values."""
     h = hashlib.sha256()
+    # the public domains too: the Bayesian networks' bins come from them
     h.update(json.dumps(_canonical({"categorical": schema.categorical, "continuous": schema.continuous,
-                                    "columns": [str(c) for c in df.columns]})).encode())  # fmt: skip
+                                    "columns": [str(c) for c in df.columns], "domains": schema.domains})).encode())  # fmt: skip
     h.update(pd.util.hash_pandas_object(df.index, index=False).to_numpy().tobytes())
     for c in schema.categorical:
         col = df[c]
@@ -221,6 +228,24 @@ def _write_all(fh, payload: bytes) -> None:
     fh.write(payload)
 
 
+class CacheWarning(RuntimeWarning):
+    """An unreadable cache entry was found, set aside, and will be computed again."""
+
+
+def _read_entry(fh) -> tuple[dict[str, np.ndarray], dict]:
+    """``(arrays, meta)`` of an entry made by :func:`serialise`; raises on any damage or missing metadata."""
+    with np.load(fh, allow_pickle=False) as npz:
+        if not isinstance(npz, np.lib.npyio.NpzFile):
+            raise ValueError("not an .npz archive")
+        arrays = {name: npz[name] for name in npz.files}  # reads every member: zip CRCs are checked
+    if _META not in arrays:
+        raise ValueError("the entry has no metadata")
+    meta = json.loads(arrays.pop(_META).tobytes().decode())
+    if not isinstance(meta, dict):
+        raise ValueError(f"metadata is a {type(meta).__name__}, not an object")
+    return arrays, meta
+
+
 class Cache:
     """A folder of content-addressed entries, each one ``.npz`` file of arrays plus JSON metadata.
 
@@ -252,9 +277,6 @@ class Cache:
             raise VrlibError(f"cache keys are hex digests from make_key (got {key!r})")
         return self.folder / key[:2] / f"{key}.npz"
 
-    def __contains__(self, key: str) -> bool:
-        return self.path(key).is_file()
-
     def save(self, key: str, arrays: Mapping[str, np.ndarray], meta: Mapping | None = None) -> Path:
         """Store ``arrays`` (and JSON-able ``meta``) under ``key``, atomically.
 
@@ -270,8 +292,8 @@ class Cache:
 
         The bytes go to a temporary file in the entry's folder, which is then renamed
         over the entry: readers see no entry or the whole entry, never part of one.
-        There is no fsync: a file torn by a power cut is unreadable, and :meth:`load`
-        treats unreadable entries as missing, so they are simply made again.
+        There is no fsync: a file torn by a power cut is unreadable, and :meth:`get`
+        sets unreadable entries aside and treats them as missing, so they are made again.
         """
         path = self.path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -288,33 +310,55 @@ class Cache:
             raise
         return path
 
-    def load(self, key: str) -> tuple[dict[str, np.ndarray], dict]:
-        """``(arrays, meta)`` stored under ``key``.
+    def get(self, key: str, decode: Callable | None = None):
+        """The entry ``key``: ``(arrays, meta)``, or ``decode(arrays, meta)``; None when absent or unreadable.
 
-        Raises
-        ------
-        KeyError
-            When there is no (readable) entry for ``key``.
+        This is the one way to read the cache.  An entry that cannot be read or
+        decoded (a torn write after a power cut, a damaged disk, a foreign file: any
+        exception while reading, parsing the metadata or running ``decode``) is
+        reported once with a :class:`CacheWarning` naming its file, moved aside to
+        ``<file>.corrupt`` (so it is neither read again nor lost for inspection), and
+        treated as missing, so the caller computes the result again.  Every entry
+        carries its metadata; one without it is unreadable too.
+
+        Parameters
+        ----------
+        key : str
+        decode : callable, optional
+            ``decode(arrays, meta)`` builds the caller's object (e.g. a table) from
+            the entry; its errors count as an unreadable entry.
         """
         path = self.path(key)
         try:
-            with np.load(path, allow_pickle=False) as npz:
-                arrays = {name: npz[name] for name in npz.files}
+            fh = open(path, "rb")
         except FileNotFoundError:
-            raise KeyError(key) from None
-        except (zipfile.BadZipFile, ValueError, EOFError, OSError) as exc:
-            # Cannot come from our atomic writes; a damaged disk or a foreign file: recompute.
-            warnings.warn(f"ignoring unreadable cache entry {path} ({exc})", RuntimeWarning, stacklevel=2)
-            raise KeyError(key) from None
-        meta = json.loads(arrays.pop(_META, np.zeros(0, np.uint8)).tobytes().decode() or "{}")
-        return arrays, meta
+            return None
+        with fh:
+            seen = os.fstat(fh.fileno())
+            try:
+                arrays, meta = _read_entry(fh)
+                return (arrays, meta) if decode is None else decode(arrays, meta)
+            except Exception as exc:  # any damage, whatever layer notices it
+                reason = f"{type(exc).__name__}: {exc}"
+        self._set_aside(path, seen, reason)
+        return None
 
-    def get(self, key: str, default=None):
-        """``(arrays, meta)`` for ``key``, or ``default`` when absent."""
+    def _set_aside(self, path: Path, seen: os.stat_result, reason: str) -> None:
+        """Move an unreadable entry to ``<file>.corrupt`` and say so (once: it is gone from its place)."""
+        where = path.with_name(path.name + ".corrupt")
         try:
-            return self.load(key)
-        except KeyError:
-            return default
+            now = os.stat(path)
+            # Another process may have replaced the damaged file by a good one since we opened it.
+            if (now.st_ino, now.st_size, now.st_mtime_ns) != (seen.st_ino, seen.st_size, seen.st_mtime_ns):
+                return
+            os.replace(path, where)
+            moved = f"moved to {where.name}"
+        except FileNotFoundError:  # another reader moved it first
+            moved = "moved aside by another process"
+        except OSError as exc:
+            moved = f"could not be moved aside ({exc})"
+        warnings.warn(f"unreadable cache entry {path} ({reason[:200]}); {moved}, computing it again",
+                      CacheWarning, stacklevel=3)  # fmt: skip
 
     def keys(self) -> Iterator[str]:
         """Keys of the complete entries (temporary files of interrupted writes are skipped)."""
@@ -346,33 +390,36 @@ def save_table(cache: Cache, key: str, df: pd.DataFrame, schema: Schema, categor
     return cache.save(key, encode_table(df, schema, categories), meta)
 
 
-def load_table(cache: Cache, key: str, schema: Schema, categories: Mapping) -> pd.DataFrame:
-    """The table stored by :func:`save_table`, rebuilt with ``categories``.
+def get_table(cache: Cache, key: str, schema: Schema, categories: Mapping) -> pd.DataFrame | None:
+    """The table stored by :func:`save_table`, rebuilt with ``categories``; None when absent or unreadable."""
 
-    Raises
-    ------
-    KeyError
-        When there is no entry for ``key``.
+    def decode(arrays, meta):
+        return decode_table(arrays["codes"], arrays["continuous"], schema, categories, columns=meta["columns"])
+
+    return cache.get(key, decode)
+
+
+def source_hash(*code) -> str:
+    """SHA-256 of the source files that define ``code`` (classes, functions or modules).
+
+    A class counts with the files of all its bases (those without a source file, such
+    as builtins, are skipped); a function or a method with its module's file.  Put it
+    in the key of every cached result the code shapes, so that editing the code
+    invalidates the results it made before.
     """
-    arrays, meta = cache.load(key)
-    return decode_table(arrays["codes"], arrays["continuous"], schema, categories, columns=meta.get("columns"))
-
-
-def source_hash(cls) -> str:
-    """SHA-256 of the source files defining ``cls`` and its bases (classes without a source file are skipped).
-
-    Part of the key of results computed by ``cls``, so that editing the code invalidates them.
-    """
-    h = hashlib.sha256()
     files = set()
-    for klass in cls.__mro__:
-        if klass is object:
-            continue
-        try:
-            files.add(inspect.getsourcefile(klass))
-        except (TypeError, OSError):
-            continue
-    for path in sorted(f for f in files if f):
+    for obj in code:
+        for item in (obj.__mro__ if inspect.isclass(obj) else (obj,)):
+            if item is object:
+                continue
+            try:
+                f = inspect.getsourcefile(item)
+            except (TypeError, OSError):
+                continue
+            if f:
+                files.add(f)
+    h = hashlib.sha256()
+    for path in sorted(files, key=lambda f: Path(f).name + f):
         try:
             h.update(Path(path).read_bytes())
         except OSError:

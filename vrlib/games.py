@@ -45,33 +45,30 @@ test AUC (which compares every IN with every OUT dataset) include ``n_test/2``
 correlated same-base pairs, a small bias.  It is available as ``paired=True`` for
 paired comparisons, where the shared base cancels noise.
 
-Generation runs through :func:`vrlib.parallel.run` and every synthetic dataset is its
-own entry of :class:`vrlib.cache.Cache`, so an interrupted run resumes where it stopped.
+Datasets are made by :func:`vrlib.synthesis.synthesize` (the one synthesis path: spread
+by :func:`vrlib.parallel.run`, each dataset its own cache entry written by the calling
+process), so an interrupted run resumes where it stopped.
 """
 
 from __future__ import annotations
 
-import copy
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from importlib import import_module
 
 import numpy as np
 import pandas as pd
 
 from vrlib import parallel
-from vrlib.cache import Cache, decode_table, encode_table, fingerprint_table, make_key, serialise, source_hash
+from vrlib.cache import decode_table, fingerprint_table
 from vrlib.data import Schema, prepare
 from vrlib.errors import VrlibError
+from vrlib.synthesis import GeneratorSpec, SynthesisJob, resolve_cache, dataset_key, synthesize
 
 __all__ = [
     "TraditionalGame", "ModelSeededGame", "SyntheticDatasets", "GameData", "DatasetPlan",
-    "split_population", "GAME_VERSION",
+    "split_population",
 ]  # fmt: skip
-
-# Bump when the way datasets are drawn or generated changes: old cache entries then no longer match.
-GAME_VERSION = 1
 
 
 # --------------------------------------------------------------------------- containers
@@ -198,90 +195,6 @@ def split_population(n_rows: int, n_aux: int, n_test: int, seed: int) -> tuple[n
     return np.sort(perm[:n_aux]), np.sort(perm[n_aux : n_aux + n_test])
 
 
-class _GeneratorFactory:
-    """Makes a fresh, unfitted generator in a worker; picklable; knows its cache identity.
-
-    The identity is the generator's name (or class) and parameters, plus a hash of the
-    source files of its class hierarchy, so that editing a generator invalidates the
-    synthetic datasets it made before.
-    """
-
-    def __init__(self, generator, params):
-        if isinstance(generator, str):
-            from vrlib.generators import REGISTRY
-
-            if generator not in REGISTRY:
-                raise VrlibError(f"unknown generator {generator!r}; choose one of {sorted(REGISTRY)}")
-            self.name, self.params, self.prototype = generator, dict(params or {}), None
-            module, cls_name = REGISTRY[generator].split(":")
-            cls = getattr(import_module(f"vrlib.generators.{module}"), cls_name)
-            self.identity = {"name": generator, "params": self.params, "source": source_hash(cls)}
-        else:
-            if params:
-                raise VrlibError("generator_params are for a generator given by name; configure the instance instead")
-            if not (callable(getattr(generator, "fit", None)) and callable(getattr(generator, "sample", None))):
-                raise VrlibError(
-                    f"{type(generator).__name__} is not a generator: it needs fit(df, schema, seed) and sample(n, seed)"
-                )
-            self.name, self.params, self.prototype = None, {}, generator
-            cls = type(generator)
-            if hasattr(generator, "get_params"):
-                state = generator.get_params()
-            else:
-                state = {k: v for k, v in vars(generator).items() if not k.startswith("_") and not k.endswith("_")}
-            self.identity = {"class": f"{cls.__module__}.{cls.__qualname__}", "params": state,
-                             "source": source_hash(cls)}  # fmt: skip
-        try:
-            make_key(generator=self.identity)
-        except VrlibError as exc:
-            raise VrlibError(
-                f"the generator's parameters cannot identify its cached datasets ({exc}); give it a "
-                "get_params() method returning plain values"
-            ) from None
-
-    def __call__(self):
-        if self.prototype is not None:
-            return copy.deepcopy(self.prototype)
-        from vrlib.generators import get_generator
-
-        return get_generator(self.name, **self.params)
-
-
-def _generate(task) -> tuple[dict[str, np.ndarray], bytes | None]:
-    """Fit a fresh generator on one training table and sample one encoded synthetic dataset.
-
-    Returns the arrays and, when ``compress`` is not None, the cache entry as bytes
-    (serialised here so that the compression runs in the workers, not in the parent).
-    """
-    train, schema, factory, fit_seed, sample_seed, n_synth, categories, compress = task
-    gen = factory()
-    fitted = gen.fit(train, schema, fit_seed)
-    gen = fitted if fitted is not None else gen
-    synth = gen.sample(n_synth, sample_seed)
-    if not isinstance(synth, pd.DataFrame) or len(synth) != n_synth:
-        raise VrlibError(
-            f"{type(gen).__name__}.sample({n_synth}) returned {type(synth).__name__} of length "
-            f"{len(synth) if hasattr(synth, '__len__') else '?'}; it must return a DataFrame of n rows"
-        )
-    missing = [c for c in schema.columns if c not in synth.columns]
-    if missing:
-        raise VrlibError(f"{type(gen).__name__}.sample returned no column(s) {missing}")
-    arrays = encode_table(synth, schema, categories)
-    if compress is None:
-        return arrays, None
-    return arrays, serialise(arrays, {"kind": "synthetic", "game_version": GAME_VERSION}, compress)
-
-
-def _resolve_cache(cache):
-    if cache is True:
-        return Cache(namespace="synthetic")
-    if cache is False or cache is None:
-        return None
-    if isinstance(cache, Cache):
-        return cache
-    raise VrlibError(f"cache must be True, False/None or a vrlib.cache.Cache (got {type(cache).__name__})")
-
-
 # --------------------------------------------------------------------------- games
 
 
@@ -392,8 +305,8 @@ class TraditionalGame:
         self.columns_ = tuple(self.data_.columns)
         self.categories_ = {c: self.data_[c].cat.categories for c in schema.categorical}
         self.fingerprint_ = fingerprint_table(self.data_, schema)
-        self.factory_ = _GeneratorFactory(self.generator, self.generator_params)
-        self.cache_ = _resolve_cache(self.cache)
+        self.factory_ = GeneratorSpec(self.generator, self.generator_params)
+        self.cache_ = resolve_cache(self.cache)
         aux, test = split_population(len(self.data_), self.n_aux, self.n_test, self.seed)
         self._pools = {"aux": aux, "test": test}
         for pool, positions in self._pools.items():
@@ -437,10 +350,7 @@ class TraditionalGame:
         rows = np.sort(np.asarray(rows, dtype=np.int64))
         fit_seed = parallel.derive_seed(self.seed, "fit", *seed_keys)
         sample_seed = parallel.derive_seed(self.seed, "sample", *seed_keys)
-        key = make_key(
-            version=GAME_VERSION, data=self.fingerprint_, generator=self.factory_.identity, rows=rows,
-            fit_seed=fit_seed, sample_seed=sample_seed, n_synth=self.n_synth,
-        )  # fmt: skip
+        key = dataset_key(self.fingerprint_, self.factory_, self.n_synth, fit_seed, sample_seed, rows)
         return DatasetPlan(rows, label, fit_seed, sample_seed, key)
 
     def _traditional_plans(self, pool: str, target: int, count: int) -> list[DatasetPlan]:
@@ -474,46 +384,25 @@ class TraditionalGame:
 
     def _materialise(self, plans: list[DatasetPlan], desc: str, memo: dict | None = None,
                      keep: bool = False) -> list[dict]:  # fmt: skip
-        """Encoded synthetic dataset of every plan: from ``memo``, the cache, or a new generator fit.
+        """Encoded synthetic dataset of every plan: from ``memo``, else :func:`vrlib.synthesis.synthesize`.
 
         With ``keep``, every dataset obtained here is also put in ``memo``.
         """
         out: list = [None] * len(plans)
-        todo: dict[str, list[int]] = {}
+        jobs, where = [], []
         for j, plan in enumerate(plans):
             if memo is not None and plan.key in memo:
                 out[j] = memo[plan.key]
                 self.stats_["reused"] += 1
                 continue
-            if plan.key in todo:  # the same dataset twice in one batch: make it once
-                todo[plan.key].append(j)
-                continue
-            hit = self.cache_.get(plan.key) if self.cache_ is not None else None
-            if hit is not None:
-                out[j] = hit[0]
-                self.stats_["cached"] += 1
-            else:
-                todo[plan.key] = [j]
-        keys = list(todo)
-        compress = None if self.cache_ is None else self.cache_.compress
-        tasks = []
-        for key in keys:
-            plan = plans[todo[key][0]]
-            train = self.data_.iloc[plan.rows]
-            tasks.append((train, self.schema_, self.factory_, plan.fit_seed, plan.sample_seed,
-                          self.n_synth, self.categories_, compress))  # fmt: skip
-
-        def store(i, result):
-            # Written as soon as each dataset arrives, so an interrupted run keeps it.
-            if self.cache_ is not None:
-                self.cache_.write(keys[i], result[1])
-
-        results = parallel.run(_generate, tasks, n_jobs=self.n_jobs, scheduler=self.scheduler,
-                               desc=desc, progress=self.progress, on_result=store)  # fmt: skip
-        self.stats_["generated"] += len(tasks)
-        for key, (arrays, _) in zip(keys, results):
-            for j in todo[key]:
-                out[j] = arrays
+            jobs.append(SynthesisJob(self.data_, self.schema_, self.factory_, self.n_synth, plan.fit_seed,
+                                     plan.sample_seed, rows=plan.rows, categories=self.categories_,
+                                     fingerprint=self.fingerprint_))  # fmt: skip
+            where.append(j)
+        made = synthesize(jobs, cache=self.cache_ if self.cache_ is not None else False, n_jobs=self.n_jobs,
+                          scheduler=self.scheduler, desc=desc, progress=self.progress, stats=self.stats_)  # fmt: skip
+        for j, arrays in zip(where, made):
+            out[j] = arrays
         if keep and memo is not None:
             memo.update((p.key, a) for p, a in zip(plans, out))
         return out

@@ -21,7 +21,7 @@ from tqdm.auto import tqdm
 
 from vrlib.errors import VrlibError
 
-__all__ = ["run", "derive_seed", "default_n_jobs", "dask_scheduler"]
+__all__ = ["run", "derive_seed", "default_n_jobs", "dask_scheduler", "width"]
 
 
 def default_n_jobs() -> int:
@@ -40,6 +40,25 @@ def dask_scheduler(scheduler=None):
     if scheduler is not None:
         return scheduler
     return os.environ.get("VRLIB_DASK_SCHEDULER") or None
+
+
+def width(n_jobs: int | None = None, scheduler=None) -> int:
+    """How many tasks :func:`run` would run at once with these arguments (threads of a Dask cluster)."""
+    scheduler = dask_scheduler(scheduler)
+    if scheduler is not None:
+        client, owned = _connect(scheduler)
+        try:
+            return max(1, sum(client.nthreads().values()))
+        finally:
+            if owned:
+                client.close()
+    if n_jobs is None:
+        n_jobs = default_n_jobs()
+    if n_jobs == 1:
+        return 1
+    import joblib
+
+    return max(1, joblib.effective_n_jobs(n_jobs))
 
 
 def derive_seed(seed: int, *keys) -> int:

@@ -17,11 +17,13 @@ Decisions (also stated in the notebooks):
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from vrlib import metrics
+from vrlib import metrics, parallel
 from vrlib.cache import Cache, fingerprint_table, make_key, source_hash
 from vrlib.data import Schema, load
 from vrlib.distance import kneighbors
@@ -120,11 +122,19 @@ def neighbour_distances(df: pd.DataFrame, schema: Schema, metric: str = "cosine"
     """
     k_max = min(k_max, len(df) - 1)
     cache = Cache(namespace="neighbours")
-    key = make_key(omega=fingerprint_table(df, schema), metric=metric, p=p, k_max=k_max)
-    if key in cache:
-        return cache.load(key)[0]["distances"]
-    distances, _ = kneighbors(TableEncoder(schema).fit_transform(df), k_max, metric=metric, p=p)
-    cache.save(key, {"distances": distances})
+    key = make_key(omega=fingerprint_table(df, schema), metric=metric, p=p, k_max=k_max,
+                   code=source_hash(kneighbors, TableEncoder))  # fmt: skip
+
+    def check(arrays, meta):
+        d = arrays["distances"]
+        if d.shape != (len(df), k_max) or d.dtype.kind != "f":
+            raise ValueError(f"distances of shape {d.shape}, expected {(len(df), k_max)}")
+        return d
+
+    distances = cache.get(key, check)
+    if distances is None:
+        distances, _ = kneighbors(TableEncoder(schema).fit_transform(df), k_max, metric=metric, p=p)
+        cache.save(key, {"distances": distances}, {"kind": "neighbours"})
     return distances
 
 
@@ -189,16 +199,34 @@ def make_game(dataset: str, df: pd.DataFrame, schema: Schema, generator: str, ge
     return game.fit(df, schema)
 
 
+ATTENTION_GROUP = 16  # attention targets trained together as one stacked model (memory grows with it)
+
+
 def attack_seed(seed: int, target) -> int:
     """The attack's seed for ``target`` (its queries, its forest): its own, so targets share no attack noise."""
     return derive_seed(seed, "attack", str(target))
+
+
+def _attack_task(task) -> tuple[np.ndarray, np.ndarray]:
+    """Fit the attack on one target's shadow datasets and score its test datasets (runs in a worker)."""
+    attack, settings, seed, data = task
+    model = make_attack(attack, data.shadow.schema, settings, attack_seed(seed, data.target_index))
+    model = model.fit(data.shadow, data.shadow.labels, data.target)
+    return data.test.labels, np.asarray(model.predict_proba(data.test), dtype=np.float64)
 
 
 def attack_targets(game: TraditionalGame, targets, attack: str, settings: dict, seed: int,
                    progress: bool = True) -> dict:  # fmt: skip
     """Test labels and attack scores of each target, read from the cache or computed.
 
-    Each target's attack is seeded by :func:`attack_seed`.
+    A target's key holds the keys of the exact synthetic datasets its attack sees (the
+    shadow and test datasets with their labels), the attack's parameters and the
+    source code of the attack, the game, the generator and this module.  Missing
+    targets are attacked in parallel (:func:`vrlib.parallel.run`, a batch of targets at
+    a time so that only a few targets' datasets are held in memory); the results come
+    back to this process, which writes the cache.
+    Each target's attack is seeded by :func:`attack_seed`; attention attacks are trained
+    many targets at once (:func:`_fitted`).
 
     Returns
     -------
@@ -208,37 +236,64 @@ def attack_targets(game: TraditionalGame, targets, attack: str, settings: dict, 
     cache = Cache(namespace="achilles-attacks")
     schema = game.schema_
     base = dict(
-        omega=game.fingerprint_, generator=game.generator, generator_params=game.generator_params or {},
-        n_aux=game.n_aux, n_test=game.n_test, n_records=game.n_records, n_synth=game.n_synth,
-        n_shadow=game.n_shadow, n_test_datasets=game.n_test_datasets, seed=seed, attack=attack,
-        attack_identity=_attack_identity(attack, schema, settings), share_out=game.share_out,
-        seeding=SEEDING,
+        omega=game.fingerprint_, generator=game.factory_.identity, n_aux=game.n_aux, n_test=game.n_test,
+        n_records=game.n_records, n_synth=game.n_synth, n_shadow=game.n_shadow,
+        n_test_datasets=game.n_test_datasets, seed=seed, attack=attack,
+        attack_identity=_attack_identity(attack, schema, settings), share_out=game.share_out, seeding=SEEDING,
+        code=source_hash(type(game), _attack_task, _fitted),
     )  # fmt: skip
-    keys = {t: make_key(target=str(t), **base) for t in dict.fromkeys(targets)}
+    keys = {}
+    for t in dict.fromkeys(targets):
+        scored = [(p.key, p.label) for p in game.shadow_plans(t)] + [(p.key, p.label) for p in game.test_plans(t)]
+        keys[t] = make_key(target=str(t), datasets=make_key(shadow_and_test=scored), **base)
+    n_test = game.n_test_datasets
+
+    def check(arrays, meta):
+        labels, scores = arrays["labels"], arrays["scores"]
+        if labels.shape != (n_test,) or scores.shape != (n_test,):
+            raise ValueError(f"labels / scores of shape {labels.shape} / {scores.shape}, expected ({n_test},)")
+        return labels, scores
+
     out = {}
     for t, key in keys.items():
-        if key in cache:
-            arrays, _ = cache.load(key)
-            out[t] = (arrays["labels"], arrays["scores"])
+        hit = cache.get(key, check)
+        if hit is not None:
+            out[t] = hit
     todo = [t for t in keys if t not in out]
-    bar = tqdm(game.iter_targets(todo), total=len(todo), desc=f"attacking targets ({attack})", mininterval=10,
+    batch = max(1, parallel.width(game.n_jobs, game.scheduler))
+    bar = tqdm(total=len(todo), desc=f"attacking targets ({attack})", mininterval=10,
                disable=not (progress and todo))  # fmt: skip
-    for t, test, model in _fitted(bar, attack, schema, settings, seed):
-        scores = model.predict_proba(test)
-        cache.save(keys[t], {"labels": test.labels, "scores": np.asarray(scores, dtype=float)},
-                   meta={"target": str(t)})  # fmt: skip
-        out[t] = (test.labels, scores)
+    games = game.iter_targets(todo)
+    with bar:
+        if attack == "attention":  # grouped training in this process, one group at a time so each is cached
+            while chunk := list(itertools.islice(games, ATTENTION_GROUP)):
+                for t, test, model in _fitted(chunk, attack, schema, settings, seed):
+                    scores = np.asarray(model.predict_proba(test), dtype=np.float64)
+                    cache.save(keys[t], {"labels": test.labels, "scores": scores}, meta={"target": str(t)})
+                    out[t] = (test.labels, scores)
+                    bar.update(1)
+            return out
+        while True:
+            chunk = list(itertools.islice(games, batch))
+            if not chunk:
+                break
+
+            def keep(i, result, chunk=chunk):
+                # written as each target finishes, so an interrupted run keeps it
+                t = chunk[i].target_index
+                labels, scores = result
+                cache.save(keys[t], {"labels": labels, "scores": scores}, meta={"target": str(t)})
+                out[t] = (labels, scores)
+                bar.update(1)
+
+            parallel.run(_attack_task, [(attack, settings, seed, data) for data in chunk], n_jobs=game.n_jobs,
+                         scheduler=game.scheduler, progress=False, on_result=keep)  # fmt: skip
     return out
 
 
 def _fitted(game_data, attack: str, schema: Schema, settings: dict, seed: int):
-    """Yield ``(target, test datasets, fitted attack)``, each attack seeded by its target; attention attacks are trained many targets at once."""
-    if attack != "attention":
-        for data in game_data:
-            model = make_attack(attack, schema, settings, attack_seed(seed, data.target_index))
-            model = model.fit(data.shadow, data.shadow.labels, data.target)
-            yield data.target_index, data.test, model
-        return
+    """Yield ``(target, test datasets, fitted attack)`` of attention attacks trained many targets at once,
+    each seeded by its target (:func:`attack_seed`)."""
     from vrlib.attacks.attention import fit_attacks
 
     tests = {}
@@ -249,7 +304,7 @@ def _fitted(game_data, attack: str, schema: Schema, settings: dict, seed: int):
             model = make_attack(attack, schema, settings, attack_seed(seed, data.target_index))
             yield model, data.shadow, data.shadow.labels, data.target
 
-    models = fit_attacks(jobs())  # each target's result is what training it alone gives
+    models = fit_attacks(jobs(), max_group=ATTENTION_GROUP)  # each target's result is what training it alone gives
     for (t, test), model in zip(tests.items(), models):
         yield t, test, model
 

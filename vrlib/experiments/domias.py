@@ -13,13 +13,15 @@ paper's), ``tpr_at_1fpr`` (TPR at 1 % FPR) and ``precision_top10`` (top-10 % pre
 
 Work is shared and cached:
 
-* synthetic datasets are cached by content (:mod:`vrlib.cache`, namespace
-  ``domias-synthetic``); the fits of one experiment run in parallel
-  (:func:`vrlib.parallel.run`), each on one torch thread;
+* synthetic datasets come from :func:`vrlib.synthesis.synthesize`, the synthesis path
+  every experiment family shares (cached by content, namespace ``synthetic``); the
+  fits of one experiment run in parallel (:func:`vrlib.parallel.run`), each on one
+  torch thread, and come back to this process, which writes the cache;
 * per seed and setting the generator is fitted once and every attack scores the same
   synthetic data; ``domias_*`` and ``eq1_*`` share ``p_G``, and ``p_R`` depends only
   on the seed and ``n_ref``, so it is fitted once per run and reused;
-* the test scores of each attack are cached too (namespace ``domias-scores``), so
+* the test scores of each attack are cached too (namespace ``domias-scores``, keyed by
+  the exact arrays scored and the code of the attack, its densities and this module), so
   re-running a notebook, or asking for the top-q precision curves of a setting that
   Fig. 3a already ran, costs nothing.
 
@@ -49,18 +51,17 @@ import numpy as np
 import pandas as pd
 from scipy.stats import wasserstein_distance
 
-from vrlib import metrics
+from vrlib import metrics, synthesis
 from vrlib.attacks.domias import DOMIAS, Eq1, get_attack
-from vrlib.cache import Cache, fingerprint_table, load_table, make_key, save_table
+from vrlib.cache import Cache, decode_table, make_key, source_hash
 from vrlib.data import Schema, load, quantile_domain
 from vrlib.density import get_density
 from vrlib.errors import VrlibError
 from vrlib.experiments.profiles import profile_settings, register
-from vrlib.generators import get_generator
 from vrlib.parallel import derive_seed, run
+from vrlib.synthesis import SynthesisJob
 
 FAMILY = "domias"
-VERSION = 2  # bump to invalidate cached synthetic data and scores of this module
 
 ATTACKS = ("domias_kde", "domias_flow", "eq1_kde", "eq1_flow", "logan_0", "logan_d1", "logan_d1_published", "mc",
            "gan_leaks", "gan_leaks_cal")  # fmt: skip
@@ -163,62 +164,31 @@ def split(df: pd.DataFrame, n_mem: int, n_ref: int, seed: int, n_holdout: int = 
 # --------------------------------------------------------------------------- synthesis (cached, parallel)
 
 
-def _synth_task(task: dict) -> dict:
-    """Fit one generator and sample: a module-level function so worker processes can run it."""
-    cache = Cache(namespace="domias-synthetic") if task["cache"] else None
-    if cache is not None and task["key"] in cache:
-        return {"key": task["key"], "seconds": 0.0, "cached": True}
-    train, schema = task["train"], task["schema"]
-    params = dict(task["params"])
-    if task["generator"] in ("tvae", "ctgan"):
-        params.setdefault("threads", 1)  # small networks: one thread each, the tasks run side by side
-    start = time.perf_counter()
-    gen = get_generator(task["generator"], **params)
-    gen.fit(train, schema, seed=derive_seed(task["seed"], "fit", task["generator"]))
-    syn = gen.sample(task["n"], seed=derive_seed(task["seed"], "sample", task["generator"]))
-    seconds = time.perf_counter() - start
-    if cache is not None:
-        save_table(cache, task["key"], syn, schema, categories=_categories(train, schema), meta={"seconds": seconds})
-        return {"key": task["key"], "seconds": seconds, "cached": False}
-    return {"key": task["key"], "seconds": seconds, "cached": False, "table": syn}
-
-
-def _categories(df: pd.DataFrame, schema: Schema) -> dict:
-    return {c: list(df[c].cat.categories) for c in schema.categorical}
-
-
 def synthesize(jobs: list[dict], cache: bool = True, n_jobs: int | None = None, progress: bool = False) -> list[pd.DataFrame]:
-    """Synthetic tables for ``jobs``, fitted in parallel and cached by content.
+    """Synthetic tables for ``jobs`` through :func:`vrlib.synthesis.synthesize` (cached, parallel).
 
     Parameters
     ----------
     jobs : list of dict
         Each with ``train`` (DataFrame), ``schema``, ``generator`` (name), ``params``
-        (dict), ``n`` (rows to sample) and ``seed``.
+        (dict), ``n`` (rows to sample) and ``seed``; the fit and sample seeds derive
+        from ``seed`` and the generator's name.
     cache : bool
-        Read and write the ``domias-synthetic`` cache.
+        Read and write the ``synthetic`` cache.
     n_jobs : int, optional
         Worker processes (see :func:`vrlib.parallel.run`).
     """
-    tasks = []
+    made = []
     for job in jobs:
-        # the Bayesian networks also read the schema's public domains (their bins): part of their key
-        domains = {"domains": job["schema"].domains} if job["generator"] in ("baynet", "privbayes") else {}
-        key = make_key(version=VERSION, kind="domias-synthetic", data=fingerprint_table(job["train"], job["schema"]),
-                       generator=job["generator"], params=job["params"], n=job["n"], seed=job["seed"], **domains)  # fmt: skip
-        tasks.append({**job, "key": key, "cache": cache})
-    unique = list({t["key"]: t for t in tasks}.values())
-    results = run(_synth_task, unique, n_jobs=n_jobs, desc="synthesising", progress=progress)
-    by_key = {r["key"]: r for r in results}
-    out = []
-    store = Cache(namespace="domias-synthetic")
-    for t in tasks:
-        r = by_key[t["key"]]
-        if "table" in r:
-            out.append(r["table"])
-        else:
-            out.append(load_table(store, t["key"], t["schema"], _categories(t["train"], t["schema"])))
-    return out
+        params = dict(job["params"])
+        if job["generator"] in ("tvae", "ctgan"):
+            params.setdefault("threads", 1)  # small networks: one thread each, the fits run side by side
+        made.append(SynthesisJob(job["train"], job["schema"], job["generator"], job["n"],
+                                 derive_seed(job["seed"], "fit", job["generator"]),
+                                 derive_seed(job["seed"], "sample", job["generator"]), params=params))  # fmt: skip
+    arrays = synthesis.synthesize(made, cache=cache, n_jobs=n_jobs, desc="synthesising", progress=progress)
+    return [decode_table(a["codes"], a["continuous"], j.schema, j.category_sets(), columns=j.table.columns)
+            for a, j in zip(arrays, made)]  # fmt: skip
 
 
 # --------------------------------------------------------------------------- attacks on one setting
@@ -240,14 +210,20 @@ def _attack_params(name: str, settings: dict, seed: int, n_test: int) -> dict:
 class Setting:
     """One attack setting: synthetic data, reference set and labelled test set of one seed.
 
-    ``key`` identifies all three (the score cache is keyed on it); ``reference_key``
-    identifies the reference set alone, so that settings sharing it share ``p_R``.
+    ``key`` is a hash of the exact arrays scored (synthetic, reference, test set and
+    labels), so two settings share cached scores only when they score the same data
+    (the first k rows of a longer draw are not a fresh draw of k rows);
+    ``reference_key`` identifies the reference set alone, so that settings sharing it
+    share ``p_R``.
     """
 
-    def __init__(self, key: str, seed: int, synthetic: np.ndarray, reference: np.ndarray, reference_key: tuple,
+    def __init__(self, seed: int, synthetic: np.ndarray, reference: np.ndarray, reference_key: tuple,
                  X: np.ndarray, labels: np.ndarray):  # fmt: skip
-        self.key, self.seed, self.reference_key = key, seed, reference_key
+        self.seed, self.reference_key = seed, reference_key
         self.synthetic, self.reference, self.X, self.labels = synthetic, reference, X, labels
+        self.key = make_key(kind="domias-setting", synthetic=np.ascontiguousarray(synthetic, np.float64),
+                            reference=np.ascontiguousarray(reference, np.float64),
+                            X=np.ascontiguousarray(X, np.float64), labels=np.asarray(labels, np.int64))  # fmt: skip
 
 
 def _density_params(estimator: str, settings: dict, seed: int, what: str) -> dict:
@@ -307,7 +283,8 @@ def _score_key(setting_key: str, name: str, settings: dict, seed: int, n_test: i
         estimator = name.split("_", 1)[1]
         full["densities"] = {"syn": _density_params(estimator, settings, seed, "syn"),
                              "ref": _density_params(estimator, settings, seed, "ref")}  # fmt: skip
-    return make_key(version=VERSION, setting=setting_key, attack=name, params=full)
+    code = source_hash(type(get_attack(name, **params)), get_density, _setting_task)
+    return make_key(setting=setting_key, attack=name, params=full, code=code)
 
 
 def score_settings(settings_list: list[Setting], attacks, settings: dict, cache: bool = True,
@@ -333,12 +310,20 @@ def score_settings(settings_list: list[Setting], attacks, settings: dict, cache:
     for i, st in enumerate(settings_list):
         keys.append({name: _score_key(st.key, name, settings, st.seed, len(st.X)) for name in attacks})
         todo = []
+        n_test = len(st.X)
+
+        def check(arrays, meta, n_test=n_test):
+            if arrays["scores"].shape != (n_test,):
+                raise ValueError(f"scores of shape {arrays['scores'].shape}, expected ({n_test},)")
+            return arrays["scores"], float(meta["seconds"])
+
         for name in attacks:
             if not _applies(name, st):
                 results[i][name] = (np.full(len(st.X), np.nan), math.nan)
-            elif store is not None and keys[i][name] in store:
-                arrays, meta = store.load(keys[i][name])
-                results[i][name] = (arrays["scores"], float(meta.get("seconds", math.nan)))
+                continue
+            hit = store.get(keys[i][name], check) if store is not None else None
+            if hit is not None:
+                results[i][name] = hit
             else:
                 todo.append(name)
         missing.append(todo)
@@ -453,9 +438,7 @@ def _california_setting(seed, n_mem, epochs, n_ref, n_syn, parts, syn, generator
     X, labels = _test_set(parts, seed)
     syn = syn.to_numpy(np.float64) if isinstance(syn, pd.DataFrame) else syn
     ref = parts["ref"].to_numpy(np.float64)
-    key = make_key(data="california", seed=seed, n_mem=n_mem, epochs=epochs, n_ref=n_ref, n_syn=n_syn,
-                   generator=generator, params=params or {})  # fmt: skip
-    return Setting(key, seed, syn[:n_syn], ref[len(ref) - n_ref :], ("california", seed, n_ref), X, labels)
+    return Setting(seed, syn[:n_syn], ref[len(ref) - n_ref :], ("california", seed, n_ref), X, labels)
 
 
 # --------------------------------------------------------------------------- experiments
@@ -742,10 +725,7 @@ def minority(profile: str = "quick", attacks=None, group=MINORITY, cache: bool =
         order, labels = _test_order(len(parts["mem"]), len(parts["non"]), seed)
         test = pd.concat([parts["mem"], parts["non"]], ignore_index=True).iloc[order].reset_index(drop=True)
         enc = lambda t, name: encode_adult(t, schema, mean, std, s["adult_jitter"], derive_seed(seed, "jitter", name))  # noqa: E731
-        key = make_key(data="adult", columns=list(ADULT_COLUMNS), seed=seed, n_mem=s["adult_n_mem"],
-                       epochs=s["adult_epochs"], n_ref=s["adult_n_ref"], n_syn=s["adult_n_syn"],
-                       jitter=s["adult_jitter"], generator="tvae")  # fmt: skip
-        cases.append(Setting(key, seed, enc(syn, "syn"), enc(parts["ref"], "ref"), ("adult", seed, s["adult_n_ref"]),
+        cases.append(Setting(seed, enc(syn, "syn"), enc(parts["ref"], "ref"), ("adult", seed, s["adult_n_ref"]),
                              enc(test, "test"), labels))  # fmt: skip
         tests.append((test, float((syn[column] == value).mean()), float((parts["mem"][column] == value).mean())))
     scored = score_settings(cases, attacks, s, cache, n_jobs, progress)
