@@ -77,12 +77,34 @@ def test_releases_reject_bad_settings():
 def test_synthesise_caches_by_content(tmp_path, monkeypatch):
     from conftest import make_table
     from vrlib.cache import Cache
+    from vrlib.synthesis import NAMESPACE
 
     monkeypatch.setenv("VRLIB_CACHE_DIR", str(tmp_path))
     df, schema = make_table(n=80)
     first = mca.synthesise("baynet", {}, df, schema, n=50, seed=3)
-    assert len(Cache(namespace="mca-synthetic")) == 1
+    assert len(Cache(namespace=NAMESPACE)) == 1
     again = mca.synthesise("baynet", {}, df, schema, n=50, seed=3)
     pd.testing.assert_frame_equal(first, again)
     other = mca.synthesise("baynet", {}, df, schema, n=50, seed=4)
-    assert len(Cache(namespace="mca-synthetic")) == 2 and not other.equals(first)
+    assert len(Cache(namespace=NAMESPACE)) == 2 and not other.equals(first)
+
+
+@pytest.mark.slow
+@pytest.mark.realdata
+def test_releases_on_a_dask_cluster_without_shared_disk(tmp_path, monkeypatch):
+    """Workers with a cache folder of their own: the same records as a local run, and only the client writes."""
+    distributed = pytest.importorskip("dask.distributed")
+    require_real("adult.data", "adult.test")
+    monkeypatch.setenv("VRLIB_CACHE_DIR", str(tmp_path / "local"))
+    local = mca.releases("smoke", names=["baynet"], n_jobs=1, progress=False)
+    workers_cache = tmp_path / "workers-cache"
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  env={"VRLIB_CACHE_DIR": str(workers_cache), "VRLIB_N_JOBS": "1"}) as cluster:  # fmt: skip
+        monkeypatch.setenv("VRLIB_DASK_SCHEDULER", cluster.scheduler_address)
+        monkeypatch.setenv("VRLIB_CACHE_DIR", str(tmp_path / "client"))
+        remote = mca.releases("smoke", names=["baynet"], progress=False)
+    assert [r["label"] for r in remote] == [r["label"] for r in local]
+    for a, b in zip(local, remote):
+        pd.testing.assert_frame_equal(a["records"], b["records"])
+    assert any((tmp_path / "client").rglob("*.npz"))  # the client wrote the cache...
+    assert not workers_cache.exists() or not any(workers_cache.rglob("*.npz"))  # ...the workers never did

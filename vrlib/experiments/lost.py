@@ -47,7 +47,7 @@ from vrlib.cache import Cache, make_key, source_hash
 from vrlib.errors import VrlibError
 from vrlib.experiments.achilles import _attack_identity, load_omega, make_attack
 from vrlib.experiments.profiles import profile_settings, register
-from vrlib.games import GAME_VERSION, ModelSeededGame, TraditionalGame
+from vrlib.games import ModelSeededGame, TraditionalGame
 
 FAMILY = "lost"
 GAMES = ("traditional", "model-seeded")
@@ -245,7 +245,7 @@ def attack_records(game: ModelSeededGame, records, settings: dict, seed: int, pr
         n_records=game.n_records, n_synth=game.n_synth, n_shadow=game.n_shadow,
         n_test_datasets=game.n_test_datasets, n_runs=settings["n_runs"], reference=game.reference,
         dataset=np.asarray(game._dataset), seed=seed, attack=_attack_identity("query", schema, settings),
-        code=_code_hash(attack_records, run_ids, make_game), game_version=GAME_VERSION,
+        code=_code_hash(attack_records, run_ids, make_game),
         game_source=source_hash(ModelSeededGame),
     )  # fmt: skip
     keys = {r: make_key(record=str(r), **base) for r in records}

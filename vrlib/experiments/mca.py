@@ -17,16 +17,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from vrlib import synthesis
 from vrlib.attacks.collision import TableGanMCA, match_precision, occurs_in, record_frequency
-from vrlib.cache import Cache, decode_table, fingerprint_table, make_key, save_table, source_hash
+from vrlib.cache import Cache, decode_table, fingerprint_table, make_key, source_hash
 from vrlib.data import Schema, load, preprocess_adult_mca, train_test_split
 from vrlib.errors import VrlibError
 from vrlib.experiments.profiles import profile_settings, register
 from vrlib.generators import REGISTRY, get_generator
 from vrlib.metrics import auc, recovery_metrics
 from vrlib.parallel import derive_seed, run
-
-VERSION = 1
+from vrlib.synthesis import SynthesisJob
 
 # Values the paper and the authors' notebook give (Adult, WGAN-GP, attack model (1)).
 PAPER = {
@@ -92,69 +92,52 @@ def generators(settings: dict) -> list[tuple[str, str, dict]]:
     return out
 
 
-# --------------------------------------------------------------------------- cached synthesis (one function)
+# --------------------------------------------------------------------------- releases and their attack
+
+
+def _release_job(label: str, name: str, params: dict, train: pd.DataFrame, schema: Schema, n: int,
+                 seed: int) -> SynthesisJob:  # fmt: skip
+    """The one release of generator ``label``: fitted on ``train``, ``n`` rows sampled (vrlib.synthesis)."""
+    return SynthesisJob(train, schema, name, n, derive_seed(seed, "mca-fit", label),
+                        derive_seed(seed, "mca-sample", label), params=params)  # fmt: skip
 
 
 def synthesise(name: str, params: dict, train: pd.DataFrame, schema: Schema, n: int, seed: int,
                cache: bool = True) -> pd.DataFrame:  # fmt: skip
-    """Fit generator ``name`` on ``train`` and sample ``n`` rows, cached by content (read through ``Cache.get``)."""
-    cls = get_generator(name, **params).__class__
-    key = make_key(version=VERSION, kind="mca-synthetic", data=fingerprint_table(train, schema), generator=name,
-                   params=params, n=n, seed=seed, source=source_hash(cls))  # fmt: skip
-    store = Cache(namespace="mca-synthetic")
-    cats = {c: list(train[c].cat.categories) for c in schema.categorical}
-    hit = store.get(key) if cache else None
-    if hit is not None:
-        arrays, meta = hit
-        return decode_table(arrays["codes"], arrays["continuous"], schema, cats, columns=meta.get("columns"))
-    gen = get_generator(name, **params)
-    syn = gen.fit_sample(train, schema, n=n, seed=seed)
-    if cache:
-        save_table(store, key, syn, schema, categories=cats)
-    return syn
+    """Fit generator ``name`` on ``train`` and sample ``n`` rows, through the shared cached synthesis path."""
+    job = _release_job(name, name, params, train, schema, n, seed)
+    (arrays,) = synthesis.synthesize([job], cache=cache, n_jobs=1, progress=False)
+    return _decode(arrays, job)
 
 
-def _attack_scores(release: pd.DataFrame, schema: Schema, name: str, params: dict, seed: int, cache: bool,
-                   **attack_params) -> np.ndarray:  # fmt: skip
-    """TableGAN-MCA scores of ``release`` (one copy, or N_s copies given as a list), cached by content."""
-    copies = release if isinstance(release, list) else [release]
-    key = make_key(version=VERSION, kind="mca-scores", data=[fingerprint_table(c, schema) for c in copies],
-                   shadow=name, params=params, seed=seed, attack=attack_params,
-                   source=[source_hash(TableGanMCA), source_hash(get_generator(name, **params).__class__)])  # fmt: skip
-    store = Cache(namespace="mca-scores")
-    hit = store.get(key) if cache else None
-    if hit is not None:
-        return hit[0]["scores"]
-    attack = TableGanMCA(shadow_generator=name, shadow_params=params, seed=seed, **attack_params).fit(copies, schema)
-    scores = attack.score(pd.concat(copies, ignore_index=True))
-    if cache:
-        store.save(key, {"scores": scores}, {"shadow_positive_rate": attack.shadow_positive_rate_})
-    return scores
+def _decode(arrays: dict, job: SynthesisJob) -> pd.DataFrame:
+    return decode_table(arrays["codes"], arrays["continuous"], job.schema, job.category_sets(),
+                        columns=job.table.columns)  # fmt: skip
 
 
-def _release_task(task: dict) -> dict:
-    train, schema = task["train"], task["schema"]
-    n_copies = task.get("n_releases", 1)
-    # attack model (2): N_s samples of size n from the one fitted generator (the paper's S_1 ... S_Ns ~ P_g)
-    syn = synthesise(task["name"], task["params"], train, schema, n_copies * len(train),
-                     derive_seed(task["seed"], "mca-release", task["label"], 0), task["cache"])  # fmt: skip
-    syn = match_precision(syn, train, schema)
-    copies = [syn.iloc[i * len(train):(i + 1) * len(train)].reset_index(drop=True) for i in range(n_copies)]
-    release = pd.concat(copies, ignore_index=True)
-    out = {"label": task["label"], "generator": task["name"], "params": task["params"], "n_releases": n_copies}
-    frame = pd.DataFrame({"frequency": record_frequency(release, schema), "member": occurs_in(release, train, schema)})
-    if task["attack"]:
-        frame["score"] = _attack_scores(copies if n_copies > 1 else copies[0], schema, task["name"], task["params"],
-                                        derive_seed(task["seed"], "mca-attack", task["label"]), task["cache"])  # fmt: skip
-    frame["distinct"] = ~release.duplicated().to_numpy()
-    out["records"] = frame
-    return out
+def _attack_key(copies: list[pd.DataFrame], schema: Schema, name: str, params: dict, seed: int,
+                attack_params: dict) -> str:  # fmt: skip
+    return make_key(kind="mca-scores", data=[fingerprint_table(c, schema) for c in copies], shadow=name,
+                    params=params, seed=seed, attack=attack_params,
+                    source=source_hash(TableGanMCA, get_generator(name, **params).__class__, _attack_task))  # fmt: skip
+
+
+def _attack_task(task: dict) -> np.ndarray:
+    """TableGAN-MCA scores of one release (one copy, or N_s copies); runs in a worker, returns the scores."""
+    copies = task["copies"]
+    attack = TableGanMCA(shadow_generator=task["name"], shadow_params=task["params"], seed=task["seed"],
+                         **task["attack_params"]).fit(copies if len(copies) > 1 else copies[0], task["schema"])  # fmt: skip
+    return attack.score(pd.concat(copies, ignore_index=True))
 
 
 def releases(profile: str = "quick", seed: int = 0, preprocess: bool = True, names=None, attack: bool = True,
              n_releases: int = 1, cache: bool = True, n_jobs: int | None = None, progress: bool = True,
              **overrides) -> list[dict]:  # fmt: skip
     """One release per generator of the profile (or those whose registry name is in ``names``), attacked.
+
+    The releases are made by :func:`vrlib.synthesis.synthesize` and the attacks by
+    :func:`vrlib.parallel.run`; both return their results to this process, which writes
+    the cache (workers need no shared disk).
 
     Returns
     -------
@@ -172,9 +155,50 @@ def releases(profile: str = "quick", seed: int = 0, preprocess: bool = True, nam
     unknown = sorted(set(names or ()) - set(REGISTRY))
     if unknown:
         raise VrlibError(f"unknown generator(s) {unknown}; choose among {sorted(REGISTRY)}")
-    tasks = [dict(label=label, name=name, params=params, train=train, schema=schema, seed=seed, cache=cache,
-                  attack=attack, n_releases=n_releases) for label, name, params in gens]  # fmt: skip
-    return run(_release_task, tasks, n_jobs=n_jobs, desc="releases", progress=progress)
+    # attack model (2): N_s samples of size n from the one fitted generator (the paper's S_1 ... S_Ns ~ P_g)
+    jobs = [_release_job(label, name, params, train, schema, n_releases * len(train), seed) for label, name, params in gens]
+    made = synthesis.synthesize(jobs, cache=cache, n_jobs=n_jobs, desc="releases", progress=progress)
+    out, attacks = [], []
+    for (label, name, params), job, arrays in zip(gens, jobs, made):
+        syn = match_precision(_decode(arrays, job), train, schema)
+        copies = [syn.iloc[i * len(train):(i + 1) * len(train)].reset_index(drop=True) for i in range(n_releases)]
+        release = pd.concat(copies, ignore_index=True)
+        records = pd.DataFrame({"frequency": record_frequency(release, schema),
+                                "member": occurs_in(release, train, schema),
+                                "distinct": ~release.duplicated().to_numpy()})  # fmt: skip
+        out.append({"label": label, "generator": name, "params": params, "n_releases": n_releases, "records": records})
+        if attack:
+            attacks.append(dict(copies=copies, schema=schema, name=name, params=params, attack_params={},
+                                seed=derive_seed(seed, "mca-attack", label)))  # fmt: skip
+    if attack:
+        for r, scores in zip(out, _scores(attacks, cache, n_jobs, progress)):
+            r["records"]["score"] = scores
+    return out
+
+
+def _scores(tasks: list[dict], cache: bool, n_jobs, progress: bool) -> list[np.ndarray]:
+    """Attack scores of every task: from the cache, else computed in parallel and written here."""
+    store = Cache(namespace="mca-scores") if cache else None
+    keys = [_attack_key(t["copies"], t["schema"], t["name"], t["params"], t["seed"], t["attack_params"]) for t in tasks]
+    n_rows = [sum(len(c) for c in t["copies"]) for t in tasks]
+
+    def check(arrays, meta, n):
+        if arrays["scores"].shape != (n,):
+            raise ValueError(f"scores of shape {arrays['scores'].shape}, expected ({n},)")
+        return arrays["scores"]
+
+    scores = [store.get(k, lambda a, m, n=n: check(a, m, n)) if store is not None else None
+              for k, n in zip(keys, n_rows)]  # fmt: skip
+    todo = [i for i, s in enumerate(scores) if s is None]
+
+    def keep(j, result):
+        i = todo[j]
+        scores[i] = np.asarray(result, dtype=np.float64)
+        if store is not None:
+            store.save(keys[i], {"scores": scores[i]})
+
+    run(_attack_task, [tasks[i] for i in todo], n_jobs=n_jobs, desc="attacks", progress=progress, on_result=keep)
+    return scores
 
 
 # --------------------------------------------------------------------------- summaries
