@@ -52,6 +52,8 @@ def test_typed_in_numbers_are_caught(monkeypatch):
     assert typed_in_numbers(text) == ["0.475", "2.9"]
     allow("a test's paper", 0.475)
     assert typed_in_numbers(text) == ["2.9"]
+    # references are not results: a section number and an arXiv identifier pass, a result beside them does not
+    assert typed_in_numbers("see §4.2 and arXiv 2405.15423; ours 0.31") == ["0.31"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

@@ -26,6 +26,10 @@ PAPER_VALUES: dict[str, tuple[float, ...]] = {
         86.2, 5.5, 51.0, 3.9, 72.6, 5.3, 74.2, 3.0, 74.9, 3.1, 57.0, 4.1),
     "domias Fig. 6: additive-noise levels, smallest and largest": (0.7, 3.9),
     "domias Table 3: BNAF learning rate": (0.01,),
+    "lost abstract: threshold t = 0.8, miss rates 0.73–0.94, RMSD 0.04–0.11, one record 0.5–0.8 vs 0.62": (
+        0.8, 0.73, 0.94, 0.04, 0.11, 0.62),
+    "lost Props. 1–2: Hoeffding half-width at N = 200 games, rho = 0.05": (0.096,),
+    "mca Table 3: training records unique, and with frequency <= 3 (%)": (79.39, 86.07),
 }  # fmt: skip
 
 # Fixed settings and reference points named in prose (not results): source -> values.
@@ -37,8 +41,9 @@ SETTINGS: dict[str, tuple[float, ...]] = {
 
 _EXTRA: dict[str, tuple[float, ...]] = {}
 
-# A decimal number: digits, a point, digits; not part of a word, a version or a longer number.
-_DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?![\w.]*\d)")
+# A decimal number: digits, a point, digits; not part of a word, a version or a longer number,
+# nor a section (§4.2) or an arXiv identifier.
+_DECIMAL = re.compile(r"(?<![\w.])(?<!§)(?<!arXiv )\d+\.\d+(?![\w.]*\d)")
 
 
 def allow(source: str, *values: float) -> None:
