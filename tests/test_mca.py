@@ -94,6 +94,8 @@ def test_synthesise_caches_by_content(tmp_path, monkeypatch):
 def test_releases_on_a_dask_cluster_without_shared_disk(tmp_path, monkeypatch):
     """Workers with a cache folder of their own: the same records as a local run, and only the client writes."""
     distributed = pytest.importorskip("dask.distributed")
+    from vrlib.generators.bayesnet import BayNet
+
     require_real("adult.data", "adult.test")
     monkeypatch.setenv("VRLIB_CACHE_DIR", str(tmp_path / "local"))
     local = mca.releases("smoke", names=["baynet"], n_jobs=1, progress=False)
@@ -102,6 +104,11 @@ def test_releases_on_a_dask_cluster_without_shared_disk(tmp_path, monkeypatch):
                                   env={"VRLIB_CACHE_DIR": str(workers_cache), "VRLIB_N_JOBS": "1"}) as cluster:  # fmt: skip
         monkeypatch.setenv("VRLIB_DASK_SCHEDULER", cluster.scheduler_address)
         monkeypatch.setenv("VRLIB_CACHE_DIR", str(tmp_path / "client"))
+
+        def fitted_in_the_client(*args, **kwargs):
+            raise AssertionError("a generator was fitted in the client; releases and shadows belong to the workers")
+
+        monkeypatch.setattr(BayNet, "fit", fitted_in_the_client)
         remote = mca.releases("smoke", names=["baynet"], progress=False)
     assert [r["label"] for r in remote] == [r["label"] for r in local]
     for a, b in zip(local, remote):
