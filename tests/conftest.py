@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -42,3 +43,25 @@ def require_real(*names):
 
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
+
+
+@contextlib.contextmanager
+def cluster_without_shared_disk(tmp_path: Path, monkeypatch, client_cache: str = "client"):
+    """A two-process Dask cluster whose workers have a cache folder of their own (as on other machines).
+
+    Inside, ``VRLIB_DASK_SCHEDULER`` points at it and the client uses ``tmp_path/client_cache``;
+    yields the workers' cache folder, which must stay empty (the client writes the cache).
+    """
+    distributed = pytest.importorskip("dask.distributed")
+    workers_cache = tmp_path / "workers-cache"
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  env={"VRLIB_CACHE_DIR": str(workers_cache), "VRLIB_N_JOBS": "1"}) as cluster:  # fmt: skip
+        with monkeypatch.context() as mp:
+            mp.setenv("VRLIB_DASK_SCHEDULER", cluster.scheduler_address)
+            mp.setenv("VRLIB_CACHE_DIR", str(tmp_path / client_cache))
+            yield workers_cache
+
+
+def fitted_in_the_client(*args, **kwargs):
+    """Patched over a generator's ``fit`` while work should run on a cluster's workers."""
+    raise AssertionError("a generator was fitted in the client; this work belongs to the workers")

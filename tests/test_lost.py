@@ -292,23 +292,14 @@ def test_bad_input_of_the_experiments_on_adult():
 @pytest.mark.realdata
 def test_compare_games_on_a_dask_cluster_without_shared_disk(tmp_path, monkeypatch):
     """Generator fits on workers with a cache folder of their own: the same risks as a local run; only the client writes."""
-    distributed = pytest.importorskip("dask.distributed")
-    from conftest import require_real
+    from conftest import cluster_without_shared_disk, fitted_in_the_client, require_real
     from vrlib.generators.bayesnet import BayNet
 
     require_real("adult.data", "adult.test")
     small = dict(profile="smoke", n_targets=2, n_shadow=10, n_games=6, progress=False)
     monkeypatch.setenv("VRLIB_CACHE_DIR", str(tmp_path / "local"))
     local = lost.compare_games("adult", "baynet", n_jobs=1, **small)
-    workers_cache = tmp_path / "workers-cache"
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  env={"VRLIB_CACHE_DIR": str(workers_cache), "VRLIB_N_JOBS": "1"}) as cluster:  # fmt: skip
-        monkeypatch.setenv("VRLIB_DASK_SCHEDULER", cluster.scheduler_address)
-        monkeypatch.setenv("VRLIB_CACHE_DIR", str(tmp_path / "client"))
-
-        def fitted_in_the_client(*args, **kwargs):
-            raise AssertionError("a generator was fitted in the client; fits belong to the workers")
-
+    with cluster_without_shared_disk(tmp_path, monkeypatch) as workers_cache:
         monkeypatch.setattr(BayNet, "fit", fitted_in_the_client)
         remote = lost.compare_games("adult", "baynet", **small)
     pd.testing.assert_frame_equal(remote, local)

@@ -93,21 +93,13 @@ def test_synthesise_caches_by_content(tmp_path, monkeypatch):
 @pytest.mark.realdata
 def test_releases_on_a_dask_cluster_without_shared_disk(tmp_path, monkeypatch):
     """Workers with a cache folder of their own: the same records as a local run, and only the client writes."""
-    distributed = pytest.importorskip("dask.distributed")
+    from conftest import cluster_without_shared_disk, fitted_in_the_client
     from vrlib.generators.bayesnet import BayNet
 
     require_real("adult.data", "adult.test")
     monkeypatch.setenv("VRLIB_CACHE_DIR", str(tmp_path / "local"))
     local = mca.releases("smoke", names=["baynet"], n_jobs=1, progress=False)
-    workers_cache = tmp_path / "workers-cache"
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  env={"VRLIB_CACHE_DIR": str(workers_cache), "VRLIB_N_JOBS": "1"}) as cluster:  # fmt: skip
-        monkeypatch.setenv("VRLIB_DASK_SCHEDULER", cluster.scheduler_address)
-        monkeypatch.setenv("VRLIB_CACHE_DIR", str(tmp_path / "client"))
-
-        def fitted_in_the_client(*args, **kwargs):
-            raise AssertionError("a generator was fitted in the client; releases and shadows belong to the workers")
-
+    with cluster_without_shared_disk(tmp_path, monkeypatch) as workers_cache:
         monkeypatch.setattr(BayNet, "fit", fitted_in_the_client)
         remote = mca.releases("smoke", names=["baynet"], progress=False)
     assert [r["label"] for r in remote] == [r["label"] for r in local]

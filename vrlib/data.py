@@ -379,11 +379,17 @@ def _download(spec: DataFile, target: Path) -> None:
             f"nothing was saved: the source may have changed, so get {spec.name!r} by hand (see data/README.md) "
             "and put it in VRLIB_DATA_DIR"
         )
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    atomic_write_bytes(target, payload)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder, then rename:
+    readers see the old file or the new one, never half of it; the temporary goes on failure."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-        os.replace(tmp, target)
+            fh.write(data)
+        os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -740,6 +746,6 @@ def quantile_domain(reference: pd.DataFrame, columns, bins: int = 10, trim: floa
 __all__ = [
     "DATASETS", "Schema", "prepare", "load", "load_adult", "load_census", "load_california", "quantile_domain",
     "ADULT_DOMAIN",
-    "read_csv", "find_file", "search_dirs", "verify", "FILES", "DataFile",
+    "read_csv", "find_file", "search_dirs", "verify", "atomic_write_bytes", "FILES", "DataFile",
     "preprocess_adult_mca", "train_test_split",
 ]  # fmt: skip

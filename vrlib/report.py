@@ -20,13 +20,14 @@ import os
 import platform
 import subprocess
 import sys
-import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from vrlib.data import atomic_write_bytes
 
 STYLE = {
     "figure.dpi": 110,
@@ -128,19 +129,8 @@ def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _atomic_write_text(path: Path, text: str) -> None:
-    _atomic_write_bytes(path, text.encode())
+    atomic_write_bytes(Path(path), text.encode())
 
 
 @contextmanager
@@ -220,7 +210,7 @@ class Reporter:
             ext = path.suffix[1:]
             buf = io.BytesIO()
             fig.savefig(buf, format=ext, metadata=_METADATA[ext])
-            _atomic_write_bytes(path, buf.getvalue())
+            atomic_write_bytes(path, buf.getvalue())
         self._record(paths, params)
         return paths
 
