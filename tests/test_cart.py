@@ -116,3 +116,15 @@ def test_synthpop_fast_trees_sample_like_scikit_learns():
 def test_synthpop_rejects_an_unknown_tree_engine():
     with pytest.raises(VrlibError, match="trees"):
         Synthpop(trees="rpart")
+
+
+def test_editing_the_trees_renews_synthpops_cache_key(monkeypatch):
+    from pathlib import Path
+
+    from vrlib.cache import source_hash
+
+    before = source_hash(Synthpop)
+    read = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes",
+                        lambda self: read(self) + (b"# edited" if self.name == "cart.py" else b""))  # fmt: skip
+    assert source_hash(Synthpop) != before

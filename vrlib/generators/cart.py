@@ -81,11 +81,13 @@ def _grow(num, order, cat, n_levels, y_class, n_classes, y_value, classify, min_
     k = max(n_classes, 1)
     total = np.zeros(k, np.int64)  # class counts of the node
     run = np.zeros(k, np.int64)  # class counts left of a numeric split point
-    level_class = np.zeros(max_levels * k, np.int64)  # counts per category x class
-    level_n = np.zeros(max_levels, np.int64)
-    level_sq = np.zeros(max_levels, np.float64)  # sum of squared class counts (Gini) per category
-    level_cross = np.zeros(max_levels, np.float64)  # sum over classes of node count x category count
-    level_sum = np.zeros(max_levels, np.float64)  # sum of the response per category (regression)
+    # Per categorical column and category: class counts, rows, sum of squared class counts (Gini),
+    # sum over classes of node count x category count, and sum of the response (regression).
+    level_class = np.zeros((n_cat, max_levels * k), np.int64)
+    level_n = np.zeros((n_cat, max_levels), np.int64)
+    level_sq = np.zeros((n_cat, max_levels), np.float64)
+    level_cross = np.zeros((n_cat, max_levels), np.float64)
+    level_sum = np.zeros((n_cat, max_levels), np.float64)
 
     stack = np.empty(cap, np.int64)
     top = 0
@@ -183,43 +185,49 @@ def _grow(num, order, cat, n_levels, y_class, n_classes, y_value, classify, min_
                     ties += 1
                     if np.random.random() * ties < 1.0:
                         best_feature, best_split = j, f_split
-            # Categorical predictors: one category against the rest, every category from one pass.
+            # Categorical predictors: one category against the rest, every category of every column
+            # from one pass over the node's rows (then one pass to reset the class counts it touched).
+            for c in range(n_cat):
+                level_n[c, : n_levels[c]] = 0
+                level_sq[c, : n_levels[c]] = 0.0
+                level_cross[c, : n_levels[c]] = 0.0
+                level_sum[c, : n_levels[c]] = 0.0
+            if classify:
+                for i in range(s, e):
+                    r = rows[i]
+                    cls = y_class[r]
+                    for c in range(n_cat):
+                        lv = cat[r, c]
+                        q = lv * k + cls
+                        level_sq[c, lv] += 2.0 * level_class[c, q] + 1.0
+                        level_cross[c, lv] += total[cls]
+                        level_class[c, q] += 1
+                        level_n[c, lv] += 1
+                for i in range(s, e):
+                    r = rows[i]
+                    for c in range(n_cat):
+                        level_class[c, cat[r, c] * k + y_class[r]] = 0
+            else:
+                for i in range(s, e):
+                    r = rows[i]
+                    v = y_value[r]
+                    for c in range(n_cat):
+                        lv = cat[r, c]
+                        level_sum[c, lv] += v
+                        level_n[c, lv] += 1
             for c in range(n_cat):
                 levels = n_levels[c]
-                level_n[:levels] = 0
-                if classify:
-                    level_sq[:levels] = 0.0
-                    level_cross[:levels] = 0.0
-                    for i in range(s, e):
-                        r = rows[i]
-                        lv = cat[r, c]
-                        cls = y_class[r]
-                        q = lv * k + cls
-                        level_sq[lv] += 2.0 * level_class[q] + 1.0
-                        level_cross[lv] += total[cls]
-                        level_class[q] += 1
-                        level_n[lv] += 1
-                    for i in range(s, e):  # reset the counts this node touched
-                        r = rows[i]
-                        level_class[cat[r, c] * k + y_class[r]] = 0
-                else:
-                    level_sum[:levels] = 0.0
-                    for i in range(s, e):
-                        r = rows[i]
-                        lv = cat[r, c]
-                        level_sum[lv] += y_value[r]
-                        level_n[lv] += 1
                 for lv in range(levels):
-                    nr = level_n[lv]  # rows of this category go right
+                    nr = level_n[c, lv]  # rows of this category go right
                     nl = m - nr
                     if nr < min_leaf or nl < min_leaf:
                         continue
                     if classify:
                         # Sum over classes of (total - in category)^2 = node_sq - 2 cross + in_sq
-                        left_sq = node_sq - 2.0 * level_cross[lv] + level_sq[lv]
-                        proxy = left_sq / nl + level_sq[lv] / nr
+                        left_sq = node_sq - 2.0 * level_cross[c, lv] + level_sq[c, lv]
+                        proxy = left_sq / nl + level_sq[c, lv] / nr
                     else:
-                        right_sum = level_sum[lv]
+                        right_sum = level_sum[c, lv]
                         left_sum = node_sum - right_sum
                         proxy = left_sum * left_sum / nl + right_sum * right_sum / nr
                     if proxy > best:

@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 
 from vrlib.errors import VrlibError
+from vrlib.generators import cart
 from vrlib.generators.base import Generator
-from vrlib.generators.cart import grow_tree
 
 
 class Synthpop(Generator):
@@ -53,6 +53,8 @@ class Synthpop(Generator):
     visit_sequence_ : list of str
         The order actually used.
     """
+
+    source_dependencies = (cart,)  # its trees: part of the cache key of what it generates
 
     def __init__(self, visit_sequence=None, min_samples_leaf: int = 5, categorical_predictors: str = "onehot", max_depth=None,
                  trees: str = "vrlib"):  # fmt: skip
@@ -102,7 +104,7 @@ class Synthpop(Generator):
         self._models = [None]
         for j in range(1, len(order)):
             a, b = self._n_numeric[j], self._n_categorical[j]
-            grow = grow_tree if self.trees == "vrlib" else SklearnTree
+            grow = cart.grow_tree if self.trees == "vrlib" else SklearnTree
             tree = grow(numeric[:, :a], sorted_rows[:a], categorical[:, :b], levels[:b], values[order[j]],
                         classify=order[j] in self.schema_.categorical, min_samples_leaf=self.min_samples_leaf,
                         max_depth=self.max_depth, seed=int(rng.integers(2**31 - 1)))  # fmt: skip
