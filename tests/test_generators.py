@@ -623,22 +623,3 @@ def test_quality_on_adult():
     # on Adult's public domain the bins are not the metric's, so values smeared inside them cost a little more
     out = get_generator("baynet").fit(train, schema, seed=0).sample(1000, seed=1)
     assert marginal_distance(train, out, schema, way=1) < 0.08
-
-
-
-def test_synthpop_trees_without_input_checks_are_the_trees_with_them(monkeypatch):
-    """Skipping scikit-learn's input checks grows the same trees: the same samples, value for value."""
-    from conftest import make_table
-
-    from vrlib.generators import synthpop
-
-    train, schema = make_table(n=600, n_cat=4, n_cont=3, seed=3, n_levels=5)
-    fast = Synthpop().fit(train, schema, seed=4)
-    monkeypatch.setattr(synthpop, "_CHECK_INPUT", True)
-    checked = Synthpop().fit(train, schema, seed=4)
-    for (t1, s1, c1, d1), (t2, s2, c2, d2) in zip(fast._models[1:], checked._models[1:]):
-        np.testing.assert_array_equal(t1.feature, t2.feature)
-        np.testing.assert_array_equal(t1.threshold, t2.threshold)
-        np.testing.assert_array_equal(c1, c2)  # leaf sizes: the same partition of the training rows
-        np.testing.assert_array_equal(d1, d2)
-    pd.testing.assert_frame_equal(fast.sample(1000, seed=5), checked.sample(1000, seed=5))

@@ -403,13 +403,15 @@ def source_hash(*code) -> str:
     """SHA-256 of the source files that define ``code`` (classes, functions or modules).
 
     A class counts with the files of all its bases (those without a source file, such
-    as builtins, are skipped); a function or a method with its module's file.  Put it
+    as builtins, are skipped) and of the modules it lists in a ``source_dependencies``
+    attribute (code it calls from elsewhere); a function or a method with its module's file.  Put it
     in the key of every cached result the code shapes, so that editing the code
     invalidates the results it made before.
     """
     files = set()
     for obj in code:
-        for item in (obj.__mro__ if inspect.isclass(obj) else (obj,)):
+        items = (*obj.__mro__, *getattr(obj, "source_dependencies", ())) if inspect.isclass(obj) else (obj,)
+        for item in items:
             if item is object:
                 continue
             try:
