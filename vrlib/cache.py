@@ -170,14 +170,14 @@ def encode_values(values: Mapping[str, np.ndarray], own: Mapping, schema: Schema
     codes = np.empty((n, len(schema.categorical)), dtype=_code_dtype(width))
     for j, c in enumerate(schema.categorical):
         code = np.asarray(values[c], dtype=np.int64)
-        mine = pd.Index(own[c])
+        mine = own[c]
         if (code < 0).any() or (code >= len(mine)).any():
             raise VrlibError(f"column {c!r} has missing or out-of-range codes; a generator must only produce "
                              "values of its training data's categories")  # fmt: skip
-        if not mine.equals(pd.Index(cats[c])):  # recode by value against the reference categories
+        if mine is not cats[c] and not pd.Index(mine).equals(pd.Index(cats[c])):  # recode against the reference
             code = pd.Index(cats[c]).get_indexer(mine)[code]
             if (code < 0).any():
-                bad = pd.unique(np.asarray(mine, dtype=object)[np.asarray(values[c])[code < 0]])[:5]
+                bad = pd.unique(np.asarray(pd.Index(mine), dtype=object)[np.asarray(values[c])[code < 0]])[:5]
                 raise VrlibError(
                     f"column {c!r} has value(s) {list(bad)} outside its category set (or missing); "
                     "a generator must only produce values of its training data's categories"

@@ -50,7 +50,7 @@ def _is_canonical(df: pd.DataFrame, schema: Schema) -> bool:
         return False
     for c in schema.categorical:
         col = df[c]
-        if not isinstance(col.dtype, pd.CategoricalDtype) or (col.cat.codes.to_numpy() < 0).any():
+        if not isinstance(col.dtype, pd.CategoricalDtype) or (col.array.codes < 0).any():
             return False
     for c in schema.continuous:
         col = df[c]

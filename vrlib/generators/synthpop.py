@@ -117,7 +117,7 @@ class Synthpop(Generator):
 
     def _numbers(self, df: pd.DataFrame, c: str) -> np.ndarray:
         if c in self.schema_.categorical:
-            return df[c].cat.codes.to_numpy().astype(np.int64)
+            return df[c].array.codes.astype(np.int64)
         return df[c].to_numpy(dtype=np.float64, copy=True)  # the fit must not alias the caller's table
 
     # -------------------------------------------------------------- sample
