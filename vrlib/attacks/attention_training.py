@@ -201,33 +201,166 @@ class GroupedAttentionNet(nn.Module):
         return nets
 
 
-class _DropoutStream:
-    """Dropout multipliers of each target, from its own generator, drawn MASK_CHUNK_STEPS steps at a time."""
+class _Backprop:
+    """Training steps of a :class:`GroupedAttentionNet`, forward and backward written out by hand.
 
-    def __init__(self, seeds, batch_size, top_x, h1, h2, p, device):
-        self.gens = [torch.Generator(device=device).manual_seed(int(s)) for s in seeds]
+    Autograd records and replays about a hundred small operations per step; here the
+    gradients are computed directly, without the graph, with fused ReLU and softmax
+    backward kernels, and each target's loss still gives exactly its own weights'
+    gradient (the group axis is a batch axis of every product).  Dropout masks are 0/1
+    (uint8); the 1 / (1 - p) scale of kept units is folded into the next product.
+    Gradients are written into the parameters' ``.grad`` for the optimiser; a test
+    checks them against autograd on :meth:`GroupedAttentionNet.forward`.
+    """
+
+    def __init__(self, model: GroupedAttentionNet):
+        self.model = model
+        for p in model.parameters():
+            p.grad = torch.zeros_like(p)
+        self.scale = 1.0 / (1.0 - model.dropout)
+        self.onehot = None  # (G, B*X, K) one-hot rows of a batch, kept zero between steps
+        self.offsets = {}  # per batch shape: flat position in self.onehot of each row's code 0
+
+    def forward(self, codes, dense, bias, target, masks=None):
+        """Logits (G, B) and what :meth:`backward` needs.
+
+        ``codes`` (G, B*X, C) are columns of the flattened (G*K, H1) one-hot weights
+        (group offsets included); ``bias`` (G, B, X) is 0 on records and -inf on padding;
+        ``masks``: 0/1 dropout masks (G, B, X, H1), (G, H1), (G, B, H2), or None (evaluation).
+        """
+        m = self.model
+        g, b, x = bias.shape
+        k = m.n_onehot
+        scale = self.scale if masks is not None else 1.0
+        a1 = F.embedding_bag(codes.reshape(g * b * x, -1), m.w1_onehot.reshape(g * k, -1), mode="sum")
+        h = torch.baddbmm(a1.view(g, b * x, -1), dense.view(g, b * x, -1), m.w1_dense).add_(m.b1.unsqueeze(1))
+        h.clamp_min_(0)  # (G, B*X, H1)
+        t = torch.bmm(target[:, None, :k], m.w1_onehot).baddbmm_(target[:, None, k:], m.w1_dense)
+        t.add_(m.b1.unsqueeze(1)).clamp_min_(0)  # (G, 1, H1)
+        if masks is not None:
+            h.mul_(masks[0].view(g, b * x, -1))
+            t.mul_(masks[1].unsqueeze(1))
+        e = torch.baddbmm(m.b2.unsqueeze(1), h, m.w2, alpha=scale)  # (G, B*X, E)
+        te = torch.baddbmm(m.b2.unsqueeze(1), t, m.w2, alpha=scale)  # (G, 1, E)
+        q = torch.bmm(te, m.wq)  # (G, 1, A)
+        u = torch.bmm(m.wk, q.transpose(1, 2))  # (G, E, 1): W_k^T q
+        w = torch.softmax(torch.bmm(e, u).view(g, b, x).add_(bias), dim=-1)  # attention weights
+        pe = torch.bmm(w.view(g * b, 1, x), e.view(g * b, x, -1)).view(g, b, -1)  # sum_j w_j e_j
+        pooled = torch.bmm(pe, m.wv)  # (G, B, A)
+        r = torch.baddbmm(m.c1.unsqueeze(1), pooled, m.p1).clamp_min_(0)  # (G, B, H2)
+        if masks is not None:
+            r.mul_(masks[2])
+        logits = torch.baddbmm(m.c2.unsqueeze(1), r, m.p2, alpha=scale).squeeze(-1)
+        return logits, (scale, codes, dense, target, h, t, e, te, q, u, w, pe, pooled, r)
+
+    def backward(self, saved, dlogits) -> None:
+        """Write into each parameter's ``.grad`` the gradient of ``sum(dlogits * logits)``."""
+        m = self.model
+        scale, codes, dense, target, h, t, e, te, q, u, w, pe, pooled, r = saved
+        g, b, x = w.shape
+        k = m.n_onehot
+        grad = {name: p.grad for name, p in m.named_parameters()}
+        dl = dlogits.unsqueeze(-1)  # (G, B, 1)
+        torch.bmm(r.transpose(1, 2), dl, out=grad["p2"]).mul_(scale)
+        torch.sum(dl, 1, out=grad["c2"])
+        # ReLU then dropout: the gradient passes where the (0/1-masked) output is positive.
+        da2 = torch.ops.aten.threshold_backward(torch.bmm(dl, m.p2.transpose(1, 2)), r, 0).mul_(scale)
+        torch.sum(da2, 1, out=grad["c1"])
+        torch.bmm(pooled.transpose(1, 2), da2, out=grad["p1"])
+        dpooled = torch.bmm(da2, m.p1.transpose(1, 2))  # (G, B, A)
+        torch.bmm(pe.transpose(1, 2), dpooled, out=grad["wv"])
+        dpe = torch.bmm(dpooled, m.wv.transpose(1, 2))  # (G, B, E)
+        dw = torch.bmm(e.view(g * b, x, -1), dpe.view(g * b, -1, 1)).view(g, b, x)
+        ds = torch._softmax_backward_data(dw, w, -1, w.dtype)  # (G, B, X), gradient of the scores
+        de = torch.bmm(w.view(g * b, x, 1), dpe.view(g * b, 1, -1)).view(g, b * x, -1)
+        de.baddbmm_(ds.view(g, b * x, 1), u.transpose(1, 2))  # (G, B*X, E)
+        du = torch.bmm(e.transpose(1, 2), ds.view(g, b * x, 1))  # (G, E, 1)
+        torch.bmm(du, q, out=grad["wk"])
+        dq = torch.bmm(du.transpose(1, 2), m.wk)  # (G, 1, A)
+        torch.bmm(te.transpose(1, 2), dq, out=grad["wq"])
+        dte = torch.bmm(dq, m.wq.transpose(1, 2))  # (G, 1, E)
+        torch.bmm(h.transpose(1, 2), de, out=grad["w2"]).baddbmm_(t.transpose(1, 2), dte).mul_(scale)
+        torch.sum(de, 1, out=grad["b2"]).add_(dte.squeeze(1))
+        # Gradients of the first layer's pre-activations, without the scale (applied to the weights' gradients).
+        da1 = torch.ops.aten.threshold_backward(torch.bmm(de, m.w2.transpose(1, 2)), h, 0)  # (G, B*X, H1)
+        dat = torch.ops.aten.threshold_backward(torch.bmm(dte, m.w2.transpose(1, 2)), t, 0)  # (G, 1, H1)
+        torch.bmm(dense.view(g, b * x, -1).transpose(1, 2), da1, out=grad["w1_dense"]).baddbmm_(
+            target[:, k:, None], dat).mul_(scale)  # fmt: skip
+        torch.sum(da1, 1, out=grad["b1"]).add_(dat.squeeze(1)).mul_(scale)
+        # onehot^T @ da1 as a batched matmul over the batch's one-hot rows, set from the
+        # codes and zeroed again (embedding_bag's own backward sorts the codes: slower).
+        if self.onehot is None or self.onehot.shape[1] < b * x or self.onehot.device != da1.device:
+            self.onehot = torch.zeros((g, b * x, k), dtype=da1.dtype, device=da1.device)
+            self.offsets = {}
+        onehot = self.onehot[:, : b * x]
+        if (b, x) not in self.offsets:  # code c of group i, row j sits at (i, j, c - i*K) of the (G, B*X, K) view
+            rows = torch.arange(b * x, device=codes.device).view(1, -1, 1)
+            groups = torch.arange(g, device=codes.device).view(-1, 1, 1)
+            self.offsets[(b, x)] = groups * (self.onehot.shape[1] - 1) * k + rows * k
+        flat = self.onehot.view(-1)
+        positions = (codes + self.offsets[(b, x)]).view(-1)
+        flat.index_fill_(0, positions, 1.0)
+        torch.bmm(onehot.transpose(1, 2), da1, out=grad["w1_onehot"])
+        flat.index_fill_(0, positions, 0.0)
+        grad["w1_onehot"].baddbmm_(target[:, :k, None], dat).mul_(scale)
+
+
+class _DropoutStream:
+    """0/1 dropout masks of each target (uint8), from its own generator, drawn MASK_CHUNK_STEPS steps at a time.
+
+    ``kind="numpy"``: a numpy PCG64 generator per target, a unit kept when a 32-bit
+    draw is at least p * 2**32 (the CPU default: about 5 times cheaper than torch's
+    CPU generator); ``kind="torch"``: a ``torch.Generator`` on the device, a unit kept
+    when a uniform float is at least p (the default elsewhere, and the stream of the
+    previous implementation).  Either way, a target's masks depend only on its seed.
+    """
+
+    def __init__(self, seeds, batch_size, top_x, h1, h2, p, device, kind="numpy"):
+        if kind not in ("numpy", "torch"):
+            raise ValueError(f"unknown dropout stream {kind!r}")
+        self.kind = kind
+        if kind == "numpy":
+            self.gens = [np.random.Generator(np.random.PCG64(int(s))) for s in seeds]
+        else:
+            self.gens = [torch.Generator(device=device).manual_seed(int(s)) for s in seeds]
         self.shapes = [(batch_size, top_x, h1), (h1,), (batch_size, h2)]
+        self.sizes = [int(np.prod(s)) for s in self.shapes]
         self.p, self.device = p, device
         self.step = 0
         self.buffers = None
 
+    def _draw(self):
+        g, n = len(self.gens), MASK_CHUNK_STEPS
+        if self.kind == "torch":
+            out = []
+            for shape in self.shapes:
+                buf = torch.empty((g, n) + shape, device=self.device)
+                for i, gen in enumerate(self.gens):
+                    torch.rand((n,) + shape, generator=gen, device=self.device, out=buf[i])
+                out.append((buf >= self.p).view(torch.uint8))
+            return out
+        per_step = sum(self.sizes)
+        threshold = np.uint32(min(round(self.p * 2**32), 2**32 - 1))
+        kept = np.empty((g, n * per_step), dtype=bool)
+        for i, gen in enumerate(self.gens):
+            bits = gen.bit_generator.random_raw((n * per_step + 1) // 2).view(np.uint32)[: n * per_step]
+            np.greater_equal(bits, threshold, out=kept[i])
+        kept = torch.from_numpy(kept.view(np.uint8).reshape(g, n, per_step)).to(self.device)
+        parts = torch.split(kept, self.sizes, dim=2)
+        return [part.reshape((g, n) + shape) for part, shape in zip(parts, self.shapes)]
+
     def next(self, b):
-        """Multipliers for the next step, of a batch of ``b`` datasets."""
+        """0/1 masks (uint8) for the next step, of a batch of ``b`` datasets."""
         k = self.step % MASK_CHUNK_STEPS
         if k == 0:
-            self.buffers = []
-            for shape in self.shapes:
-                buf = torch.empty((len(self.gens), MASK_CHUNK_STEPS) + shape, device=self.device)
-                for i, gen in enumerate(self.gens):
-                    torch.rand((MASK_CHUNK_STEPS,) + shape, generator=gen, device=self.device, out=buf[i])
-                self.buffers.append((buf >= self.p).float().mul_(1.0 / (1.0 - self.p)))
+            self.buffers = self._draw()
         self.step += 1
         m1, mt, m2 = (buf[:, k] for buf in self.buffers)
         return m1[:, :b], mt, m2[:, :b]
 
 
 def train_group(nets, inputs, y, splits, rngs, dropout_seeds, *, n_onehot, lr, batch_size, max_epochs,
-                patience, eval_batch_size, device, verbose=False):  # fmt: skip
+                patience, eval_batch_size, device, verbose=False, autograd=False, dropout_stream=None):  # fmt: skip
     """Train G networks side by side; return per target (net, history, best_epoch, n_epochs).
 
     Parameters
@@ -244,6 +377,14 @@ def train_group(nets, inputs, y, splits, rngs, dropout_seeds, *, n_onehot, lr, b
         Each target's batch order.
     dropout_seeds : list of int
         Seeds of each target's dropout generator.
+    autograd : bool
+        Compute gradients with autograd instead of the hand-written backward pass (the
+        previous implementation: the reference of the tests and the benchmark; the same
+        results up to float rounding, slower).
+    dropout_stream : {None, "numpy", "torch"}
+        Generator of the dropout masks (see :class:`_DropoutStream`); None: numpy on the
+        CPU, torch elsewhere.  With "torch" and ``autograd=True`` this is the previous
+        implementation exactly.
     """
     g = len(nets)
     n_train, n_val = len(splits[0][0]), len(splits[0][1])
@@ -258,13 +399,54 @@ def train_group(nets, inputs, y, splits, rngs, dropout_seeds, *, n_onehot, lr, b
     val_idx = torch.stack([torch.from_numpy(va) for _, va in splits]).to(device) if n_val else None
 
     model = GroupedAttentionNet(nets, n_onehot).to(device)
-    optimiser = torch.optim.Adamax(model.parameters(), lr=lr)
+    optimiser = torch.optim.Adamax(model.parameters(), lr=lr, foreach=not autograd)
     h1, h2 = model.b1.shape[-1], model.c1.shape[-1]
-    stream = _DropoutStream(dropout_seeds, batch_size, mask.shape[-1], h1, h2, model.dropout, device)
+    if dropout_stream is None:
+        dropout_stream = "numpy" if torch.device(device).type == "cpu" else "torch"
+    stream = _DropoutStream(dropout_seeds, batch_size, mask.shape[-1], h1, h2, model.dropout, device, dropout_stream)
 
-    def group_loss(idx, masks=None):
-        logits = model(codes[rows, idx], dense[rows, idx], mask[rows, idx], target, masks)
-        return F.binary_cross_entropy_with_logits(logits, labels[rows, idx], reduction="none").mean(1)
+    if autograd:
+
+        def group_loss(idx, masks=None):
+            logits = model(codes[rows, idx], dense[rows, idx], mask[rows, idx], target, masks)
+            return F.binary_cross_entropy_with_logits(logits, labels[rows, idx], reduction="none").mean(1)
+
+        def train_step(idx, masks):
+            optimiser.zero_grad()
+            loss = group_loss(idx, [m.float().mul_(1.0 / (1.0 - model.dropout)) for m in masks])
+            loss.sum().backward()  # each target's weights get the gradient of its own mean loss
+            optimiser.step()
+            return loss.detach()
+
+    else:
+        backprop = _Backprop(model)
+        n, x = mask.shape[1:]
+        # Rows of every target's datasets in one table each, gathered by index_select;
+        # category codes index the flattened (G*K, H1) one-hot weights.
+        codes_rows = (codes + (rows * n_onehot).view(g, 1, 1, 1)).reshape(g * n, -1)
+        dense_rows = dense.reshape(g * n, -1)
+        bias_rows = torch.zeros(mask.shape, device=device).masked_fill_(~mask, float("-inf")).reshape(g * n, x)
+        label_rows = labels.reshape(g * n)
+        first_row = rows * n
+
+        def gather(idx):
+            flat = (idx + first_row).reshape(-1)
+            b = idx.shape[1]
+            return (codes_rows.index_select(0, flat).view(g, b * x, -1), dense_rows.index_select(0, flat).view(g, b * x, -1),
+                    bias_rows.index_select(0, flat).view(g, b, x), label_rows.index_select(0, flat).view(g, b))  # fmt: skip
+
+        def group_loss(idx, masks=None):
+            c, d, bias, yb = gather(idx)
+            logits, _ = backprop.forward(c, d, bias, target, masks)
+            return F.binary_cross_entropy_with_logits(logits, yb, reduction="none").mean(1)
+
+        def train_step(idx, masks):
+            c, d, bias, yb = gather(idx)
+            logits, saved = backprop.forward(c, d, bias, target, masks)
+            loss = F.binary_cross_entropy_with_logits(logits, yb, reduction="none").mean(1)
+            backprop.backward(saved, (torch.sigmoid(logits) - yb) / idx.shape[1])  # d(mean loss)/d logits
+            optimiser.step()
+            return loss
 
     history = [{"train_loss": [], "val_loss": []} for _ in range(g)]
     best_loss = np.full(g, np.inf)
@@ -277,13 +459,10 @@ def train_group(nets, inputs, y, splits, rngs, dropout_seeds, *, n_onehot, lr, b
         model.train()
         order = torch.from_numpy(np.stack([r.permutation(tr) for r, (tr, _) in zip(rngs, splits)])).to(device)
         total = torch.zeros(g, device=device)
-        for i in range(0, n_train, batch_size):
-            idx = order[:, i : i + batch_size]
-            optimiser.zero_grad()
-            loss = group_loss(idx, stream.next(idx.shape[1]))
-            loss.sum().backward()  # each target's weights get the gradient of its own mean loss
-            optimiser.step()
-            total += loss.detach() * idx.shape[1]
+        with torch.set_grad_enabled(autograd):
+            for i in range(0, n_train, batch_size):
+                idx = order[:, i : i + batch_size]
+                total += train_step(idx, stream.next(idx.shape[1])) * idx.shape[1]
         train_loss = (total / n_train).cpu().numpy()
         if n_val:
             model.eval()
