@@ -205,12 +205,20 @@ class _Backprop:
     """Training steps of a :class:`GroupedAttentionNet`, forward and backward written out by hand.
 
     Autograd records and replays about a hundred small operations per step; here the
-    gradients are computed directly, without the graph, with fused ReLU and softmax
-    backward kernels, and each target's loss still gives exactly its own weights'
-    gradient (the group axis is a batch axis of every product).  Dropout masks are 0/1
-    (uint8); the 1 / (1 - p) scale of kept units is folded into the next product.
-    Gradients are written into the parameters' ``.grad`` for the optimiser; a test
-    checks them against autograd on :meth:`GroupedAttentionNet.forward`.
+    gradients are computed directly, with fused ReLU and softmax backward kernels, and
+    each target's loss still gives exactly its own weights' gradient (the group axis is
+    a batch axis of every product).  Gradients are written into the parameters'
+    ``.grad`` for the optimiser; a test checks them against autograd on
+    :meth:`GroupedAttentionNet.forward`.  Three rewrites save passes over the largest
+    tensors, (G, B*X, H1):
+
+    * the records' embeddings ``e = h W2 + b2`` are never formed: the scores
+      ``<e_j, u>`` are ``<h_j, W2 u>`` (the constant ``<b2, u>`` does not change the
+      softmax) and the pooled embedding ``sum_j w_j e_j`` is ``(sum_j w_j h_j) W2 + b2``;
+    * the first layer's bias is a last row of the dense weights, the records' dense
+      features ending with a column of ones;
+    * dropout masks are 0/1 (uint8); the 1 / (1 - p) scale of kept units is applied to
+      the next (small) product.
     """
 
     def __init__(self, model: GroupedAttentionNet):
@@ -224,85 +232,90 @@ class _Backprop:
     def forward(self, codes, dense, bias, target, masks=None):
         """Logits (G, B) and what :meth:`backward` needs.
 
-        ``codes`` (G, B*X, C) are columns of the flattened (G*K, H1) one-hot weights
-        (group offsets included); ``bias`` (G, B, X) is 0 on records and -inf on padding;
-        ``masks``: 0/1 dropout masks (G, B, X, H1), (G, H1), (G, B, H2), or None (evaluation).
+        ``codes`` (G, B*X, C) are rows of the flattened (G*K, H1) one-hot weights (group
+        offsets included); ``dense`` (G, B*X, D + 1) ends with a column of ones; ``bias``
+        (G, B, X) is 0 on records and -inf on padding; ``masks``: 0/1 dropout masks
+        (G, B, X, H1), (G, H1), (G, B, H2), or None (evaluation).
         """
         m = self.model
         g, b, x = bias.shape
         k = m.n_onehot
-        scale = self.scale if masks is not None else 1.0
-        a1 = F.embedding_bag(codes.reshape(g * b * x, -1), m.w1_onehot.reshape(g * k, -1), mode="sum")
-        h = torch.baddbmm(a1.view(g, b * x, -1), dense.view(g, b * x, -1), m.w1_dense).add_(m.b1.unsqueeze(1))
-        h.clamp_min_(0)  # (G, B*X, H1)
-        t = torch.bmm(target[:, None, :k], m.w1_onehot).baddbmm_(target[:, None, k:], m.w1_dense)
-        t.add_(m.b1.unsqueeze(1)).clamp_min_(0)  # (G, 1, H1)
-        if masks is not None:
+        s = self.scale if masks is not None else 1.0
+        h = F.embedding_bag(codes.reshape(g * b * x, -1), m.w1_onehot.reshape(g * k, -1), mode="sum")
+        h = h.view(g, b * x, -1).baddbmm_(dense, torch.cat([m.w1_dense, m.b1.unsqueeze(1)], 1))
+        t = torch.bmm(target[:, None, :k], m.w1_onehot).baddbmm_(target[:, None, k:], m.w1_dense).add_(m.b1.unsqueeze(1))
+        if masks is not None:  # relu(a) * mask = relu(a * mask) for a 0/1 mask
             h.mul_(masks[0].view(g, b * x, -1))
             t.mul_(masks[1].unsqueeze(1))
-        e = torch.baddbmm(m.b2.unsqueeze(1), h, m.w2, alpha=scale)  # (G, B*X, E)
-        te = torch.baddbmm(m.b2.unsqueeze(1), t, m.w2, alpha=scale)  # (G, 1, E)
+        h.clamp_min_(0)  # (G, B*X, H1)
+        t.clamp_min_(0)  # (G, 1, H1)
+        te = torch.baddbmm(m.b2.unsqueeze(1), t, m.w2, alpha=s)  # (G, 1, E)
         q = torch.bmm(te, m.wq)  # (G, 1, A)
         u = torch.bmm(m.wk, q.transpose(1, 2))  # (G, E, 1): W_k^T q
-        w = torch.softmax(torch.bmm(e, u).view(g, b, x).add_(bias), dim=-1)  # attention weights
-        pe = torch.bmm(w.view(g * b, 1, x), e.view(g * b, x, -1)).view(g, b, -1)  # sum_j w_j e_j
+        z = torch.bmm(m.w2, u).mul_(s)  # (G, H1, 1): scores are <s h_j, W2 u> + <b2, u>
+        w = torch.softmax(torch.bmm(h, z).view(g, b, x).add_(bias), dim=-1)  # attention weights
+        hw = torch.bmm(w.view(g * b, 1, x), h.view(g * b, x, -1)).view(g, b, -1)  # sum_j w_j h_j
+        pe = torch.baddbmm(m.b2.unsqueeze(1), hw, m.w2, alpha=s)  # sum_j w_j e_j, (G, B, E)
         pooled = torch.bmm(pe, m.wv)  # (G, B, A)
-        r = torch.baddbmm(m.c1.unsqueeze(1), pooled, m.p1).clamp_min_(0)  # (G, B, H2)
+        r = torch.baddbmm(m.c1.unsqueeze(1), pooled, m.p1)
         if masks is not None:
             r.mul_(masks[2])
-        logits = torch.baddbmm(m.c2.unsqueeze(1), r, m.p2, alpha=scale).squeeze(-1)
-        return logits, (scale, codes, dense, target, h, t, e, te, q, u, w, pe, pooled, r)
+        r.clamp_min_(0)  # (G, B, H2)
+        logits = torch.baddbmm(m.c2.unsqueeze(1), r, m.p2, alpha=s).squeeze(-1)
+        return logits, (s, codes, dense, target, h, t, te, q, u, z, w, hw, pe, pooled, r)
 
     def backward(self, saved, dlogits) -> None:
         """Write into each parameter's ``.grad`` the gradient of ``sum(dlogits * logits)``."""
         m = self.model
-        scale, codes, dense, target, h, t, e, te, q, u, w, pe, pooled, r = saved
+        s, codes, dense, target, h, t, te, q, u, z, w, hw, pe, pooled, r = saved
         g, b, x = w.shape
         k = m.n_onehot
         grad = {name: p.grad for name, p in m.named_parameters()}
         dl = dlogits.unsqueeze(-1)  # (G, B, 1)
-        torch.bmm(r.transpose(1, 2), dl, out=grad["p2"]).mul_(scale)
+        torch.bmm(r.transpose(1, 2), dl, out=grad["p2"]).mul_(s)
         torch.sum(dl, 1, out=grad["c2"])
-        # ReLU then dropout: the gradient passes where the (0/1-masked) output is positive.
-        da2 = torch.ops.aten.threshold_backward(torch.bmm(dl, m.p2.transpose(1, 2)), r, 0).mul_(scale)
+        # ReLU and a 0/1 mask: the gradient passes where the output is positive.
+        da2 = torch.ops.aten.threshold_backward(torch.bmm(dl, m.p2.transpose(1, 2)).mul_(s), r, 0)
         torch.sum(da2, 1, out=grad["c1"])
         torch.bmm(pooled.transpose(1, 2), da2, out=grad["p1"])
         dpooled = torch.bmm(da2, m.p1.transpose(1, 2))  # (G, B, A)
         torch.bmm(pe.transpose(1, 2), dpooled, out=grad["wv"])
         dpe = torch.bmm(dpooled, m.wv.transpose(1, 2))  # (G, B, E)
-        dw = torch.bmm(e.view(g * b, x, -1), dpe.view(g * b, -1, 1)).view(g, b, x)
-        ds = torch._softmax_backward_data(dw, w, -1, w.dtype)  # (G, B, X), gradient of the scores
-        de = torch.bmm(w.view(g * b, x, 1), dpe.view(g * b, 1, -1)).view(g, b * x, -1)
-        de.baddbmm_(ds.view(g, b * x, 1), u.transpose(1, 2))  # (G, B*X, E)
-        du = torch.bmm(e.transpose(1, 2), ds.view(g, b * x, 1))  # (G, E, 1)
+        dhw = torch.bmm(dpe, m.w2.transpose(1, 2)).mul_(s)  # (G, B, H1)
+        dw = torch.bmm(h.view(g * b, x, -1), dhw.view(g * b, -1, 1)).view(g, b, x)  # up to a constant per dataset
+        ds = torch._softmax_backward_data(dw, w, -1, w.dtype)  # (G, B, X): gradient of the scores
+        dz = torch.bmm(h.transpose(1, 2), ds.view(g, b * x, 1)).mul_(s)  # (G, H1, 1)
+        dh = torch.bmm(w.view(g * b, x, 1), dhw.view(g * b, 1, -1)).view(g, b * x, -1)
+        dh.baddbmm_(ds.view(g, b * x, 1), z.transpose(1, 2))  # (G, B*X, H1)
+        du = torch.bmm(m.w2.transpose(1, 2), dz)  # (G, E, 1)
         torch.bmm(du, q, out=grad["wk"])
         dq = torch.bmm(du.transpose(1, 2), m.wk)  # (G, 1, A)
         torch.bmm(te.transpose(1, 2), dq, out=grad["wq"])
         dte = torch.bmm(dq, m.wq.transpose(1, 2))  # (G, 1, E)
-        torch.bmm(h.transpose(1, 2), de, out=grad["w2"]).baddbmm_(t.transpose(1, 2), dte).mul_(scale)
-        torch.sum(de, 1, out=grad["b2"]).add_(dte.squeeze(1))
-        # Gradients of the first layer's pre-activations, without the scale (applied to the weights' gradients).
-        da1 = torch.ops.aten.threshold_backward(torch.bmm(de, m.w2.transpose(1, 2)), h, 0)  # (G, B*X, H1)
-        dat = torch.ops.aten.threshold_backward(torch.bmm(dte, m.w2.transpose(1, 2)), t, 0)  # (G, 1, H1)
-        torch.bmm(dense.view(g, b * x, -1).transpose(1, 2), da1, out=grad["w1_dense"]).baddbmm_(
-            target[:, k:, None], dat).mul_(scale)  # fmt: skip
-        torch.sum(da1, 1, out=grad["b1"]).add_(dat.squeeze(1)).mul_(scale)
+        # W2 acts on the pooled records (pe), on W2 u (z) and on the target (te).
+        dw2 = torch.bmm(hw.transpose(1, 2), dpe).baddbmm_(t.transpose(1, 2), dte).mul_(s)
+        torch.baddbmm(dw2, dz, u.transpose(1, 2), out=grad["w2"])
+        torch.sum(dpe, 1, out=grad["b2"]).add_(dte.squeeze(1))  # the softmax weights sum to 1
+        da1 = torch.ops.aten.threshold_backward(dh, h, 0)  # (G, B*X, H1)
+        dat = torch.ops.aten.threshold_backward(torch.bmm(dte, m.w2.transpose(1, 2)).mul_(s), t, 0)  # (G, 1, H1)
+        dw1 = torch.bmm(dense.transpose(1, 2), da1)  # (G, D + 1, H1), the bias last
+        torch.baddbmm(dw1[:, :-1], target[:, k:, None], dat, out=grad["w1_dense"])
+        torch.add(dw1[:, -1], dat.squeeze(1), out=grad["b1"])
         # onehot^T @ da1 as a batched matmul over the batch's one-hot rows, set from the
         # codes and zeroed again (embedding_bag's own backward sorts the codes: slower).
         if self.onehot is None or self.onehot.shape[1] < b * x or self.onehot.device != da1.device:
             self.onehot = torch.zeros((g, b * x, k), dtype=da1.dtype, device=da1.device)
             self.offsets = {}
-        onehot = self.onehot[:, : b * x]
-        if (b, x) not in self.offsets:  # code c of group i, row j sits at (i, j, c - i*K) of the (G, B*X, K) view
+        if (b, x) not in self.offsets:  # code c of group i, row j sits at (i, j, c - i*K) of self.onehot
             rows = torch.arange(b * x, device=codes.device).view(1, -1, 1)
             groups = torch.arange(g, device=codes.device).view(-1, 1, 1)
             self.offsets[(b, x)] = groups * (self.onehot.shape[1] - 1) * k + rows * k
         flat = self.onehot.view(-1)
         positions = (codes + self.offsets[(b, x)]).view(-1)
         flat.index_fill_(0, positions, 1.0)
-        torch.bmm(onehot.transpose(1, 2), da1, out=grad["w1_onehot"])
+        torch.baddbmm(torch.bmm(target[:, :k, None], dat), self.onehot[:, : b * x].transpose(1, 2), da1,
+                      out=grad["w1_onehot"])  # fmt: skip
         flat.index_fill_(0, positions, 0.0)
-        grad["w1_onehot"].baddbmm_(target[:, :k, None], dat).mul_(scale)
 
 
 class _DropoutStream:
@@ -424,7 +437,7 @@ def train_group(nets, inputs, y, splits, rngs, dropout_seeds, *, n_onehot, lr, b
         # Rows of every target's datasets in one table each, gathered by index_select;
         # category codes index the flattened (G*K, H1) one-hot weights.
         codes_rows = (codes + (rows * n_onehot).view(g, 1, 1, 1)).reshape(g * n, -1)
-        dense_rows = dense.reshape(g * n, -1)
+        dense_rows = torch.cat([dense, torch.ones(dense.shape[:-1] + (1,), device=device)], -1).reshape(g * n, -1)
         bias_rows = torch.zeros(mask.shape, device=device).masked_fill_(~mask, float("-inf")).reshape(g * n, x)
         label_rows = labels.reshape(g * n)
         first_row = rows * n
