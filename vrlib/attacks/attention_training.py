@@ -226,8 +226,6 @@ class _Backprop:
         for p in model.parameters():
             p.grad = torch.zeros_like(p)
         self.scale = 1.0 / (1.0 - model.dropout)
-        self.onehot = None  # (G, B*X, K) one-hot rows of a batch, kept zero between steps
-        self.offsets = {}  # per batch shape: flat position in self.onehot of each row's code 0
 
     def forward(self, codes, dense, bias, target, masks=None):
         """Logits (G, B) and what :meth:`backward` needs.
@@ -264,8 +262,13 @@ class _Backprop:
         logits = torch.baddbmm(m.c2.unsqueeze(1), r, m.p2, alpha=s).squeeze(-1)
         return logits, (s, codes, dense, target, h, t, te, q, u, z, w, hw, pe, pooled, r)
 
-    def backward(self, saved, dlogits) -> None:
-        """Write into each parameter's ``.grad`` the gradient of ``sum(dlogits * logits)``."""
+    def backward(self, saved, dlogits, segments) -> None:
+        """Write into each parameter's ``.grad`` the gradient of ``sum(dlogits * logits)``.
+
+        ``segments``: the batch's rows listed by category and where each (target, dataset,
+        category) starts, flat, as ``embedding_bag`` takes them (:func:`code_segments`,
+        offset to the batch's rows).
+        """
         m = self.model
         s, codes, dense, target, h, t, te, q, u, z, w, hw, pe, pooled, r = saved
         g, b, x = w.shape
@@ -301,21 +304,39 @@ class _Backprop:
         dw1 = torch.bmm(dense.transpose(1, 2), da1)  # (G, D + 1, H1), the bias last
         torch.baddbmm(dw1[:, :-1], target[:, k:, None], dat, out=grad["w1_dense"])
         torch.add(dw1[:, -1], dat.squeeze(1), out=grad["b1"])
-        # onehot^T @ da1 as a batched matmul over the batch's one-hot rows, set from the
-        # codes and zeroed again (embedding_bag's own backward sorts the codes: slower).
-        if self.onehot is None or self.onehot.shape[1] < b * x or self.onehot.device != da1.device:
-            self.onehot = torch.zeros((g, b * x, k), dtype=da1.dtype, device=da1.device)
-            self.offsets = {}
-        if (b, x) not in self.offsets:  # code c of group i, row j sits at (i, j, c - i*K) of self.onehot
-            rows = torch.arange(b * x, device=codes.device).view(1, -1, 1)
-            groups = torch.arange(g, device=codes.device).view(-1, 1, 1)
-            self.offsets[(b, x)] = groups * (self.onehot.shape[1] - 1) * k + rows * k
-        flat = self.onehot.view(-1)
-        positions = (codes + self.offsets[(b, x)]).view(-1)
-        flat.index_fill_(0, positions, 1.0)
-        torch.baddbmm(torch.bmm(target[:, :k, None], dat), self.onehot[:, : b * x].transpose(1, 2), da1,
-                      out=grad["w1_onehot"])  # fmt: skip
-        flat.index_fill_(0, positions, 0.0)
+        # onehot^T @ da1: for each category, the sum of the rows of da1 whose record has it,
+        # one bag per (target, dataset, category) of rows listed by category (see
+        # code_segments), then summed over the batch's datasets.
+        rows, starts = segments
+        per_dataset = F.embedding_bag(rows, da1.view(g * b * x, -1), starts, mode="sum").view(g, b, k, -1)
+        torch.baddbmm(torch.sum(per_dataset, 1), target[:, :k, None], dat, out=grad["w1_onehot"])
+
+
+def code_segments(codes: np.ndarray, n_onehot: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each dataset's records listed by category, for the one-hot weights' gradient.
+
+    Parameters
+    ----------
+    codes : ndarray (n, X, C)
+        Category codes (columns of the one-hot block) of each dataset's records.
+    n_onehot : int
+        K, the width of the one-hot block.
+
+    Returns
+    -------
+    rows : ndarray (n, X * C), int32
+        Per dataset, the record (0 to X - 1) of each (record, column) entry, ordered by code
+        (stable: by record within a code).
+    starts : ndarray (n, K), int32
+        Per dataset, where the entries of each code start in ``rows`` (empty codes included).
+    """
+    n, x, c = codes.shape
+    flat = codes.reshape(n, x * c)
+    order = np.argsort(flat.astype(np.int16 if n_onehot < 2**15 else np.int64), axis=1, kind="stable")
+    counts = np.zeros((n, n_onehot), dtype=np.int64)
+    np.add.at(counts, (np.repeat(np.arange(n), x * c), flat.ravel()), 1)
+    starts = np.cumsum(counts, axis=1) - counts
+    return (order // c).astype(np.int32), starts.astype(np.int32)
 
 
 class _DropoutStream:
@@ -437,6 +458,11 @@ def train_group(nets, inputs, y, splits, rngs, dropout_seeds, *, n_onehot, lr, b
         # Rows of every target's datasets in one table each, gathered by index_select;
         # category codes index the flattened (G*K, H1) one-hot weights.
         codes_rows = (codes + (rows * n_onehot).view(g, 1, 1, 1)).reshape(g * n, -1)
+        segments = [code_segments(c, n_onehot) for c, _, _, _ in inputs]
+        segment_rows = torch.from_numpy(np.concatenate([r for r, _ in segments])).to(device)
+        segment_starts = torch.from_numpy(np.concatenate([st for _, st in segments])).to(device)
+        del segments
+        seg_rows_per_dataset = segment_rows.shape[1]
         dense_rows = torch.cat([dense, torch.ones(dense.shape[:-1] + (1,), device=device)], -1).reshape(g * n, -1)
         bias_rows = torch.zeros(mask.shape, device=device).masked_fill_(~mask, float("-inf")).reshape(g * n, x)
         label_rows = labels.reshape(g * n)
@@ -457,7 +483,11 @@ def train_group(nets, inputs, y, splits, rngs, dropout_seeds, *, n_onehot, lr, b
             c, d, bias, yb = gather(idx)
             logits, saved = backprop.forward(c, d, bias, target, masks)
             loss = F.binary_cross_entropy_with_logits(logits, yb, reduction="none").mean(1)
-            backprop.backward(saved, (torch.sigmoid(logits) - yb) / idx.shape[1])  # d(mean loss)/d logits
+            flat = (idx + first_row).reshape(-1)
+            datasets = torch.arange(flat.shape[0], dtype=torch.int32, device=device).unsqueeze(1)
+            seg_rows = segment_rows.index_select(0, flat).add_(datasets * x).view(-1)
+            seg_starts = segment_starts.index_select(0, flat).add_(datasets * seg_rows_per_dataset).view(-1)
+            backprop.backward(saved, (torch.sigmoid(logits) - yb) / idx.shape[1], (seg_rows, seg_starts))  # d(mean loss)/d logits
             optimiser.step()
             return loss
 
