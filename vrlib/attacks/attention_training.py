@@ -333,8 +333,8 @@ def code_segments(codes: np.ndarray, n_onehot: int) -> tuple[np.ndarray, np.ndar
     n, x, c = codes.shape
     flat = codes.reshape(n, x * c)
     order = np.argsort(flat.astype(np.int16 if n_onehot < 2**15 else np.int64), axis=1, kind="stable")
-    counts = np.zeros((n, n_onehot), dtype=np.int64)
-    np.add.at(counts, (np.repeat(np.arange(n), x * c), flat.ravel()), 1)
+    keys = (np.arange(n, dtype=np.int64)[:, None] * n_onehot + flat).ravel()
+    counts = np.bincount(keys, minlength=n * n_onehot).reshape(n, n_onehot)
     starts = np.cumsum(counts, axis=1) - counts
     return (order // c).astype(np.int32), starts.astype(np.int32)
 
