@@ -9,8 +9,9 @@ every target.  Each target keeps everything that makes its result its own:
 * its initial weights (a :class:`~vrlib.attacks.attention.TargetAttentionNet` built
   under its own seed),
 * its validation split, its batch order and its dropout masks, drawn from its own
-  generators (numpy for the split and the order, a ``torch.Generator`` for dropout,
-  drawn in fixed-size chunks of steps so the stream does not depend on the group),
+  generators (numpy for the split and the order; for dropout, numpy on the CPU and a
+  ``torch.Generator`` elsewhere, drawn in fixed-size chunks of steps so the stream
+  does not depend on the group),
 * its own loss: the group's loss is the sum of the targets' mean losses, so each
   target's weights get exactly the gradient of its own loss,
 * Adamax, elementwise, so stacked parameters are updated as separate ones would be,
@@ -19,14 +20,21 @@ every target.  Each target keeps everything that makes its result its own:
 Training a target alone is the same code with G = 1, so a target's result does not
 depend on which targets share its group (a test checks this).
 
-Two algebraic rewrites make each step cheaper without changing the model:
+Algebraic rewrites make each step cheaper without changing the model:
 
 * the one-hot block of a record times the first layer's weights is the sum of the
   weight rows of its categories, a gather over category codes (about 10×
   fewer multiply-adds on Adult than the dense matmul, and records stored as codes take
-  far less memory than one-hot floats);
+  far less memory than one-hot floats); its gradient is, per category, the sum of the
+  gradients of the records that have it (:func:`code_segments`);
 * scores ``<q, W_k e_j>`` are ``<W_k^T q, e_j>`` and the pooled value
-  ``sum_j w_j W_v e_j`` is ``W_v sum_j w_j e_j``: keys and values are never formed.
+  ``sum_j w_j W_v e_j`` is ``W_v sum_j w_j e_j``: keys and values are never formed;
+  training goes further (:class:`_Backprop`: forward and backward by hand, records'
+  embeddings never formed).
+
+:meth:`GroupedAttentionNet.forward` (autograd) is the reference the hand-written pass
+is tested against; ``train_group(autograd=True, dropout_stream="torch")`` is the
+previous implementation, which the benchmark times beside the current one.
 """
 
 from __future__ import annotations
