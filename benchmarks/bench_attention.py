@@ -117,8 +117,9 @@ def train_before(attack, pre, y, train_idx, val_idx, epochs, seed):
 def time_training(prepared, n_features, attack, group, epochs, device, **options) -> tuple[float, float]:
     """CPU seconds of training ``group`` targets on the same preprocessed inputs, each with its own seed.
 
-    Returns the set-up of one training (a run of 0 epochs) and the time of one epoch per
-    target (a run of ``epochs`` epochs, less the set-up, over ``epochs * group``).
+    Returns the set-up of one training (a run of 0 epochs, after one untimed) and the time
+    of one epoch per target (a run of ``epochs`` epochs, less the set-up, over
+    ``epochs * group``).
     ``options`` go to :func:`~vrlib.attacks.attention_training.train_group` (e.g. the
     previous implementation: ``autograd=True, dropout_stream="torch"``).
     """
@@ -137,6 +138,7 @@ def time_training(prepared, n_features, attack, group, epochs, device, **options
                         device=device, **options)  # fmt: skip
         return time.process_time() - t0
 
+    run(0)  # warm-up: a first run pays for allocations later runs reuse
     setup_s = run(0)
     return setup_s, max(run(epochs) - setup_s, 0.0) / epochs / group
 
