@@ -519,3 +519,23 @@ def test_missing_data_folder_is_named(tmp_path, monkeypatch):
     monkeypatch.setattr(data, "project_data_dir", lambda: tmp_path / "project")
     with pytest.raises(VrlibError, match=r"VRLIB_DATA_DIR='.*my data' is not a folder.*no public download"):
         data.find_file("uk_census2011_teaching_first50000.csv.gz")
+
+
+def test_commit_id_is_dirty_for_code_changes_not_for_figures(tmp_path, monkeypatch):
+    """A notebook run after others in run_all.sh finds their figures changed: still the clean commit."""
+    from vrlib import report
+
+    git = lambda *a: subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True)  # noqa: E731
+    git("init", "-q")
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "figures" / "fig.png").write_text("old")
+    (tmp_path / "code.py").write_text("x = 1")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    monkeypatch.setattr(report, "PROJECT_ROOT", tmp_path)
+    clean = report.commit_id()
+    assert len(clean) == 12 and not clean.endswith("-dirty")
+    (tmp_path / "figures" / "fig.png").write_text("new")
+    assert report.commit_id() == clean
+    (tmp_path / "code.py").write_text("x = 2")
+    assert report.commit_id() == clean + "-dirty"

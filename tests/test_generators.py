@@ -625,20 +625,22 @@ def test_quality_on_adult():
     assert marginal_distance(train, out, schema, way=1) < 0.08
 
 
+@pytest.mark.parametrize("name", ["synthpop", "baynet", "privbayes", "noise"])
+def test_sample_encoded_is_the_encoded_sample(name):
+    """The arrays straight from the generator are encode_table of its sampled table: same draws, same layout."""
+    from vrlib.cache import encode_table
 
-def test_synthpop_trees_without_input_checks_are_the_trees_with_them(monkeypatch):
-    """Skipping scikit-learn's input checks grows the same trees: the same samples, value for value."""
-    from conftest import make_table
-
-    from vrlib.generators import synthpop
-
-    train, schema = make_table(n=600, n_cat=4, n_cont=3, seed=3, n_levels=5)
-    fast = Synthpop().fit(train, schema, seed=4)
-    monkeypatch.setattr(synthpop, "_CHECK_INPUT", True)
-    checked = Synthpop().fit(train, schema, seed=4)
-    for (t1, s1, c1, d1), (t2, s2, c2, d2) in zip(fast._models[1:], checked._models[1:]):
-        np.testing.assert_array_equal(t1.feature, t2.feature)
-        np.testing.assert_array_equal(t1.threshold, t2.threshold)
-        np.testing.assert_array_equal(c1, c2)  # leaf sizes: the same partition of the training rows
-        np.testing.assert_array_equal(d1, d2)
-    pd.testing.assert_frame_equal(fast.sample(1000, seed=5), checked.sample(1000, seed=5))
+    df, schema = mixed_table(150)
+    gen = fitted(name, df, schema, seed=3)
+    reordered = Schema(categorical=schema.categorical[::-1], continuous=schema.continuous[::-1], domains=schema.domains)
+    wider = {"colour": ["yellow", "red", "purple", "green", "blue"], "size": [3, 2, 1, 0]}  # other order, more
+    for sch, cats in ((gen.schema_, None), (reordered, wider)):
+        want = encode_table(gen.sample(200, seed=4), sch, cats)
+        got = gen.sample_encoded(200, seed=4, schema=sch, categories=cats)
+        for part in ("codes", "continuous"):
+            assert got[part].dtype == want[part].dtype
+            np.testing.assert_array_equal(got[part], want[part])
+    with pytest.raises(VrlibError, match="outside its category set"):
+        gen.sample_encoded(500, seed=4, categories={"colour": ["red"], "size": [1, 2, 3]})
+    with pytest.raises(VrlibError, match="does not describe"):
+        gen.sample_encoded(5, schema=Schema(categorical=("colour",), continuous=("age",)))

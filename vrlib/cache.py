@@ -145,6 +145,50 @@ def encode_table(df: pd.DataFrame, schema: Schema, categories: Mapping | None = 
     return {"codes": codes, "continuous": continuous.reshape(len(df), len(schema.continuous))}
 
 
+def encode_values(values: Mapping[str, np.ndarray], own: Mapping, schema: Schema,
+                  categories: Mapping | None = None) -> dict[str, np.ndarray]:  # fmt: skip
+    """What :func:`encode_table` makes of a table, from its columns as arrays (no DataFrame built).
+
+    Parameters
+    ----------
+    values : mapping column -> 1-D array
+        Integer codes into ``own[c]`` for categorical columns, numbers for continuous ones.
+    own : mapping column -> categories
+        The category set each categorical column's codes refer to.
+    schema : Schema
+    categories : mapping column -> categories, optional
+        The category sets of the result's codes (default ``own``).
+
+    Raises
+    ------
+    VrlibError
+        When a code is missing (negative) or its value is not in the result's category set.
+    """
+    cats = own if categories is None else _categories(None, schema, categories)
+    width = max((len(cats[c]) for c in schema.categorical), default=1)
+    n = len(values[schema.columns[0]]) if schema.columns else 0
+    codes = np.empty((n, len(schema.categorical)), dtype=_code_dtype(width))
+    for j, c in enumerate(schema.categorical):
+        code = np.asarray(values[c], dtype=np.int64)
+        mine = own[c]
+        if (code < 0).any() or (code >= len(mine)).any():
+            raise VrlibError(f"column {c!r} has missing or out-of-range codes; a generator must only produce "
+                             "values of its training data's categories")  # fmt: skip
+        if mine is not cats[c] and not pd.Index(mine).equals(pd.Index(cats[c])):  # recode against the reference
+            code = pd.Index(cats[c]).get_indexer(mine)[code]
+            if (code < 0).any():
+                bad = pd.unique(np.asarray(pd.Index(mine), dtype=object)[np.asarray(values[c])[code < 0]])[:5]
+                raise VrlibError(
+                    f"column {c!r} has value(s) {list(bad)} outside its category set (or missing); "
+                    "a generator must only produce values of its training data's categories"
+                )
+        codes[:, j] = code
+    continuous = np.empty((n, len(schema.continuous)), dtype=np.float64)
+    for j, c in enumerate(schema.continuous):
+        continuous[:, j] = values[c]
+    return {"codes": codes, "continuous": continuous}
+
+
 def decode_table(codes, continuous, schema: Schema, categories: Mapping, columns=None, index=None) -> pd.DataFrame:
     """Rebuild the DataFrame that :func:`encode_table` encoded.
 
@@ -403,13 +447,15 @@ def source_hash(*code) -> str:
     """SHA-256 of the source files that define ``code`` (classes, functions or modules).
 
     A class counts with the files of all its bases (those without a source file, such
-    as builtins, are skipped); a function or a method with its module's file.  Put it
+    as builtins, are skipped) and of the modules it lists in a ``source_dependencies``
+    attribute (code it calls from elsewhere); a function or a method with its module's file.  Put it
     in the key of every cached result the code shapes, so that editing the code
     invalidates the results it made before.
     """
     files = set()
     for obj in code:
-        for item in (obj.__mro__ if inspect.isclass(obj) else (obj,)):
+        items = (*obj.__mro__, *getattr(obj, "source_dependencies", ())) if inspect.isclass(obj) else (obj,)
+        for item in items:
             if item is object:
                 continue
             try:

@@ -43,7 +43,7 @@ def category_codes(df: pd.DataFrame, columns) -> np.ndarray:
         col = df[c]
         if not isinstance(col.dtype, pd.CategoricalDtype):
             raise VrlibError(f"column {c!r} is not categorical; pass the table through vrlib.data.prepare first")
-        out[:, j] = col.cat.codes.to_numpy()
+        out[:, j] = col.array.codes
     if (out < 0).any():
         raise VrlibError("categorical columns contain missing values or values outside their category set")
     return out

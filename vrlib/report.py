@@ -69,10 +69,15 @@ def seed_jitter(seed: int) -> None:
 
 
 def commit_id() -> str:
-    """The current git commit (with ``-dirty`` when the tree has changes), or ``unknown``."""
+    """The current git commit (with ``-dirty`` when the tree has changes), or ``unknown``.
+
+    Changes under ``figures/`` do not count: they are outputs (the notebooks run before
+    this one in ``run_all.sh`` wrote them), not code that shapes the results.
+    """
     try:
         head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!figures"],
+                               cwd=PROJECT_ROOT, capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + ("-dirty" if dirty else "")

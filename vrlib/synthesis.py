@@ -32,6 +32,7 @@ from vrlib import parallel
 from vrlib.cache import Cache, encode_table, fingerprint_table, make_key, serialise, source_hash
 from vrlib.data import Schema
 from vrlib.errors import VrlibError
+from vrlib.generators.base import Generator
 
 __all__ = ["GeneratorSpec", "SynthesisJob", "synthesize", "dataset_key", "resolve_cache", "NAMESPACE"]
 
@@ -185,17 +186,21 @@ def _fit_and_sample(task) -> tuple[dict[str, np.ndarray], bytes | None]:
     gen = spec()
     fitted = gen.fit(train, schema, fit_seed)
     gen = fitted if fitted is not None else gen
-    synth = gen.sample(n, sample_seed)
-    seconds = time.perf_counter() - start
-    if not isinstance(synth, pd.DataFrame) or len(synth) != n:
-        raise VrlibError(
-            f"{type(gen).__name__}.sample({n}) returned {type(synth).__name__} of length "
-            f"{len(synth) if hasattr(synth, '__len__') else '?'}; it must return a DataFrame of n rows"
-        )
-    missing = [c for c in schema.columns if c not in synth.columns]
-    if missing:
-        raise VrlibError(f"{type(gen).__name__}.sample returned no column(s) {missing}")
-    arrays = encode_table(synth, schema, categories)
+    if isinstance(gen, Generator) and type(gen).sample is Generator.sample:  # ours: straight to the arrays
+        arrays = gen.sample_encoded(n, sample_seed, schema, categories)
+        seconds = time.perf_counter() - start
+    else:
+        synth = gen.sample(n, sample_seed)
+        seconds = time.perf_counter() - start
+        if not isinstance(synth, pd.DataFrame) or len(synth) != n:
+            raise VrlibError(
+                f"{type(gen).__name__}.sample({n}) returned {type(synth).__name__} of length "
+                f"{len(synth) if hasattr(synth, '__len__') else '?'}; it must return a DataFrame of n rows"
+            )
+        missing = [c for c in schema.columns if c not in synth.columns]
+        if missing:
+            raise VrlibError(f"{type(gen).__name__}.sample returned no column(s) {missing}")
+        arrays = encode_table(synth, schema, categories)
     if compress is None:
         return arrays, None
     meta = {"kind": NAMESPACE, "generator": spec.name or spec.identity["class"], "seconds": seconds}

@@ -284,7 +284,7 @@ class PrivBayes(Generator):
         self.integer_valued_ = {}
         for j, c in enumerate(self.columns_):
             if c in self.schema_.categorical:
-                codes[j] = df[c].cat.codes.to_numpy()
+                codes[j] = df[c].array.codes  # the Categorical's own codes: no Series built
                 domains[j] = len(df[c].cat.categories)
             else:
                 x = df[c].to_numpy(dtype=np.float64)
