@@ -839,7 +839,7 @@ def fit_attacks(jobs, max_group: int = 16) -> list:
         full, so a generator of jobs keeps at most one group's inputs in memory.
     max_group : int
         Most targets trained together (memory grows with it: about 40 MB of inputs per
-        target at the paper's 4,000 shadow datasets on Adult).
+        target at the paper's 4,000 shadow datasets on Adult, and about as much again while a group trains).
 
     Returns
     -------

@@ -465,7 +465,7 @@ def train_group(nets, inputs, y, splits, rngs, dropout_seeds, *, n_onehot, lr, b
         n, x = mask.shape[1:]
         # Rows of every target's datasets in one table each, gathered by index_select;
         # category codes index the flattened (G*K, H1) one-hot weights.
-        codes_rows = (codes + (rows * n_onehot).view(g, 1, 1, 1)).reshape(g * n, -1)
+        codes_rows = (codes + (rows * n_onehot).view(g, 1, 1, 1)).reshape(g * n, -1).to(torch.int32)  # half the memory
         segments = [code_segments(c, n_onehot) for c, _, _, _ in inputs]
         segment_rows = torch.from_numpy(np.concatenate([r for r, _ in segments])).to(device)
         segment_starts = torch.from_numpy(np.concatenate([st for _, st in segments])).to(device)
@@ -474,6 +474,7 @@ def train_group(nets, inputs, y, splits, rngs, dropout_seeds, *, n_onehot, lr, b
         dense_rows = torch.cat([dense, torch.ones(dense.shape[:-1] + (1,), device=device)], -1).reshape(g * n, -1)
         bias_rows = torch.zeros(mask.shape, device=device).masked_fill_(~mask, float("-inf")).reshape(g * n, x)
         label_rows = labels.reshape(g * n)
+        del codes, dense  # the tables above replace them
         first_row = rows * n
 
         def gather(idx):
@@ -491,11 +492,13 @@ def train_group(nets, inputs, y, splits, rngs, dropout_seeds, *, n_onehot, lr, b
             c, d, bias, yb = gather(idx)
             logits, saved = backprop.forward(c, d, bias, target, masks)
             loss = F.binary_cross_entropy_with_logits(logits, yb, reduction="none").mean(1)
+            # Each dataset's records listed by category, offset to the dataset's place in the batch.
             flat = (idx + first_row).reshape(-1)
             datasets = torch.arange(flat.shape[0], dtype=torch.int32, device=device).unsqueeze(1)
             seg_rows = segment_rows.index_select(0, flat).add_(datasets * x).view(-1)
             seg_starts = segment_starts.index_select(0, flat).add_(datasets * seg_rows_per_dataset).view(-1)
-            backprop.backward(saved, (torch.sigmoid(logits) - yb) / idx.shape[1], (seg_rows, seg_starts))  # d(mean loss)/d logits
+            dlogits = (torch.sigmoid(logits) - yb) / idx.shape[1]  # of each target's mean loss
+            backprop.backward(saved, dlogits, (seg_rows, seg_starts))
             optimiser.step()
             return loss
 
