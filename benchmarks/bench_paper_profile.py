@@ -53,17 +53,15 @@ import time  # noqa: E402
 import warnings  # noqa: E402
 
 import numpy as np  # noqa: E402
-import torch  # noqa: E402
-from bench_attention import as_batch, bootstrap_game, train_before  # noqa: E402
+from bench_attention import as_batch, bootstrap_game, time_before, time_training  # noqa: E402
 from sklearn.ensemble import RandomForestClassifier  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 
-from vrlib.attacks.attention import AttentionAttack, TargetAttentionNet, preprocess  # noqa: E402
-from vrlib.attacks.attention_training import train_group  # noqa: E402
+from vrlib.attacks.attention import AttentionAttack, preprocess  # noqa: E402
 from vrlib.attacks.query import QueryAttack  # noqa: E402
 from vrlib.experiments import achilles, profile_settings  # noqa: E402
 from vrlib.generators import get_generator  # noqa: E402
-from vrlib.torch_setup import resolve_device, torch_threads  # noqa: E402
+from vrlib.torch_setup import resolve_device  # noqa: E402
 
 GENERATORS = ("synthpop", "baynet")
 DATASETS = ("adult", "census")
@@ -131,28 +129,14 @@ def attention_stages(df, schema, settings, fraction, group, rng) -> dict:
     inputs = (np.tile(codes, (reps, 1, 1))[:n_shadow], np.tile(dense, (reps, 1, 1))[:n_shadow],
               np.tile(mask, (reps, 1))[:n_shadow], tgt)  # fmt: skip
     y = np.tile(prepared["y"], reps)[:n_shadow]
-    split = attack._split(y, np.random.default_rng(0))
-    device = resolve_device("auto")
-    nets = []
-    for s in range(group):
-        torch.manual_seed(s)
-        nets.append(TargetAttentionNet(attack.n_features_))
-    t0 = time.process_time()
-    with torch_threads(1):
-        train_group(nets, [inputs] * group, [y] * group, [split] * group,
-                    [np.random.default_rng(s) for s in range(group)], list(range(group)),
-                    n_onehot=prepared["n_onehot"], lr=attack.lr, batch_size=attack.batch_size, max_epochs=1,
-                    patience=None, eval_batch_size=attack.eval_batch_size, device=device)  # fmt: skip
-    grouped_epoch_s = (time.process_time() - t0) / group
+    tiled = dict(prepared, inputs=inputs, y=y, split=attack._split(y, np.random.default_rng(0)))
+    setup_s, epoch_s = time_training(tiled, attack.n_features_, attack, group, 1, resolve_device("auto"))
     pre = preprocess(batch, target, attack.encoder_, attack.top_x)
-    records = np.tile(pre.records, (reps, 1, 1))[:n_shadow]
-    pre_full = type(pre)(records, np.tile(pre.mask, (reps, 1))[:n_shadow], pre.target, pre.n_unique)
-    t0 = time.process_time()
-    with torch_threads(1):
-        train_before(attack, pre_full, y, *split, 1, 0)
-    before_epoch_s = time.process_time() - t0
+    pre_full = type(pre)(np.tile(pre.records, (reps, 1, 1))[:n_shadow], np.tile(pre.mask, (reps, 1))[:n_shadow],
+                         pre.target, pre.n_unique)  # fmt: skip
+    before_epoch_s = time_before(attack, pre_full, y, tiled["split"], 1)
     epochs = settings["attention_epochs"]
-    return {"preprocess_s": preprocess_s, "grouped_s": preprocess_s + epochs * grouped_epoch_s,
+    return {"preprocess_s": preprocess_s, "grouped_s": preprocess_s + setup_s / group + epochs * epoch_s,
             "before_s": preprocess_s + epochs * before_epoch_s, "group": group}  # fmt: skip
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -377,7 +379,7 @@ def test_grouped_training_equals_training_each_target_alone():
     """Each target's result in a group of 3 (own data, seed, early stopping) is its result alone."""
     from vrlib.attacks.attention import fit_attacks
 
-    params = dict(top_x=10, max_epochs=30, patience=2, batch_size=20)
+    params = dict(top_x=10, max_epochs=30, patience=2, batch_size=20, lr=1e-2)
     games = [_game(120, seed=30 + k, planted=k != 1) for k in range(3)]
     alone = [AttentionAttack(BIG_SCHEMA, seed=k, **params).fit(d, y, t) for k, (d, y, t) in enumerate(games)]
     together = fit_attacks((AttentionAttack(BIG_SCHEMA, seed=k, **params), d, y, t) for k, (d, y, t) in enumerate(games))
@@ -385,7 +387,7 @@ def test_grouped_training_equals_training_each_target_alone():
     test, _, _ = _game(40, seed=40)
     for a, b in zip(alone, together):
         assert (a.best_epoch_, a.n_epochs_) == (b.best_epoch_, b.n_epochs_)
-        np.testing.assert_allclose(a.history_["val_loss"], b.history_["val_loss"], rtol=1e-5)
+        np.testing.assert_allclose(a.history_["val_loss"], b.history_["val_loss"], rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(a.predict_proba(test), b.predict_proba(test), rtol=1e-5, atol=1e-7)
     # The targets did learn different things (the group did not tie their weights).
     assert not np.allclose(together[0].predict_proba(test), together[1].predict_proba(test))
@@ -405,3 +407,121 @@ def test_fit_attacks_groups_only_alike_attacks():
     assert [a.timings_["group_size"] for a in attacks] == [2, 1, 2, 1]
     with pytest.raises(VrlibError, match="must be a tuple"):
         fit_attacks([(attacks[0], d, y)])
+
+
+def _grouped_inputs(n_datasets=8, top_x=50, n_targets=3):
+    """Preprocessed inputs of a small game (datasets of 40 rows: top_x = 50 leaves padding) and initial networks."""
+    from vrlib.attacks.attention_training import sparse_inputs
+
+    datasets, y, target = _game(n_datasets, seed=61)
+    encoder = TableEncoder(BIG_SCHEMA).fit(pd.concat(datasets + [target], ignore_index=True))
+    pre = preprocess(datasets, target, encoder, top_x=top_x)
+    widths = [len(c) for c in encoder.categories_]
+    codes, dense = sparse_inputs(pre.records, sum(widths), widths)
+    nets = []
+    for seed in range(n_targets):
+        torch.manual_seed(seed)
+        nets.append(TargetAttentionNet(pre.records.shape[2]))
+    return (codes, dense, pre.mask, pre.target), np.asarray(y), nets, sum(widths)
+
+
+def test_code_segments_list_each_category_records_by_brute_force():
+    from vrlib.attacks.attention_training import code_segments
+
+    codes = np.random.default_rng(0).integers(0, 7, size=(4, 5, 3))
+    rows, starts = code_segments(codes, 8)  # code 7 never occurs
+    assert rows.shape == (4, 15) and starts.shape == (4, 8)
+    for d in range(4):
+        for k in range(8):
+            end = starts[d, k + 1] if k < 7 else 15
+            expected = [x for x in range(5) for c in range(3) if codes[d, x, c] == k]
+            assert list(rows[d, starts[d, k] : end]) == expected
+
+
+def test_hand_written_gradients_equal_autograd():
+    """_Backprop's gradients (dropout on, padding present) are those autograd gives the stacked model."""
+    from vrlib.attacks.attention_training import GroupedAttentionNet, _Backprop, code_segments
+
+    (codes, dense, mask, target), y, nets, k = _grouped_inputs()
+    assert not mask.all()  # padding is exercised
+    g, (n, x) = len(nets), mask.shape
+    model = GroupedAttentionNet(nets, k)
+    rng = np.random.default_rng(3)
+    masks = [torch.from_numpy((rng.random((g,) + shape) >= model.dropout).astype(np.uint8))
+             for shape in [(n, x, 20), (20,), (n, 10)]]  # fmt: skip
+    stack = lambda a: torch.from_numpy(np.stack([a] * g))  # noqa: E731
+    labels = torch.from_numpy(np.stack([y, 1 - y, y]).astype(np.float32))
+
+    # Autograd on the stacked model's forward, dropout multipliers 0 or 1 / (1 - p).
+    scaled = [m.float() / (1 - model.dropout) for m in masks]
+    logits = model(stack(codes), stack(dense), stack(mask), stack(target), scaled)
+    F = torch.nn.functional
+    F.binary_cross_entropy_with_logits(logits, labels, reduction="none").mean(1).sum().backward()
+    expected = {name: p.grad.clone() for name, p in model.named_parameters()}
+
+    backprop = _Backprop(model)
+    offsets = (torch.arange(g) * k).view(g, 1, 1)
+    flat_codes = (stack(codes).reshape(g, n * x, -1) + offsets)
+    dense1 = torch.cat([stack(dense), torch.ones(g, n, x, 1)], -1).view(g, n * x, -1)
+    bias = torch.zeros(g, n, x).masked_fill_(~stack(mask), float("-inf"))
+    with torch.no_grad():
+        out, saved = backprop.forward(flat_codes, dense1, bias, stack(target), masks)
+        torch.testing.assert_close(out, logits.detach(), rtol=1e-5, atol=1e-5)
+        rows, starts = code_segments(codes, k)
+        datasets = torch.arange(g * n).view(g * n, 1)
+        seg_rows = (torch.from_numpy(np.concatenate([rows] * g)) + datasets * x).view(-1)
+        seg_starts = (torch.from_numpy(np.concatenate([starts] * g)) + datasets * rows.shape[1]).view(-1)
+        backprop.backward(saved, (torch.sigmoid(out) - labels) / n, (seg_rows, seg_starts))
+    for name, p in model.named_parameters():
+        torch.testing.assert_close(p.grad, expected[name], rtol=1e-4, atol=1e-6, msg=name)
+
+
+def _train(inputs, y, nets, k, **kwargs):
+    from vrlib.attacks.attention_training import train_group
+
+    g = len(nets)
+    n = len(y)
+    split = (np.arange(n)[n // 4 :], np.arange(n)[: n // 4])
+    params = dict(n_onehot=k, lr=1e-2, batch_size=4, max_epochs=4, patience=None, eval_batch_size=5,
+                  device=torch.device("cpu"))  # fmt: skip
+    params.update(kwargs)
+    return train_group([copy.deepcopy(net) for net in nets], [inputs] * g, [y] * g, [split] * g,
+                       [np.random.default_rng(s) for s in range(g)], list(range(g)), **params)  # fmt: skip
+
+
+def test_hand_written_training_equals_the_previous_autograd_training():
+    """Same dropout stream: the hand-written path trains each target as the previous (autograd) implementation did."""
+    inputs, y, nets, k = _grouped_inputs(n_datasets=18)
+    new = _train(inputs, y, nets, k, dropout_stream="torch")
+    old = _train(inputs, y, nets, k, dropout_stream="torch", autograd=True)
+    for (net_a, hist_a, best_a, n_a), (net_b, hist_b, best_b, n_b) in zip(new, old):
+        assert (best_a, n_a) == (best_b, n_b)
+        np.testing.assert_allclose(hist_a["train_loss"], hist_b["train_loss"], rtol=1e-5)
+        np.testing.assert_allclose(hist_a["val_loss"], hist_b["val_loss"], rtol=1e-5)
+        for a, b in zip(net_a.parameters(), net_b.parameters()):
+            torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+    # Training moved the weights (the comparison is not between two untrained copies).
+    assert not torch.allclose(next(new[0][0].parameters()), next(nets[0].parameters()))
+
+
+def test_numpy_dropout_stream_keeps_units_at_rate_one_minus_p():
+    """The CPU dropout masks: keep rate 1 - p (binomial bounds), fresh each step, own stream per seed."""
+    from vrlib.attacks.attention_training import MASK_CHUNK_STEPS, _DropoutStream
+
+    p, steps = 0.15, 2 * MASK_CHUNK_STEPS + 3
+    stream = _DropoutStream([7, 8], batch_size=4, top_x=10, h1=20, h2=10, p=p, device="cpu", kind="numpy")
+    draws = [stream.next(4) for _ in range(steps)]
+    m1 = torch.stack([d[0] for d in draws]).double()  # (steps, 2, 4, 10, 20)
+    assert m1.dtype == torch.float64 and set(torch.unique(m1).tolist()) <= {0.0, 1.0}
+    all_bits = torch.cat([torch.stack([d[i] for d in draws]).reshape(-1).double() for i in range(3)])
+    n = all_bits.numel()
+    assert abs(all_bits.mean().item() - (1 - p)) < 5 * np.sqrt(p * (1 - p) / n)
+    assert not torch.equal(m1[0], m1[1]) and not torch.equal(m1[:, 0], m1[:, 1])
+    # Consecutive steps are uncorrelated (within 5 standard errors of 0).
+    a, b = m1[:-1].reshape(-1) - (1 - p), m1[1:].reshape(-1) - (1 - p)
+    corr = (a * b).mean() / (p * (1 - p))
+    assert abs(corr.item()) < 5 / np.sqrt(a.numel())
+    # A target's masks depend only on its seed.
+    alone = _DropoutStream([8], batch_size=4, top_x=10, h1=20, h2=10, p=p, device="cpu", kind="numpy")
+    for d in draws:
+        assert all(torch.equal(x[1], y[0]) for x, y in zip(d, alone.next(4)))

@@ -563,7 +563,8 @@ class AttentionAttack:
     -----
     Everything random comes from ``seed``: the initial weights (built in a forked
     torch RNG state), the validation split and batch order (a numpy generator) and the
-    dropout masks (the attack's own ``torch.Generator``); training runs by default under
+    dropout masks (the attack's own generator: numpy's PCG64 on the CPU, a
+    ``torch.Generator`` on a GPU, so the two devices draw different masks); training runs by default under
     deterministic algorithms, and global settings are restored afterwards, so the same
     seed on the same machine gives the same predictions, whether the attack is fitted
     alone or with others by :func:`fit_attacks`.
@@ -838,7 +839,7 @@ def fit_attacks(jobs, max_group: int = 16) -> list:
         full, so a generator of jobs keeps at most one group's inputs in memory.
     max_group : int
         Most targets trained together (memory grows with it: about 40 MB of inputs per
-        target at the paper's 4,000 shadow datasets on Adult).
+        target at the paper's 4,000 shadow datasets on Adult, and about as much again while a group trains).
 
     Returns
     -------

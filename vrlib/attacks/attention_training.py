@@ -9,8 +9,9 @@ every target.  Each target keeps everything that makes its result its own:
 * its initial weights (a :class:`~vrlib.attacks.attention.TargetAttentionNet` built
   under its own seed),
 * its validation split, its batch order and its dropout masks, drawn from its own
-  generators (numpy for the split and the order, a ``torch.Generator`` for dropout,
-  drawn in fixed-size chunks of steps so the stream does not depend on the group),
+  generators (numpy for the split and the order; for dropout, numpy on the CPU and a
+  ``torch.Generator`` elsewhere, drawn in fixed-size chunks of steps so the stream
+  does not depend on the group),
 * its own loss: the group's loss is the sum of the targets' mean losses, so each
   target's weights get exactly the gradient of its own loss,
 * Adamax, elementwise, so stacked parameters are updated as separate ones would be,
@@ -19,14 +20,21 @@ every target.  Each target keeps everything that makes its result its own:
 Training a target alone is the same code with G = 1, so a target's result does not
 depend on which targets share its group (a test checks this).
 
-Two algebraic rewrites make each step cheaper without changing the model:
+Algebraic rewrites make each step cheaper without changing the model:
 
 * the one-hot block of a record times the first layer's weights is the sum of the
   weight rows of its categories, a gather over category codes (about 10×
   fewer multiply-adds on Adult than the dense matmul, and records stored as codes take
-  far less memory than one-hot floats);
+  far less memory than one-hot floats); its gradient is, per category, the sum of the
+  gradients of the records that have it (:func:`code_segments`);
 * scores ``<q, W_k e_j>`` are ``<W_k^T q, e_j>`` and the pooled value
-  ``sum_j w_j W_v e_j`` is ``W_v sum_j w_j e_j``: keys and values are never formed.
+  ``sum_j w_j W_v e_j`` is ``W_v sum_j w_j e_j``: keys and values are never formed;
+  training goes further (:class:`_Backprop`: forward and backward by hand, records'
+  embeddings never formed).
+
+:meth:`GroupedAttentionNet.forward` (autograd) is the reference the hand-written pass
+is tested against; ``train_group(autograd=True, dropout_stream="torch")`` is the
+previous implementation, which the benchmark times beside the current one.
 """
 
 from __future__ import annotations
@@ -201,33 +209,200 @@ class GroupedAttentionNet(nn.Module):
         return nets
 
 
-class _DropoutStream:
-    """Dropout multipliers of each target, from its own generator, drawn MASK_CHUNK_STEPS steps at a time."""
+class _Backprop:
+    """Training steps of a :class:`GroupedAttentionNet`, forward and backward written out by hand.
 
-    def __init__(self, seeds, batch_size, top_x, h1, h2, p, device):
-        self.gens = [torch.Generator(device=device).manual_seed(int(s)) for s in seeds]
+    Autograd records and replays about a hundred small operations per step; here the
+    gradients are computed directly, with fused ReLU and softmax backward kernels, and
+    each target's loss still gives exactly its own weights' gradient (the group axis is
+    a batch axis of every product).  Gradients are written into the parameters'
+    ``.grad`` for the optimiser; a test checks them against autograd on
+    :meth:`GroupedAttentionNet.forward`.  Three rewrites save passes over the largest
+    tensors, (G, B*X, H1):
+
+    * the records' embeddings ``e = h W2 + b2`` are never formed: the scores
+      ``<e_j, u>`` are ``<h_j, W2 u>`` (the constant ``<b2, u>`` does not change the
+      softmax) and the pooled embedding ``sum_j w_j e_j`` is ``(sum_j w_j h_j) W2 + b2``;
+    * the first layer's bias is a last row of the dense weights, the records' dense
+      features ending with a column of ones;
+    * dropout masks are 0/1 (uint8); the 1 / (1 - p) scale of kept units is applied to
+      the next (small) product.
+    """
+
+    def __init__(self, model: GroupedAttentionNet):
+        self.model = model
+        for p in model.parameters():
+            p.grad = torch.zeros_like(p)
+        self.scale = 1.0 / (1.0 - model.dropout)
+
+    def forward(self, codes, dense, bias, target, masks=None):
+        """Logits (G, B) and what :meth:`backward` needs.
+
+        ``codes`` (G, B*X, C) are rows of the flattened (G*K, H1) one-hot weights (group
+        offsets included); ``dense`` (G, B*X, D + 1) ends with a column of ones; ``bias``
+        (G, B, X) is 0 on records and -inf on padding; ``masks``: 0/1 dropout masks
+        (G, B, X, H1), (G, H1), (G, B, H2), or None (evaluation).
+        """
+        m = self.model
+        g, b, x = bias.shape
+        k = m.n_onehot
+        s = self.scale if masks is not None else 1.0
+        h = F.embedding_bag(codes.reshape(g * b * x, -1), m.w1_onehot.reshape(g * k, -1), mode="sum")
+        h = h.view(g, b * x, -1).baddbmm_(dense, torch.cat([m.w1_dense, m.b1.unsqueeze(1)], 1))
+        t = torch.bmm(target[:, None, :k], m.w1_onehot).baddbmm_(target[:, None, k:], m.w1_dense).add_(m.b1.unsqueeze(1))
+        if masks is not None:  # relu(a) * mask = relu(a * mask) for a 0/1 mask
+            h.mul_(masks[0].view(g, b * x, -1))
+            t.mul_(masks[1].unsqueeze(1))
+        h.clamp_min_(0)  # (G, B*X, H1)
+        t.clamp_min_(0)  # (G, 1, H1)
+        te = torch.baddbmm(m.b2.unsqueeze(1), t, m.w2, alpha=s)  # (G, 1, E)
+        q = torch.bmm(te, m.wq)  # (G, 1, A)
+        u = torch.bmm(m.wk, q.transpose(1, 2))  # (G, E, 1): W_k^T q
+        z = torch.bmm(m.w2, u).mul_(s)  # (G, H1, 1): scores are <s h_j, W2 u> + <b2, u>
+        w = torch.softmax(torch.bmm(h, z).view(g, b, x).add_(bias), dim=-1)  # attention weights
+        hw = torch.bmm(w.view(g * b, 1, x), h.view(g * b, x, -1)).view(g, b, -1)  # sum_j w_j h_j
+        pe = torch.baddbmm(m.b2.unsqueeze(1), hw, m.w2, alpha=s)  # sum_j w_j e_j, (G, B, E)
+        pooled = torch.bmm(pe, m.wv)  # (G, B, A)
+        r = torch.baddbmm(m.c1.unsqueeze(1), pooled, m.p1)
+        if masks is not None:
+            r.mul_(masks[2])
+        r.clamp_min_(0)  # (G, B, H2)
+        logits = torch.baddbmm(m.c2.unsqueeze(1), r, m.p2, alpha=s).squeeze(-1)
+        return logits, (s, codes, dense, target, h, t, te, q, u, z, w, hw, pe, pooled, r)
+
+    def backward(self, saved, dlogits, segments) -> None:
+        """Write into each parameter's ``.grad`` the gradient of ``sum(dlogits * logits)``.
+
+        ``segments``: the batch's rows listed by category and where each (target, dataset,
+        category) starts, flat, as ``embedding_bag`` takes them (:func:`code_segments`,
+        offset to the batch's rows).
+        """
+        m = self.model
+        s, codes, dense, target, h, t, te, q, u, z, w, hw, pe, pooled, r = saved
+        g, b, x = w.shape
+        k = m.n_onehot
+        grad = {name: p.grad for name, p in m.named_parameters()}
+        dl = dlogits.unsqueeze(-1)  # (G, B, 1)
+        torch.bmm(r.transpose(1, 2), dl, out=grad["p2"]).mul_(s)
+        torch.sum(dl, 1, out=grad["c2"])
+        # ReLU and a 0/1 mask: the gradient passes where the output is positive.
+        da2 = torch.ops.aten.threshold_backward(torch.bmm(dl, m.p2.transpose(1, 2)).mul_(s), r, 0)
+        torch.sum(da2, 1, out=grad["c1"])
+        torch.bmm(pooled.transpose(1, 2), da2, out=grad["p1"])
+        dpooled = torch.bmm(da2, m.p1.transpose(1, 2))  # (G, B, A)
+        torch.bmm(pe.transpose(1, 2), dpooled, out=grad["wv"])
+        dpe = torch.bmm(dpooled, m.wv.transpose(1, 2))  # (G, B, E)
+        dhw = torch.bmm(dpe, m.w2.transpose(1, 2)).mul_(s)  # (G, B, H1)
+        dw = torch.bmm(h.view(g * b, x, -1), dhw.view(g * b, -1, 1)).view(g, b, x)  # up to a constant per dataset
+        ds = torch._softmax_backward_data(dw, w, -1, w.dtype)  # (G, B, X): gradient of the scores
+        dz = torch.bmm(h.transpose(1, 2), ds.view(g, b * x, 1)).mul_(s)  # (G, H1, 1)
+        dh = torch.bmm(w.view(g * b, x, 1), dhw.view(g * b, 1, -1)).view(g, b * x, -1)
+        dh.baddbmm_(ds.view(g, b * x, 1), z.transpose(1, 2))  # (G, B*X, H1)
+        du = torch.bmm(m.w2.transpose(1, 2), dz)  # (G, E, 1)
+        torch.bmm(du, q, out=grad["wk"])
+        dq = torch.bmm(du.transpose(1, 2), m.wk)  # (G, 1, A)
+        torch.bmm(te.transpose(1, 2), dq, out=grad["wq"])
+        dte = torch.bmm(dq, m.wq.transpose(1, 2))  # (G, 1, E)
+        # W2 acts on the pooled records (pe), on W2 u (z) and on the target (te).
+        dw2 = torch.bmm(hw.transpose(1, 2), dpe).baddbmm_(t.transpose(1, 2), dte).mul_(s)
+        torch.baddbmm(dw2, dz, u.transpose(1, 2), out=grad["w2"])
+        torch.sum(dpe, 1, out=grad["b2"]).add_(dte.squeeze(1))  # the softmax weights sum to 1
+        da1 = torch.ops.aten.threshold_backward(dh, h, 0)  # (G, B*X, H1)
+        dat = torch.ops.aten.threshold_backward(torch.bmm(dte, m.w2.transpose(1, 2)).mul_(s), t, 0)  # (G, 1, H1)
+        dw1 = torch.bmm(dense.transpose(1, 2), da1)  # (G, D + 1, H1), the bias last
+        torch.baddbmm(dw1[:, :-1], target[:, k:, None], dat, out=grad["w1_dense"])
+        torch.add(dw1[:, -1], dat.squeeze(1), out=grad["b1"])
+        # onehot^T @ da1: for each category, the sum of the rows of da1 whose record has it,
+        # one bag per (target, dataset, category) of rows listed by category (see
+        # code_segments), then summed over the batch's datasets.
+        rows, starts = segments
+        per_dataset = F.embedding_bag(rows, da1.view(g * b * x, -1), starts, mode="sum").view(g, b, k, -1)
+        torch.baddbmm(torch.sum(per_dataset, 1), target[:, :k, None], dat, out=grad["w1_onehot"])
+
+
+def code_segments(codes: np.ndarray, n_onehot: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each dataset's records listed by category, for the one-hot weights' gradient.
+
+    Parameters
+    ----------
+    codes : ndarray (n, X, C)
+        Category codes (columns of the one-hot block) of each dataset's records.
+    n_onehot : int
+        K, the width of the one-hot block.
+
+    Returns
+    -------
+    rows : ndarray (n, X * C), int32
+        Per dataset, the record (0 to X - 1) of each (record, column) entry, ordered by code
+        (stable: by record within a code).
+    starts : ndarray (n, K), int32
+        Per dataset, where the entries of each code start in ``rows`` (empty codes included).
+    """
+    n, x, c = codes.shape
+    flat = codes.reshape(n, x * c)
+    order = np.argsort(flat.astype(np.int16 if n_onehot < 2**15 else np.int64), axis=1, kind="stable")
+    keys = (np.arange(n, dtype=np.int64)[:, None] * n_onehot + flat).ravel()
+    counts = np.bincount(keys, minlength=n * n_onehot).reshape(n, n_onehot)
+    starts = np.cumsum(counts, axis=1) - counts
+    return (order // c).astype(np.int32), starts.astype(np.int32)
+
+
+class _DropoutStream:
+    """0/1 dropout masks of each target (uint8), from its own generator, drawn MASK_CHUNK_STEPS steps at a time.
+
+    ``kind="numpy"``: a numpy PCG64 generator per target, a unit kept when a 32-bit
+    draw is at least p * 2**32 (the CPU default: about 5 times cheaper than torch's
+    CPU generator); ``kind="torch"``: a ``torch.Generator`` on the device, a unit kept
+    when a uniform float is at least p (the default elsewhere, and the stream of the
+    previous implementation).  Either way, a target's masks depend only on its seed.
+    """
+
+    def __init__(self, seeds, batch_size, top_x, h1, h2, p, device, kind="numpy"):
+        if kind not in ("numpy", "torch"):
+            raise ValueError(f"unknown dropout stream {kind!r}")
+        self.kind = kind
+        if kind == "numpy":
+            self.gens = [np.random.Generator(np.random.PCG64(int(s))) for s in seeds]
+        else:
+            self.gens = [torch.Generator(device=device).manual_seed(int(s)) for s in seeds]
         self.shapes = [(batch_size, top_x, h1), (h1,), (batch_size, h2)]
+        self.sizes = [int(np.prod(s)) for s in self.shapes]
         self.p, self.device = p, device
         self.step = 0
         self.buffers = None
 
+    def _draw(self):
+        g, n = len(self.gens), MASK_CHUNK_STEPS
+        if self.kind == "torch":
+            out = []
+            for shape in self.shapes:
+                buf = torch.empty((g, n) + shape, device=self.device)
+                for i, gen in enumerate(self.gens):
+                    torch.rand((n,) + shape, generator=gen, device=self.device, out=buf[i])
+                out.append((buf >= self.p).view(torch.uint8))
+            return out
+        per_step = sum(self.sizes)
+        threshold = np.uint32(min(round(self.p * 2**32), 2**32 - 1))
+        kept = np.empty((g, n * per_step), dtype=bool)
+        for i, gen in enumerate(self.gens):
+            bits = gen.bit_generator.random_raw((n * per_step + 1) // 2).view(np.uint32)[: n * per_step]
+            np.greater_equal(bits, threshold, out=kept[i])
+        kept = torch.from_numpy(kept.view(np.uint8).reshape(g, n, per_step)).to(self.device)
+        parts = torch.split(kept, self.sizes, dim=2)
+        return [part.reshape((g, n) + shape) for part, shape in zip(parts, self.shapes)]
+
     def next(self, b):
-        """Multipliers for the next step, of a batch of ``b`` datasets."""
+        """0/1 masks (uint8) for the next step, of a batch of ``b`` datasets."""
         k = self.step % MASK_CHUNK_STEPS
         if k == 0:
-            self.buffers = []
-            for shape in self.shapes:
-                buf = torch.empty((len(self.gens), MASK_CHUNK_STEPS) + shape, device=self.device)
-                for i, gen in enumerate(self.gens):
-                    torch.rand((MASK_CHUNK_STEPS,) + shape, generator=gen, device=self.device, out=buf[i])
-                self.buffers.append((buf >= self.p).float().mul_(1.0 / (1.0 - self.p)))
+            self.buffers = self._draw()
         self.step += 1
         m1, mt, m2 = (buf[:, k] for buf in self.buffers)
         return m1[:, :b], mt, m2[:, :b]
 
 
 def train_group(nets, inputs, y, splits, rngs, dropout_seeds, *, n_onehot, lr, batch_size, max_epochs,
-                patience, eval_batch_size, device, verbose=False):  # fmt: skip
+                patience, eval_batch_size, device, verbose=False, autograd=False, dropout_stream=None):  # fmt: skip
     """Train G networks side by side; return per target (net, history, best_epoch, n_epochs).
 
     Parameters
@@ -244,6 +419,14 @@ def train_group(nets, inputs, y, splits, rngs, dropout_seeds, *, n_onehot, lr, b
         Each target's batch order.
     dropout_seeds : list of int
         Seeds of each target's dropout generator.
+    autograd : bool
+        Compute gradients with autograd instead of the hand-written backward pass (the
+        previous implementation: the reference of the tests and the benchmark; the same
+        results up to float rounding, slower).
+    dropout_stream : {None, "numpy", "torch"}
+        Generator of the dropout masks (see :class:`_DropoutStream`); None: numpy on the
+        CPU, torch elsewhere.  With "torch" and ``autograd=True`` this is the previous
+        implementation exactly.
     """
     g = len(nets)
     n_train, n_val = len(splits[0][0]), len(splits[0][1])
@@ -258,13 +441,66 @@ def train_group(nets, inputs, y, splits, rngs, dropout_seeds, *, n_onehot, lr, b
     val_idx = torch.stack([torch.from_numpy(va) for _, va in splits]).to(device) if n_val else None
 
     model = GroupedAttentionNet(nets, n_onehot).to(device)
-    optimiser = torch.optim.Adamax(model.parameters(), lr=lr)
+    optimiser = torch.optim.Adamax(model.parameters(), lr=lr, foreach=not autograd)
     h1, h2 = model.b1.shape[-1], model.c1.shape[-1]
-    stream = _DropoutStream(dropout_seeds, batch_size, mask.shape[-1], h1, h2, model.dropout, device)
+    if dropout_stream is None:
+        dropout_stream = "numpy" if torch.device(device).type == "cpu" else "torch"
+    stream = _DropoutStream(dropout_seeds, batch_size, mask.shape[-1], h1, h2, model.dropout, device, dropout_stream)
 
-    def group_loss(idx, masks=None):
-        logits = model(codes[rows, idx], dense[rows, idx], mask[rows, idx], target, masks)
-        return F.binary_cross_entropy_with_logits(logits, labels[rows, idx], reduction="none").mean(1)
+    if autograd:
+
+        def group_loss(idx, masks=None):
+            logits = model(codes[rows, idx], dense[rows, idx], mask[rows, idx], target, masks)
+            return F.binary_cross_entropy_with_logits(logits, labels[rows, idx], reduction="none").mean(1)
+
+        def train_step(idx, masks):
+            optimiser.zero_grad()
+            loss = group_loss(idx, [m.float().mul_(1.0 / (1.0 - model.dropout)) for m in masks])
+            loss.sum().backward()  # each target's weights get the gradient of its own mean loss
+            optimiser.step()
+            return loss.detach()
+
+    else:
+        backprop = _Backprop(model)
+        n, x = mask.shape[1:]
+        # Rows of every target's datasets in one table each, gathered by index_select;
+        # category codes index the flattened (G*K, H1) one-hot weights.
+        codes_rows = (codes + (rows * n_onehot).view(g, 1, 1, 1)).reshape(g * n, -1).to(torch.int32)  # half the memory
+        segments = [code_segments(c, n_onehot) for c, _, _, _ in inputs]
+        segment_rows = torch.from_numpy(np.concatenate([r for r, _ in segments])).to(device)
+        segment_starts = torch.from_numpy(np.concatenate([st for _, st in segments])).to(device)
+        del segments
+        seg_rows_per_dataset = segment_rows.shape[1]
+        dense_rows = torch.cat([dense, torch.ones(dense.shape[:-1] + (1,), device=device)], -1).reshape(g * n, -1)
+        bias_rows = torch.zeros(mask.shape, device=device).masked_fill_(~mask, float("-inf")).reshape(g * n, x)
+        label_rows = labels.reshape(g * n)
+        del codes, dense  # the tables above replace them
+        first_row = rows * n
+
+        def gather(idx):
+            flat = (idx + first_row).reshape(-1)
+            b = idx.shape[1]
+            return (codes_rows.index_select(0, flat).view(g, b * x, -1), dense_rows.index_select(0, flat).view(g, b * x, -1),
+                    bias_rows.index_select(0, flat).view(g, b, x), label_rows.index_select(0, flat).view(g, b))  # fmt: skip
+
+        def group_loss(idx, masks=None):
+            c, d, bias, yb = gather(idx)
+            logits, _ = backprop.forward(c, d, bias, target, masks)
+            return F.binary_cross_entropy_with_logits(logits, yb, reduction="none").mean(1)
+
+        def train_step(idx, masks):
+            c, d, bias, yb = gather(idx)
+            logits, saved = backprop.forward(c, d, bias, target, masks)
+            loss = F.binary_cross_entropy_with_logits(logits, yb, reduction="none").mean(1)
+            # Each dataset's records listed by category, offset to the dataset's place in the batch.
+            flat = (idx + first_row).reshape(-1)
+            datasets = torch.arange(flat.shape[0], dtype=torch.int32, device=device).unsqueeze(1)
+            seg_rows = segment_rows.index_select(0, flat).add_(datasets * x).view(-1)
+            seg_starts = segment_starts.index_select(0, flat).add_(datasets * seg_rows_per_dataset).view(-1)
+            dlogits = (torch.sigmoid(logits) - yb) / idx.shape[1]  # of each target's mean loss
+            backprop.backward(saved, dlogits, (seg_rows, seg_starts))
+            optimiser.step()
+            return loss
 
     history = [{"train_loss": [], "val_loss": []} for _ in range(g)]
     best_loss = np.full(g, np.inf)
@@ -277,13 +513,10 @@ def train_group(nets, inputs, y, splits, rngs, dropout_seeds, *, n_onehot, lr, b
         model.train()
         order = torch.from_numpy(np.stack([r.permutation(tr) for r, (tr, _) in zip(rngs, splits)])).to(device)
         total = torch.zeros(g, device=device)
-        for i in range(0, n_train, batch_size):
-            idx = order[:, i : i + batch_size]
-            optimiser.zero_grad()
-            loss = group_loss(idx, stream.next(idx.shape[1]))
-            loss.sum().backward()  # each target's weights get the gradient of its own mean loss
-            optimiser.step()
-            total += loss.detach() * idx.shape[1]
+        with torch.set_grad_enabled(autograd):
+            for i in range(0, n_train, batch_size):
+                idx = order[:, i : i + batch_size]
+                total += train_step(idx, stream.next(idx.shape[1])) * idx.shape[1]
         train_loss = (total / n_train).cpu().numpy()
         if n_val:
             model.eval()
