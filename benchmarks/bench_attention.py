@@ -36,7 +36,7 @@ figure down (the ratios are measured side by side and hold).
 
 Usage::
 
-    VRLIB_DATA_DIR=... python benchmarks/bench_attention.py [--epochs 3] [--before-epochs 2] [--group 16]
+    VRLIB_DATA_DIR=... python benchmarks/bench_attention.py [--epochs 3] [--before-epochs 2] [--group 32]
 
 The last printed line is one JSON object; ``paper_s_per_target`` (grouped) and
 ``paper_s_per_target_single`` are read by other tools.
@@ -59,6 +59,7 @@ import vrlib
 from vrlib.attacks.attention import AttentionAttack, TargetAttentionNet
 from vrlib.attacks.attention_training import train_group
 from vrlib.cache import encode_table
+from vrlib.experiments import achilles
 from vrlib.games import SyntheticDatasets
 from vrlib.metrics import auc
 from vrlib.torch_setup import resolve_device, torch_threads
@@ -158,7 +159,7 @@ def main(argv=None):
     parser.add_argument("--records", type=int, default=1000, help="records per synthetic dataset")
     parser.add_argument("--epochs", type=int, default=3, help="epochs timed for the new ways (then extrapolated)")
     parser.add_argument("--before-epochs", type=int, default=2, help="epochs timed for the old loop")
-    parser.add_argument("--group", type=int, default=16, help="targets trained together")
+    parser.add_argument("--group", type=int, default=achilles.ATTENTION_GROUP, help="targets trained together")
     parser.add_argument("--repeats", type=int, default=2, help="timings of each grouped way (fastest kept)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)

@@ -199,7 +199,7 @@ def make_game(dataset: str, df: pd.DataFrame, schema: Schema, generator: str, ge
     return game.fit(df, schema)
 
 
-ATTENTION_GROUP = 16  # attention targets trained together as one stacked model (memory grows with it)
+ATTENTION_GROUP = 32  # attention targets trained together as one stacked model (memory grows with it)
 
 
 def attack_seed(seed: int, target) -> int:
