@@ -104,3 +104,19 @@ def test_game_datasets_identical_for_n_jobs_and_dask(cluster):
         np.testing.assert_array_equal(runs[0].shadow.continuous, other.shadow.continuous)
         np.testing.assert_array_equal(runs[0].test.codes, other.test.codes)
         np.testing.assert_array_equal(runs[0].shadow.labels, other.shadow.labels)
+
+
+def nested_backend(_task):
+    """The joblib backend a parallel call inside a task would use."""
+    from joblib.parallel import get_active_backend
+
+    return type(get_active_backend()[0]).__name__
+
+
+def test_parallel_calls_inside_a_task_stay_on_its_worker(cluster):
+    # Not sent back to the cluster: a nested task beside its parent in one worker process
+    # deadlocked on a package import (sklearn.ensemble) in CI.
+    assert parallel.run(nested_backend, range(4), scheduler=cluster.scheduler_address, progress=False) == [
+        "ThreadingBackend"
+    ] * 4
+    assert parallel.run(nested_backend, range(4), n_jobs=2, progress=False) == ["ThreadingBackend"] * 4

@@ -168,7 +168,14 @@ def run(
 
 
 def _indexed(func, i, task):
-    return i, func(task)
+    import joblib
+
+    # Parallel calls inside a task (a forest's trees) stay on the worker that runs it, on
+    # threads, as joblib does for its own process workers.  Under the dask backend they would
+    # otherwise go back to the cluster as new tasks, running beside their parent in the same
+    # worker process, and two threads importing one package in different orders deadlock.
+    with joblib.parallel_config(backend="threading"):
+        return i, func(task)
 
 
 def _connect(scheduler):
