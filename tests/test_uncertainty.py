@@ -1,4 +1,4 @@
-"""Intervals over root seeds: hand-computed case, and coverage on games whose synthetic data carry no signal."""
+"""Intervals over root seeds and paired sign tests: hand-computed cases, and behaviour on data without signal."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from vrlib import metrics
 from vrlib.data import Schema
 from vrlib.errors import VrlibError
 from vrlib.games import TraditionalGame
-from vrlib.uncertainty import seed_summary
+from vrlib.uncertainty import seed_summary, sign_test
 
 
 def test_seed_summary_hand_computed():
@@ -136,3 +136,42 @@ def test_std_over_root_r_is_valid_without_shared_out_datasets():
     """Without sharing, the targets of one game are independent and std/√R is about right: sharing was the cause."""
     naive = np.mean([_naive_covers(_aucs(s, share_out=False)) for s in range(100)])
     assert naive >= 0.85
+
+
+def two_sided_sign_p(wins: int, n: int) -> float:
+    """Exact two-sided sign test by summing binomial probabilities (independent of scipy)."""
+    from math import comb
+
+    k = min(wins, n - wins)
+    return min(1.0, 2 * sum(comb(n, i) for i in range(k + 1)) / 2**n)
+
+
+def test_sign_test_hand_computed():
+    # Size 30: a higher on 7 of 8 seeds; size 50: 1 win, 5 losses, 2 ties.
+    wide = pd.DataFrame({"n_mem": [30] * 8 + [50] * 8, "seed": list(range(8)) * 2,
+                         "a": [0.9] * 7 + [0.1] + [0.6, 0.2, 0.2, 0.2, 0.2, 0.2, 0.5, 0.5],
+                         "b": [0.5] * 8 + [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]})  # fmt: skip
+    got = sign_test(wide, "a", "b", by=["n_mem"]).set_index("n_mem")
+    assert got.loc[30, ["wins", "losses", "ties", "n_seeds"]].tolist() == [7, 1, 0, 8]
+    assert got.loc[30, "p_value"] == pytest.approx(2 * 9 / 256)  # 2 * P(X <= 1), X ~ Bin(8, 1/2)
+    assert got.loc[50, ["wins", "losses", "ties"]].tolist() == [1, 5, 2]
+    assert got.loc[50, "p_value"] == pytest.approx(two_sided_sign_p(1, 6))
+    with pytest.raises(VrlibError, match="twice"):
+        sign_test(pd.concat([wide, wide]), "a", "b", by=["n_mem"])
+    with pytest.raises(VrlibError, match="no column"):
+        sign_test(wide, "a", "c")
+
+
+def test_sign_test_rejects_at_most_its_level_without_signal():
+    # Two attacks equally good: the two-sided test at 0.05 rejects in at most ~5 % of experiments.
+    rng = np.random.default_rng(3)
+    n_experiments, n_seeds = 2000, 8
+    values = rng.normal(size=(n_experiments, n_seeds, 2))
+    wide = pd.DataFrame({"experiment": np.repeat(np.arange(n_experiments), n_seeds),
+                         "seed": np.tile(np.arange(n_seeds), n_experiments),
+                         "a": values[..., 0].ravel(), "b": values[..., 1].ravel()})  # fmt: skip
+    p = sign_test(wide, "a", "b", by=["experiment"]).p_value
+    # With 8 seeds the test rejects only at 8-0 or 0-8: probability 2 / 256.
+    assert (p < 0.05).mean() == pytest.approx(2 / 256, abs=0.006)
+    shifted = wide.assign(a=wide.a + 5.0)  # a far better: higher on all 8 seeds almost always
+    assert (sign_test(shifted, "a", "b", by=["experiment"]).p_value < 0.05).mean() > 0.95

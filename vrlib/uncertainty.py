@@ -17,7 +17,7 @@ from scipy import stats
 
 from vrlib.errors import VrlibError
 
-__all__ = ["seed_summary"]
+__all__ = ["seed_summary", "sign_test"]
 
 
 def seed_summary(results: pd.DataFrame, by, value: str = "auc", seed: str = "seed", level: float = 0.95) -> pd.DataFrame:
@@ -74,3 +74,46 @@ def seed_summary(results: pd.DataFrame, by, value: str = "auc", seed: str = "see
         rows.append(dict(zip(by, key), mean=mean, se=se, ci_low=mean - half, ci_high=mean + half, n_seeds=s,
                          n_rows=float(group["count"].mean())))  # fmt: skip
     return pd.DataFrame(rows, columns=[*by, "mean", "se", "ci_low", "ci_high", "n_seeds", "n_rows"])
+
+
+def sign_test(wide: pd.DataFrame, a: str, b: str, by=(), seed: str = "seed") -> pd.DataFrame:
+    """Paired comparison of ``a`` and ``b`` over independent seeds: wins, losses and an exact sign test.
+
+    On each seed both values come from the same data (e.g. two attacks on one synthetic
+    dataset), so only their order is compared; seeds share nothing, so the number of
+    seeds where ``a`` is higher is binomial(n, 1/2) when neither is better.  Ties are
+    dropped, as the sign test does.
+
+    Parameters
+    ----------
+    wide : DataFrame
+        One row per seed (and group), with columns ``a``, ``b``, ``seed`` and ``by``.
+    a, b : str
+        The two columns compared.
+    by : sequence of str
+        Grouping columns (e.g. ``["n_mem"]``).
+    seed : str
+        Column holding the seed; each seed may appear once per group.
+
+    Returns
+    -------
+    DataFrame
+        ``by`` columns, then ``wins`` (``a`` higher), ``losses``, ``ties``, ``n_seeds`` and
+        ``p_value``: two-sided exact binomial test of wins against losses (1.0 when every
+        seed is a tie).  Not corrected for the number of comparisons made.
+    """
+    by = list(by)
+    missing = [c for c in [*by, a, b, seed] if c not in wide.columns]
+    if missing:
+        raise VrlibError(f"the table has no column(s) {missing}; it needs {by + [a, b, seed]}")
+    if wide.duplicated([*by, seed]).any():
+        raise VrlibError(f"a seed appears twice in one group of {by}; give one row per seed and group")
+    rows = []
+    for key, group in wide.groupby(by, sort=False) if by else [((), wide)]:
+        diff = group[a].to_numpy(dtype=float) - group[b].to_numpy(dtype=float)
+        wins, losses = int((diff > 0).sum()), int((diff < 0).sum())
+        p = stats.binomtest(wins, wins + losses, 0.5).pvalue if wins + losses else 1.0
+        key = key if isinstance(key, tuple) else (key,)
+        rows.append(dict(zip(by, key), wins=wins, losses=losses, ties=len(diff) - wins - losses,
+                         n_seeds=len(diff), p_value=float(p)))  # fmt: skip
+    return pd.DataFrame(rows, columns=[*by, "wins", "losses", "ties", "n_seeds", "p_value"])
