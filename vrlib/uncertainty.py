@@ -60,7 +60,7 @@ def seed_summary(results: pd.DataFrame, by, value: str = "auc", seed: str = "see
         raise VrlibError(f"level must be in (0, 1) (got {level!r})")
     per_seed = results.groupby([*by, seed], sort=False)[value].agg(["mean", "count"]).reset_index()
     rows = []
-    for key, group in per_seed.groupby(by, sort=False) if by else [((), per_seed)]:
+    for key, group in _groups(per_seed, by):
         s = len(group)
         if s < 2:
             raise VrlibError(
@@ -70,8 +70,7 @@ def seed_summary(results: pd.DataFrame, by, value: str = "auc", seed: str = "see
         means = group["mean"].to_numpy(dtype=float)
         mean, se = float(means.mean()), float(means.std(ddof=1) / np.sqrt(s))
         half = float(stats.t.ppf(0.5 + level / 2, s - 1)) * se
-        key = key if isinstance(key, tuple) else (key,)
-        rows.append(dict(zip(by, key), mean=mean, se=se, ci_low=mean - half, ci_high=mean + half, n_seeds=s,
+        rows.append(dict(key, mean=mean, se=se, ci_low=mean - half, ci_high=mean + half, n_seeds=s,
                          n_rows=float(group["count"].mean())))  # fmt: skip
     return pd.DataFrame(rows, columns=[*by, "mean", "se", "ci_low", "ci_high", "n_seeds", "n_rows"])
 
@@ -109,11 +108,19 @@ def sign_test(wide: pd.DataFrame, a: str, b: str, by=(), seed: str = "seed") -> 
     if wide.duplicated([*by, seed]).any():
         raise VrlibError(f"a seed appears twice in one group of {by}; give one row per seed and group")
     rows = []
-    for key, group in wide.groupby(by, sort=False) if by else [((), wide)]:
+    for key, group in _groups(wide, by):
         diff = group[a].to_numpy(dtype=float) - group[b].to_numpy(dtype=float)
         wins, losses = int((diff > 0).sum()), int((diff < 0).sum())
         p = stats.binomtest(wins, wins + losses, 0.5).pvalue if wins + losses else 1.0
-        key = key if isinstance(key, tuple) else (key,)
-        rows.append(dict(zip(by, key), wins=wins, losses=losses, ties=len(diff) - wins - losses,
+        rows.append(dict(key, wins=wins, losses=losses, ties=len(diff) - wins - losses,
                          n_seeds=len(diff), p_value=float(p)))  # fmt: skip
     return pd.DataFrame(rows, columns=[*by, "wins", "losses", "ties", "n_seeds", "p_value"])
+
+
+def _groups(df: pd.DataFrame, by: list):
+    """``({column: value}, rows)`` for each group of ``by`` in order of appearance; the whole table if ``by`` is empty."""
+    if not by:
+        yield {}, df
+        return
+    for key, group in df.groupby(by, sort=False):
+        yield dict(zip(by, key if isinstance(key, tuple) else (key,))), group
