@@ -88,6 +88,23 @@ def test_round_trip_arrays_meta(tmp_path):
     assert c.get(key, lambda a, m: m["who"]) == "me"  # decode hook
 
 
+def test_entries_compress_only_what_shrinks():
+    import io
+    import zipfile
+
+    rng = np.random.default_rng(0)
+    arrays = {"codes": np.tile(np.arange(9, dtype=np.uint8), (1000, 1)), "noise": rng.random((1000, 6))}
+    blob = cache_mod.serialise(arrays, {"k": 1})
+    with zipfile.ZipFile(io.BytesIO(blob)) as zf:
+        kinds = {i.filename: i.compress_type for i in zf.infolist()}
+    assert kinds["codes.npy"] == zipfile.ZIP_DEFLATED and kinds["noise.npy"] == zipfile.ZIP_STORED
+    with np.load(io.BytesIO(blob), allow_pickle=False) as npz:
+        for name, arr in arrays.items():
+            np.testing.assert_array_equal(npz[name], arr)
+    assert cache_mod.serialise(arrays, {"k": 1}) == blob  # no timestamps: same arrays, same bytes
+    assert len(cache_mod.serialise(arrays, {"k": 1}, compress=False)) > len(blob)
+
+
 def test_no_pickle(tmp_path):
     c = Cache(tmp_path)
     with pytest.raises(VrlibError, match="no pickle"):

@@ -234,3 +234,15 @@ def test_forest_on_unscaled_answers_predicts_as_the_scaled_one():
     assert len(np.unique(got)) > 10  # a forest that really splits, not a constant
     assert np.mean(np.abs(got - expected)) < 0.01
     assert abs(auc(data.test.labels, got) - auc(data.test.labels, expected)) < 0.02
+
+
+def test_scores_are_the_same_bits_every_time_whatever_the_threads():
+    # Forest threads add up their trees' votes in the order they finish: a score's last bits, and so
+    # the order of near-tied scores and an AUC, would change from one run of the same seed to the next.
+    game, schema = _game(Unrelated(), seed=4, n_test_datasets=200)
+    data = game.datasets(0)
+    threaded = QueryAttack(schema, seed=5, n_jobs=2).fit(data.shadow, None, data.target)
+    scores = {threaded.predict_proba(data.test).tobytes() for _ in range(10)}
+    assert len(scores) == 1
+    alone = QueryAttack(schema, seed=5, n_jobs=1).fit(data.shadow, None, data.target)
+    assert alone.predict_proba(data.test).tobytes() in scores  # the same trees, summed in the same order

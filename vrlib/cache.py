@@ -31,6 +31,7 @@ import os
 import tempfile
 import warnings
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
@@ -174,7 +175,7 @@ def encode_values(values: Mapping[str, np.ndarray], own: Mapping, schema: Schema
         if (code < 0).any() or (code >= len(mine)).any():
             raise VrlibError(f"column {c!r} has missing or out-of-range codes; a generator must only produce "
                              "values of its training data's categories")  # fmt: skip
-        if mine is not cats[c] and not pd.Index(mine).equals(pd.Index(cats[c])):  # recode against the reference
+        if not _same_categories(mine, cats[c]):  # recode against the reference
             code = pd.Index(cats[c]).get_indexer(mine)[code]
             if (code < 0).any():
                 bad = pd.unique(np.asarray(pd.Index(mine), dtype=object)[np.asarray(values[c])[code < 0]])[:5]
@@ -187,6 +188,14 @@ def encode_values(values: Mapping[str, np.ndarray], own: Mapping, schema: Schema
     for j, c in enumerate(schema.continuous):
         continuous[:, j] = values[c]
     return {"codes": codes, "continuous": continuous}
+
+
+def _same_categories(a, b) -> bool:
+    """Whether two category sets are equal (the same object, or equal values in the same order)."""
+    if a is b:
+        return True
+    a = a if isinstance(a, pd.Index) else pd.Index(a)
+    return len(a) == len(b) and a.equals(b if isinstance(b, pd.Index) else pd.Index(b))
 
 
 def decode_table(codes, continuous, schema: Schema, categories: Mapping, columns=None, index=None) -> pd.DataFrame:
@@ -239,7 +248,8 @@ def serialise(arrays: Mapping[str, np.ndarray], meta: Mapping | None = None, com
     """One cache entry as bytes: an ``.npz`` archive of ``arrays`` plus the JSON ``meta``.
 
     Readable with ``np.load(..., allow_pickle=False)``.  Compression uses zlib level 1,
-    which gets most of the size reduction for a fraction of the default level's time.
+    which gets most of the size reduction for a fraction of the default level's time, and
+    skips arrays that a sample shows do not compress.
 
     Raises
     ------
@@ -260,12 +270,25 @@ def serialise(arrays: Mapping[str, np.ndarray], meta: Mapping | None = None, com
         raise VrlibError(f"cache metadata must be JSON-serialisable ({exc})") from None
     payload[_META] = np.frombuffer(text.encode(), dtype=np.uint8)
     buf = io.BytesIO()
-    method = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
-    with zipfile.ZipFile(buf, "w", compression=method, compresslevel=1 if compress else None) as zf:
+    with zipfile.ZipFile(buf, "w") as zf:
         for name, arr in payload.items():
-            with zf.open(f"{name}.npy", "w", force_zip64=True) as fh:
-                np.lib.format.write_array(fh, arr, allow_pickle=False)
+            member = io.BytesIO()
+            np.lib.format.write_array(member, arr, allow_pickle=False)
+            data = member.getbuffer()
+            info = zipfile.ZipInfo(f"{name}.npy")  # fixed date: the same arrays give the same bytes
+            info.compress_type = zipfile.ZIP_DEFLATED if compress and _compressible(data) else zipfile.ZIP_STORED
+            zf.writestr(info, data, compresslevel=1)
     return buf.getvalue()
+
+
+def _compressible(data, probe: int = 4096) -> bool:
+    """Whether zlib shrinks a sample of ``data`` by more than 15 %.
+
+    Floats drawn at random (BayNet's values inside a bin) barely compress, and deflating
+    them costs more than the rest of a small dataset's fit; codes and repeated values do.
+    """
+    sample = bytes(data[:probe])
+    return len(zlib.compress(sample, 1)) < 0.85 * len(sample)
 
 
 def _write_all(fh, payload: bytes) -> None:

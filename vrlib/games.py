@@ -318,6 +318,7 @@ class TraditionalGame:
         self.aux_index_ = self.data_.index[aux]
         self.test_index_ = self.data_.index[test]
         self._draws: dict = {}
+        self._out_plans: dict = {}
         self.stats_ = Counter()
         return self
 
@@ -366,8 +367,13 @@ class TraditionalGame:
             while found < wanted:
                 draw = self._draw(pool, stream, i)
                 if not (draw == target).any():
-                    rows = np.append(draw[:-1], target) if label else draw
-                    plans.append(self._plan(rows, label, pool, stream, "in" if label else "out", i))
+                    if label:
+                        plans.append(self._plan(np.append(draw[:-1], target), 1, pool, stream, "in", i))
+                    else:  # the same for every target: planned once (keys and seeds cost more than the fit's dispatch)
+                        key = (pool, stream, i)
+                        if key not in self._out_plans:
+                            self._out_plans[key] = self._plan(draw, 0, pool, stream, "out", i)
+                        plans.append(self._out_plans[key])
                     found += 1
                 i += 1
         return plans

@@ -170,8 +170,8 @@ class SynthesisJob:
         return self.table if self.rows is None else self.table.iloc[np.asarray(self.rows)]
 
     def category_sets(self) -> dict:
-        if self.categories is not None:
-            return {c: pd.Index(self.categories[c]) for c in self.schema.categorical}
+        if self.categories is not None:  # Index objects kept as they are: encode_values then skips recoding
+            return {c: v if isinstance(v := self.categories[c], pd.Index) else pd.Index(v) for c in self.schema.categorical}
         return {c: self.table[c].cat.categories for c in self.schema.categorical}
 
 

@@ -22,6 +22,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from joblib import parallel_config
 from sklearn.ensemble import RandomForestClassifier
 
 from vrlib import parallel
@@ -357,5 +358,8 @@ class QueryAttack:
         if self.classifier_ is None:
             return np.full(len(X), self.prior_)
         Xk = X[:, self.keep_].astype(np.float32)
-        proba = self.classifier_.predict_proba(Xk)
+        # One thread: the forest's threads add their trees' votes in whatever order they finish, so
+        # the last bits of a score (and the order of tied scores, hence an AUC) would vary run to run.
+        with parallel_config(backend="sequential"):
+            proba = self.classifier_.predict_proba(Xk)
         return proba[:, list(self.classifier_.classes_).index(1)]
