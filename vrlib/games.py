@@ -369,7 +369,7 @@ class TraditionalGame:
                 if not (draw == target).any():
                     if label:
                         plans.append(self._plan(np.append(draw[:-1], target), 1, pool, stream, "in", i))
-                    else:  # the same for every target: planned once (keys and seeds cost more than the fit's dispatch)
+                    else:  # the same for every target: its key and seeds are computed once per game, not per target
                         key = (pool, stream, i)
                         if key not in self._out_plans:
                             self._out_plans[key] = self._plan(draw, 0, pool, stream, "out", i)
