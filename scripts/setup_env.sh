@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Create (or update) the project's Python environment in .venv and install vrlib into it.
-# Re-runs the install only when pyproject.toml changed since the last successful one.
+# Re-runs the install only when pyproject.toml or constraints.txt changed since the last successful one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
 VENV=${VRLIB_VENV:-.venv}
 STAMP="$VENV/.vrlib-installed"
-want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+want=$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)
 
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$want" ]]; then
   exit 0
@@ -22,6 +22,7 @@ echo "setup: installing vrlib and its dependencies into $VENV (first time: a few
 # The CPU build of PyTorch first, pinned: an unpinned torch pulls a multi-GB CUDA build.
 # Elsewhere, add --index-url https://download.pytorch.org/whl/cpu through PIP_INDEX_URL if needed.
 "$VENV/bin/python" -m pip install --quiet "torch==${VRLIB_TORCH_VERSION:-2.13.0}"
-"$VENV/bin/python" -m pip install --quiet -e ".[test]"
+# Every other package at the version the committed outputs were made with (constraints.txt).
+"$VENV/bin/python" -m pip install --quiet -c constraints.txt -e ".[test]"
 echo "$want" > "$STAMP"
 echo "setup: done"

@@ -440,6 +440,7 @@ def test_manifest_records_machine_and_wall_time(tmp_path):
     _one_figure(rep)
     entry = json.loads((rep.figures_dir / "manifest.json").read_text())["demo.png"]
     assert entry["machine"]["cpu_cores"] == os.cpu_count() and "gpu" in entry["machine"]
+    assert entry["machine"]["packages"]["numpy"] == np.__version__ and entry["machine"]["packages"]["pandas"] == pd.__version__
     assert 0 <= entry["elapsed_s"] < 60
 
 

@@ -83,8 +83,24 @@ def commit_id() -> str:
     return head + ("-dirty" if dirty else "")
 
 
+# Packages whose version can change a result: recorded with every output.
+_PACKAGES = ("numpy", "pandas", "scipy", "scikit-learn", "numba", "torch", "ctgan", "rdt")
+
+
+def _versions() -> dict:
+    from importlib import metadata
+
+    out = {}
+    for name in _PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
 def machine() -> dict:
-    """What ran the notebook: CPU cores, the process cap, and the GPU when PyTorch used one."""
+    """What ran the notebook: CPU cores, the process cap, the GPU when PyTorch used one, and package versions."""
     gpu = None
     torch = sys.modules.get("torch")  # only when the notebook imported it: no GPU without PyTorch here
     if torch is not None and torch.cuda.is_available():
@@ -95,6 +111,7 @@ def machine() -> dict:
         "gpu": gpu,
         "system": f"{platform.system()} {platform.machine()}",
         "python": platform.python_version(),
+        "packages": _versions(),
     }
 
 
