@@ -276,17 +276,19 @@ def serialise(arrays: Mapping[str, np.ndarray], meta: Mapping | None = None, com
             np.lib.format.write_array(member, arr, allow_pickle=False)
             data = member.getbuffer()
             info = zipfile.ZipInfo(f"{name}.npy")  # fixed date: the same arrays give the same bytes
-            info.compress_type = zipfile.ZIP_DEFLATED if compress and _compressible(data) else zipfile.ZIP_STORED
+            info.compress_type = zipfile.ZIP_DEFLATED if compress and _compressible(arr, data) else zipfile.ZIP_STORED
             zf.writestr(info, data, compresslevel=1)
     return buf.getvalue()
 
 
-def _compressible(data, probe: int = 4096) -> bool:
-    """Whether zlib shrinks a sample of ``data`` by more than 15 %.
+def _compressible(arr: np.ndarray, data, probe: int = 4096) -> bool:
+    """Whether to deflate ``data`` (the bytes of ``arr``): integers always, floats if a sample shrinks by 15 %.
 
     Floats drawn at random (BayNet's values inside a bin) barely compress, and deflating
     them costs more than the rest of a small dataset's fit; codes and repeated values do.
     """
+    if arr.dtype.kind != "f":
+        return True
     sample = bytes(data[:probe])
     return len(zlib.compress(sample, 1)) < 0.85 * len(sample)
 
