@@ -282,7 +282,7 @@ def serialise(arrays: Mapping[str, np.ndarray], meta: Mapping | None = None, com
 
 
 def _compressible(arr: np.ndarray, data, probe: int = 4096) -> bool:
-    """Whether to deflate ``data`` (the bytes of ``arr``): integers always, floats if a sample shrinks by 15 %.
+    """Whether to deflate ``data`` (the bytes of ``arr``): yes, unless floats whose sample shrinks by under 15 %.
 
     Floats drawn at random (BayNet's values inside a bin) barely compress, and deflating
     them costs more than the rest of a small dataset's fit; codes and repeated values do.
