@@ -347,8 +347,11 @@ def _alive(pid: int) -> bool:
 def test_ctrl_c_stops_the_notebook_its_kernel_and_workers(skeleton):
     root, env = skeleton
     (root / "notebooks" / "01_one.ipynb").write_text(_notebook(_SPAWN_WORKERS))
+    # Ctrl-C as in a terminal: when pytest itself was started in the background (cmd &), bash made it
+    # ignore SIGINT, its children would inherit that, and run_all.sh could not trap the signal.
     proc = subprocess.Popen(["bash", str(root / "run_all.sh"), "--profile", "smoke"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
     pid_files = [root / "kernel.pid", root / "worker0.pid", root / "worker1.pid"]
     deadline = time.monotonic() + 300  # kernel and loky workers start slowly on a loaded machine
     while not all(f.exists() and f.read_text() for f in pid_files):
