@@ -131,7 +131,7 @@ def encode_table(df: pd.DataFrame, schema: Schema, categories: Mapping | None = 
     codes = np.empty((len(df), len(schema.categorical)), dtype=_code_dtype(width))
     for j, c in enumerate(schema.categorical):
         col = df[c].array
-        if isinstance(col, pd.Categorical) and (col.categories is cats[c] or col.categories.equals(cats[c])):
+        if isinstance(col, pd.Categorical) and _same_categories(col.categories, cats[c]):
             code = col.codes
         else:  # recode by value against the reference categories
             code = pd.Categorical(col, categories=cats[c]).codes
