@@ -598,6 +598,42 @@ def test_neural_generators_use_codes_of_the_input_categories():
         assert out["size"].dtype == df["size"].dtype
 
 
+@pytest.mark.parametrize("n, batch_size, epochs", [(120, 50, 3), (60, 500, 4), (90, 30, 2)])
+def test_lean_tvae_trains_as_ctgan_does_bit_for_bit(n, batch_size, epochs):
+    import ctgan
+    import torch
+
+    from vrlib.generators.neural import _lean_tvae_class
+    from vrlib.torch_setup import torch_threads
+
+    df, _ = mixed_table(n, seed=n)
+    data = df.assign(colour=df["colour"].cat.codes, size=df["size"].cat.codes)
+    models = []
+    for cls in (ctgan.TVAE, _lean_tvae_class()):
+        model = cls(epochs=epochs, batch_size=batch_size, embedding_dim=8, compress_dims=(16,),
+                    decompress_dims=(16,), enable_gpu=False)  # fmt: skip
+        model.set_random_state(11)
+        with torch_threads(1):
+            model.fit(data, discrete_columns=["colour", "size"])
+        models.append(model)
+    ours, theirs = models[1], models[0]
+    for (name, a), b in zip(theirs.decoder.state_dict().items(), ours.decoder.state_dict().values()):
+        assert torch.equal(a, b), name
+    pd.testing.assert_frame_equal(ours.loss_values, theirs.loss_values)
+    assert len(ours.loss_values) == epochs * -(-n // batch_size)
+    # the random state after fitting is the same too (torch's and numpy's)
+    assert torch.equal(ours.random_states[1].get_state(), theirs.random_states[1].get_state())
+
+
+def test_fitted_tvae_pickles():
+    import pickle
+
+    df, schema = mixed_table(60)
+    gen = fitted("tvae", df, schema, seed=0)
+    again = pickle.loads(pickle.dumps(gen))
+    pd.testing.assert_frame_equal(again.sample(50, seed=3), gen.sample(50, seed=3))
+
+
 # --------------------------------------------------------------------------- real data
 
 
