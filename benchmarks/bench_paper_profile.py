@@ -5,7 +5,9 @@ load of a shared machine inflates CPU time far less than wall time):
 
 * **fits**: one generator fit + 1,000 sampled rows on 1,000 training rows (median of
   ``--repeats``), per dataset (Adult, Census as the experiments load them) and generator
-  (Synthpop, BayNet); measured in full.
+  (Synthpop, BayNet, and PrivBayes at every finite ε of the profile, with the schema's
+  public domains as the experiments pass them); measured in full.  PrivBayes costs about
+  what BayNet does at every ε (the noise is a few Laplace draws per family table).
 * **features**: the query attack's 32,767 answers (Adult, all subsets; Census, 100,000
   random ones) of 4,200 datasets, *measured on* ``--fraction`` of them and extrapolated.
 * **classifier**: the query attack's forest (100 trees, depth 10) on the answers of
@@ -29,8 +31,36 @@ fits shared by the targets; ``--targets`` distinct targets, at most 4 methods ×
 Generator fits are spread over the cores (``vrlib.parallel``) and the forest uses all
 of them; the features and the attention training run on one core (the attention
 targets are grouped instead; Census is given Adult's attention cost).  Target selection (neighbour search, rankings)
-and figure drawing are left out (seconds to minutes).  Notebooks 03 to 05 are not
-predicted here.
+and figure drawing are left out (seconds to minutes).
+
+Notebooks 03 and 04 (query attack only) are predicted from the same stage costs, game
+by game, each game costing ``fits(T) × fit time / cores + T × (features + classifier /
+cores)`` for its ``T`` *distinct* targets (a target chosen by several methods or settings
+is attacked once, its result cached by content), with ``fits(T) = 2,100 T + 2,100``
+(``vrlib.games``: n_shadow/2 + n_test/2 IN fits per target, the OUT fits shared):
+
+* **notebook 03** (Fig. 3, its defaults: Adult, Synthpop, seed 0): one game
+  (``achilles.robustness``) over the union of the top 10 by V_k for every k of the
+  profile (1..50) and by the Minkowski distances p = 1..4 (k = 5; cosine k = 5 is one
+  of the k's).
+* **notebook 04** (Fig. 4, its defaults: Census and Adult, seed 0): per dataset, one
+  game (``achilles.record_identification``, all four methods) per ε of the profile
+  (PrivBayes at 1, 10, 100, 1000; BayNet at ∞), plus the games at the smallest ε under
+  the other root seeds of ``interval_seeds`` (1, 2, 3; seed 0's game is cached by then):
+  16 games.
+
+The distinct targets are counted exactly, with the notebooks' own selection code on the
+real data (``achilles.choose_targets`` for each dataset and seed; for 03 the cosine search
+and the four Minkowski searches, about 2 CPU minutes on Adult when not cached, then read
+from the content cache the notebooks share), or, with ``--bound-targets``, bounded
+without any search (4 × 10 per game for 04; 10 per k and per p for 03), which the output
+then calls an upper bound.  Both figures are for a stand-alone run on a cold cache:
+notebook 04's BayNet games are notebook 01's (the same calls), and notebook 03's game is
+notebook 01's Adult/Synthpop game (same OUT datasets, same cached targets where they
+overlap), so after notebook 01 both take less.  Also left out: the extra OUT fits that
+rejection of draws containing a target adds (about 2,000/(1 - 1,000/n_aux) + 100/(1 -
+1,000/n_test) - 2,100 per game: some 250 on Adult, 570 on Census's 10,000-record Ω,
+under 1 % of the fits of these games), target selection, the interval and figure cells.
 
 Usage::
 
@@ -40,7 +70,10 @@ The last printed line is one JSON object; ``notebook_01_paper_minutes`` (predict
 this machine's cores) is read by other tools, and so is ``notebook_01_paper_minutes_measured``:
 the wall time of the committed paper-size run of notebook 01, read from
 ``figures/paper/manifest.json`` (its last output's ``elapsed_s``), with the commit and
-cores it ran on.
+cores it ran on.  ``notebook_03_paper_minutes`` and ``notebook_04_paper_minutes`` are the
+predictions above (``notebooks_03_04`` gives their games, targets and fits, and whether
+the targets were counted or bounded), with ``..._measured`` beside them once the manifest
+holds a paper-size run of them.
 """
 
 from __future__ import annotations
@@ -52,6 +85,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import json  # noqa: E402
+import math  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -65,11 +99,16 @@ from vrlib.attacks.attention import AttentionAttack, preprocess  # noqa: E402
 from vrlib.attacks.query import QueryAttack  # noqa: E402
 from vrlib.experiments import achilles, profile_settings  # noqa: E402
 from vrlib.generators import get_generator  # noqa: E402
+from vrlib.selection import METHODS  # noqa: E402
 from vrlib.torch_setup import resolve_device  # noqa: E402
 
 GENERATORS = ("synthpop", "baynet")
 MANIFEST = Path(__file__).resolve().parents[1] / "figures" / "paper" / "manifest.json"
 DATASETS = ("adult", "census")
+SEED = 0  # the notebooks' root seed
+NB03 = ("adult", "synthpop")  # notebook 03's `dataset` and `generator` defaults
+NB04_DATASETS = ("census", "adult")  # notebook 04's `datasets` default
+NB04_INTERVAL_SEEDS = (0, 1, 2, 3)  # notebook 04's `interval_seeds` default
 
 
 def measured_run(notebook_prefix: str, manifest=MANIFEST) -> dict | None:
@@ -84,15 +123,55 @@ def measured_run(notebook_prefix: str, manifest=MANIFEST) -> dict | None:
             "cores": last["machine"]["cpu_cores"], "written": last["written"]}  # fmt: skip
 
 
-def median_fit_s(name, df, schema, repeats, rng) -> float:
+def median_fit_s(name, df, schema, repeats, rng, params=None) -> float:
     times = []
     for r in range(repeats + 1):
         train = df.iloc[rng.choice(len(df), size=1000, replace=False)]
         t0 = time.process_time()
-        get_generator(name).fit(train, schema, seed=r).sample(1000, seed=r)
+        get_generator(name, **(params or {})).fit(train, schema, seed=r).sample(1000, seed=r)
         if r:  # the first run warms imports up
             times.append(time.process_time() - t0)
     return float(np.median(times))
+
+
+def game_fits(settings, n_targets: int) -> int:
+    """Generator fits of a traditional game (``vrlib.games``, OUT shared) with ``n_targets`` distinct targets."""
+    n_in = settings["n_shadow"] // 2 + settings["n_test_datasets"] // 2  # per target
+    return n_in * n_targets + settings["n_shadow"] + settings["n_test_datasets"] - n_in
+
+
+def game_s(settings, n_targets: int, fit_s: float, query: dict, cores: int) -> float:
+    """Predicted wall seconds of one query-attack game: fits and forest over the cores, features on one."""
+    return (game_fits(settings, n_targets) * fit_s / cores
+            + n_targets * (query["features_s"] + query["classifier_s"] / cores))  # fmt: skip
+
+
+def nb04_targets(settings, exact: bool) -> dict:
+    """Distinct targets of notebook 04's games: ``{(dataset, seed): count}`` (all methods' top 10, overlaps once)."""
+    n, out = settings["n_targets"], {}
+    for d in NB04_DATASETS:
+        for s in dict.fromkeys((SEED, *NB04_INTERVAL_SEEDS)):
+            if exact:
+                df, schema = achilles.load_omega(d, settings["omega_rows"], s)
+                chosen = achilles.choose_targets(df, schema, METHODS, n, s)
+                out[d, s] = len({t for ts in chosen.values() for t in ts})
+            else:
+                out[d, s] = len(METHODS) * n
+    return out
+
+
+def nb03_targets(settings, exact: bool) -> int:
+    """Distinct targets of notebook 03's game: the top 10 by V_k for every k and by each Minkowski p (k = 5)."""
+    n, ks, ps = settings["n_targets"], list(settings["ks"]), list(settings["ps"])
+    if not exact:
+        return n * (len(ks) + len(ps) + (5 not in ks))
+    df, schema = achilles.load_omega(NB03[0], settings["omega_rows"], SEED)
+    cosine = achilles.neighbour_distances(df, schema, "cosine", k_max=max(50, *ks))  # as the notebook does
+    chosen = {t for k in {*ks, 5} for t in achilles.top_by_vk(df, cosine, k, n)}
+    for p in ps:
+        minkowski = achilles.neighbour_distances(df, schema, "minkowski", p, k_max=5)
+        chosen.update(achilles.top_by_vk(df, minkowski, 5, n))
+    return len(chosen)
 
 
 def query_stages(df, schema, settings, fraction, trees, rng) -> dict:
@@ -166,6 +245,8 @@ def main(argv=None):
     parser.add_argument("--group", type=int, default=achilles.ATTENTION_GROUP, help="attention targets trained together")
     parser.add_argument("--repeats", type=int, default=5, help="generator fits timed per setting")
     parser.add_argument("--skip-attention", action="store_true")
+    parser.add_argument("--bound-targets", action="store_true",
+                        help="bound the distinct targets of notebooks 03-04 instead of choosing them (no neighbour search)")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore", message="the full UK Census teaching file is absent")
     settings = profile_settings(achilles.FAMILY, "paper")
@@ -173,7 +254,9 @@ def main(argv=None):
     load_start = os.getloadavg()[0]
     print(f"{os.cpu_count()} CPUs, load average {load_start:.2f}; predicting for {args.cores} cores, "
           f"{args.targets} targets per dataset x generator")  # fmt: skip
-    fits_per_game = (settings["n_shadow"] + settings["n_test_datasets"]) // 2 * (args.targets + 1)
+    fits_per_game = game_fits(settings, args.targets)
+    epsilons = [e for e in settings["epsilons"] if not math.isinf(e)]  # PrivBayes; math.inf is BayNet
+    rng_eps = np.random.default_rng(1)  # its own stream: the other stages draw what they drew before
 
     stages, nb01, nb01_before, nb02, nb02_before = {}, 0.0, 0.0, 0.0, 0.0
     for d in DATASETS:
@@ -198,6 +281,32 @@ def main(argv=None):
             if att:  # Census: Adult's per-target attention cost (the same datasets' sizes)
                 nb02 += fits + args.targets * att["grouped_s"]
                 nb02_before += fits + args.targets * att["before_s"]
+        for eps in epsilons:
+            fit_s = median_fit_s("privbayes", df, schema, args.repeats, rng_eps, {"epsilon": eps})
+            stages[d][f"fit_privbayes_eps{eps:g}_s"] = round(fit_s, 4)
+            print(f"[{d}] privbayes eps={eps:g}: {1000 * fit_s:.0f} ms per fit + sample")
+
+    # Notebooks 03 and 04: the distinct targets of each game, then the games' costs from the stages above.
+    exact = not args.bound_targets
+    t0 = time.process_time()
+    t03, t04 = nb03_targets(settings, exact), nb04_targets(settings, exact)
+    selection_s = time.process_time() - t0
+    word = "" if exact else "at most "
+    print(f"notebook 03: one game, {word}{t03} distinct targets (the top {settings['n_targets']} for "
+          f"{len(settings['ks'])} values of k and {len(settings['ps'])} of p); notebook 04, distinct targets per game: "
+          + ", ".join(f"{d} seed {s}: {word}{t}" for (d, s), t in t04.items())
+          + (f" (selection {selection_s:.0f} s)" if exact else ""))  # fmt: skip
+
+    def fit_of(d, eps):
+        return stages[d]["fit_baynet_s"] if math.isinf(eps) else stages[d][f"fit_privbayes_eps{eps:g}_s"]
+
+    q_of = {d: stages[d]["query"] for d in DATASETS}
+    nb03 = game_s(settings, t03, stages[NB03[0]][f"fit_{NB03[1]}_s"], q_of[NB03[0]], args.cores)
+    games04 = [(d, eps, SEED) for d in NB04_DATASETS for eps in settings["epsilons"]]
+    games04 += [(d, min(settings["epsilons"]), s) for d in NB04_DATASETS for s in NB04_INTERVAL_SEEDS if s != SEED]
+    nb04 = sum(game_s(settings, t04[d, s], fit_of(d, eps), q_of[d], args.cores) for d, eps, s in games04)
+    nb04_after_01 = nb04 - sum(game_s(settings, t04[d, s], fit_of(d, eps), q_of[d], args.cores)
+                               for d, eps, s in games04 if math.isinf(eps))  # fmt: skip
 
     result = {
         "note": "stages measured on a fraction (features, preprocessing), fewer trees, one epoch; extrapolated",
@@ -208,6 +317,17 @@ def main(argv=None):
         "stages": stages,
         "notebook_01_paper_minutes": round(nb01 / 60, 1),
         "notebook_01_paper_minutes_before": round(nb01_before / 60, 1),
+        "notebook_03_paper_minutes": round(nb03 / 60, 1),
+        "notebook_04_paper_minutes": round(nb04 / 60, 1),
+        "notebooks_03_04": {
+            "targets": "counted" if exact else "upper bound",
+            "notebook_03": {"games": 1, "targets": t03, "fits": game_fits(settings, t03)},
+            "notebook_04": {"games": len(games04), "targets": sum(t04[d, s] for d, _, s in games04),
+                            "fits": sum(game_fits(settings, t04[d, s]) for d, _, s in games04),
+                            "targets_per_game": {f"{d}/seed{s}": t for (d, s), t in t04.items()},
+                            "minutes_if_01_ran_first": round(nb04_after_01 / 60, 1)},
+            "cold_cache": True,
+        },
         "load_average_start": round(load_start, 2),
         "load_average_end": round(os.getloadavg()[0], 2),
     }
@@ -217,13 +337,20 @@ def main(argv=None):
         result["notebook_01_paper_measured_run"] = measured
         print(f"measured: notebook 01 took {measured['minutes']} min on {measured['cores']} cores "
               f"(commit {measured['commit']}, {measured['written']})")  # fmt: skip
+    for nb in ("03", "04"):
+        measured = measured_run(f"{nb}_")
+        if measured:
+            result[f"notebook_{nb}_paper_minutes_measured"] = measured["minutes"]
+            result[f"notebook_{nb}_paper_measured_run"] = measured
     if nb02:
         result["notebook_02_paper_minutes"] = round(nb02 / 60, 1)
         result["notebook_02_paper_minutes_before"] = round(nb02_before / 60, 1)
     print(f"predicted on {args.cores} cores: notebook 01 {result['notebook_01_paper_minutes']} min "
           f"(before {result['notebook_01_paper_minutes_before']})"
           + (f", notebook 02 {result['notebook_02_paper_minutes']} min (before {result['notebook_02_paper_minutes_before']})"
-             if nb02 else ""))  # fmt: skip
+             if nb02 else "")
+          + f", notebook 03 {word}{result['notebook_03_paper_minutes']} min, notebook 04 {word}"
+          f"{result['notebook_04_paper_minutes']} min (stand-alone, cold cache)")  # fmt: skip
     print(json.dumps(result))
 
 
