@@ -6,8 +6,8 @@ output maps back onto exactly the input's categories; numpy and torch are seeded
 through ``ctgan``'s own random-state mechanism for both ``fit`` and ``sample``, so
 the same seeds give the same rows (on the same device and thread count).  TVAE trains
 through :func:`_lean_tvae_class`, ctgan's own training step without its per-epoch
-overheads: the same parameters bit for bit, several times faster on the small tables
-of the papers.  PyTorch is imported only when one of these generators is fitted.
+overheads: the same parameters bit for bit, in about three quarters of the time on
+the few hundred rows DOMIAS trains on (``benchmarks/bench_domias.py``).  PyTorch is imported only when one of these generators is fitted.
 """
 
 from __future__ import annotations
