@@ -623,6 +623,7 @@ def test_lean_tvae_trains_as_ctgan_does_bit_for_bit(n, batch_size, epochs):
     assert len(ours.loss_values) == epochs * -(-n // batch_size)
     # the random state after fitting is the same too (torch's and numpy's)
     assert torch.equal(ours.random_states[1].get_state(), theirs.random_states[1].get_state())
+    np.testing.assert_array_equal(ours.random_states[0].get_state()[1], theirs.random_states[0].get_state()[1])
 
 
 def test_fitted_tvae_pickles():
