@@ -7,11 +7,13 @@ through ``ctgan``'s own random-state mechanism for both ``fit`` and ``sample``, 
 the same seeds give the same rows (on the same device and thread count).  TVAE trains
 through :func:`_lean_tvae_class`, ctgan's own training step without its per-epoch
 overheads: the same parameters bit for bit, in about three quarters of the time on
-the few hundred rows DOMIAS trains on (``benchmarks/bench_domias.py``).  PyTorch is imported only when one of these generators is fitted.
+the few hundred rows DOMIAS trains on (``benchmarks/bench_domias.py``).  PyTorch is
+imported only when one of these generators is fitted.
 """
 
 from __future__ import annotations
 
+import functools
 import numbers
 import time
 
@@ -23,9 +25,7 @@ from vrlib.generators.base import Generator
 from vrlib.torch_setup import resolve_device, torch_threads
 
 
-_LEAN_TVAE = None
-
-
+@functools.cache  # one class per process: built on first use, so torch is imported only then
 def _lean_tvae_class():
     """``ctgan.TVAE`` whose ``fit`` skips what costs more than training on small tables.
 
@@ -38,58 +38,55 @@ def _lean_tvae_class():
     step: the parameters and ``loss_values`` are those of ``ctgan.TVAE.fit``, bit for bit
     (``tests/test_generators.py``).
     """
-    global _LEAN_TVAE
-    if _LEAN_TVAE is None:
-        import ctgan
-        import torch
-        from ctgan.synthesizers.base import random_state
-        from ctgan.synthesizers.tvae import Decoder, Encoder, _loss_function
-        from ctgan.data_transformer import DataTransformer
-        from torch.optim import Adam
+    import ctgan
+    import torch
+    from ctgan.data_transformer import DataTransformer
+    from ctgan.synthesizers.base import random_state
+    from ctgan.synthesizers.tvae import Decoder, Encoder, _loss_function
+    from torch.optim import Adam
 
-        class LeanTVAE(ctgan.TVAE):
-            @random_state
-            def fit(self, train_data, discrete_columns=()):
-                self.transformer = DataTransformer()
-                self.transformer.fit(train_data, discrete_columns)
-                data = torch.from_numpy(self.transformer.transform(train_data).astype("float32")).to(self._device)
-                n = len(data)
-                data_dim = self.transformer.output_dimensions
-                encoder = Encoder(data_dim, self.compress_dims, self.embedding_dim).to(self._device)
-                self.decoder = Decoder(self.embedding_dim, self.decompress_dims, data_dim).to(self._device)
-                optimizer = Adam(list(encoder.parameters()) + list(self.decoder.parameters()), weight_decay=self.l2scale)
-                losses = []
-                for _ in range(self.epochs):
-                    # What iter(DataLoader(..., shuffle=True)) draws: a base seed for workers, then
-                    # the seed of the generator that shuffles the rows.
-                    torch.empty((), dtype=torch.int64).random_()
-                    shuffle = torch.Generator()
-                    shuffle.manual_seed(int(torch.empty((), dtype=torch.int64).random_().item()))
-                    order = torch.randperm(n, generator=shuffle)
-                    for start in range(0, n, self.batch_size):
-                        optimizer.zero_grad()
-                        real = data[order[start : start + self.batch_size]]
-                        mu, std, logvar = encoder(real)
-                        emb = torch.randn_like(std) * std + mu
-                        rec, sigmas = self.decoder(emb)
-                        loss_1, loss_2 = _loss_function(rec, real, sigmas, mu, logvar,
-                                                        self.transformer.output_info_list, self.loss_factor)  # fmt: skip
-                        loss = loss_1 + loss_2
-                        loss.backward()
-                        optimizer.step()
-                        self.decoder.sigma.data.clamp_(0.01, 1.0)
-                        losses.append(loss.detach())
-                per_epoch = -(-n // self.batch_size)
-                self.loss_values = pd.DataFrame({
-                    "Epoch": np.repeat(np.arange(self.epochs), per_epoch),
-                    "Batch": np.tile(np.arange(per_epoch), self.epochs),
-                    "Loss": torch.stack(losses).cpu().numpy().astype(np.float64),
-                })  # fmt: skip
+    class LeanTVAE(ctgan.TVAE):
+        @random_state
+        def fit(self, train_data, discrete_columns=()):
+            self.transformer = DataTransformer()
+            self.transformer.fit(train_data, discrete_columns)
+            data = torch.from_numpy(self.transformer.transform(train_data).astype("float32")).to(self._device)
+            n = len(data)
+            data_dim = self.transformer.output_dimensions
+            encoder = Encoder(data_dim, self.compress_dims, self.embedding_dim).to(self._device)
+            self.decoder = Decoder(self.embedding_dim, self.decompress_dims, data_dim).to(self._device)
+            optimizer = Adam(list(encoder.parameters()) + list(self.decoder.parameters()), weight_decay=self.l2scale)
+            losses = []
+            for _ in range(self.epochs):
+                # What iter(DataLoader(..., shuffle=True)) draws: a base seed for workers, then
+                # the seed of the generator that shuffles the rows.
+                torch.empty((), dtype=torch.int64).random_()
+                shuffle = torch.Generator()
+                shuffle.manual_seed(int(torch.empty((), dtype=torch.int64).random_().item()))
+                order = torch.randperm(n, generator=shuffle)
+                for start in range(0, n, self.batch_size):
+                    optimizer.zero_grad()
+                    real = data[order[start : start + self.batch_size]]
+                    mu, std, logvar = encoder(real)
+                    emb = torch.randn_like(std) * std + mu
+                    rec, sigmas = self.decoder(emb)
+                    loss_1, loss_2 = _loss_function(rec, real, sigmas, mu, logvar,
+                                                    self.transformer.output_info_list, self.loss_factor)  # fmt: skip
+                    loss = loss_1 + loss_2
+                    loss.backward()
+                    optimizer.step()
+                    self.decoder.sigma.data.clamp_(0.01, 1.0)
+                    losses.append(loss.detach())
+            per_epoch = -(-n // self.batch_size)
+            self.loss_values = pd.DataFrame({
+                "Epoch": np.repeat(np.arange(self.epochs), per_epoch),
+                "Batch": np.tile(np.arange(per_epoch), self.epochs),
+                "Loss": torch.stack(losses).cpu().numpy().astype(np.float64),
+            })  # fmt: skip
 
-        LeanTVAE.__module__ = __name__
-        LeanTVAE.__qualname__ = "_LeanTVAE"  # pickled by this name, found by __getattr__ below
-        _LEAN_TVAE = LeanTVAE
-    return _LEAN_TVAE
+    LeanTVAE.__module__ = __name__
+    LeanTVAE.__qualname__ = "_LeanTVAE"  # pickled by this name, found by __getattr__ below
+    return LeanTVAE
 
 
 def __getattr__(name):
