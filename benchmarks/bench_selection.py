@@ -4,6 +4,11 @@ The loop scores one record at a time against all others (one vectorised distance
 then a sort), as the authors' code does; it is timed in the same run on a subsample and
 extrapolated to Ω.  Both must give the same scores on the subsample.
 
+Then the Minkowski search of Fig. 3b (``--minkowski-p``, default 3): the search by
+Euclidean bounds against the float32-candidate search it replaced for that p, both
+on all of Ω in the same run, both with same-profile pruning; they must return the
+same distances.
+
 Usage: ``VRLIB_DATA_DIR=../shared/data .venv/bin/python benchmarks/bench_selection.py [--loop-records 300]``
 The last line printed is one JSON object of the figures.
 """
@@ -18,6 +23,7 @@ import time
 import numpy as np
 
 import vrlib
+from vrlib.distance import kneighbors
 from vrlib.encoding import TableEncoder
 from vrlib.selection import vulnerability_scores
 
@@ -45,6 +51,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--loop-records", type=int, default=300, help="records scored by the loop (extrapolated)")
+    parser.add_argument("--minkowski-p", type=float, default=3.0, help="order of the Minkowski search timed (0: skip)")
     args = parser.parse_args()
 
     df, schema = vrlib.load("adult")
@@ -69,11 +76,31 @@ def main():
         raise SystemExit("the two implementations disagree")
     ratio = loop_total / seconds
     print(f"speed-up: {ratio:.1f}x")
-    print(json.dumps({
+    figures = {
         "omega_rows": n, "k": args.k, "seconds": round(seconds, 3),
         "loop_records": len(rows), "loop_seconds_extrapolated": round(loop_total, 2),
         "ratio_vs_loop": round(ratio, 2), "max_abs_diff": max_diff,
-    }))  # fmt: skip
+    }  # fmt: skip
+    if args.minkowski_p:
+        figures.update(bench_minkowski(encoded, args.k, args.minkowski_p))
+    print(json.dumps(figures))
+
+
+def bench_minkowski(encoded, k: int, p: float) -> dict:
+    """Wall seconds of the k-nearest search under Minkowski p, by Euclidean bounds and by float32 candidates."""
+    seconds, found = {}, {}
+    for bounded in (False, True):
+        start = time.perf_counter()
+        found[bounded], _ = kneighbors(encoded, k, metric="minkowski", p=p, bounded=bounded)
+        seconds[bounded] = time.perf_counter() - start
+        print(f"Minkowski p = {p:g}, {'Euclidean bounds' if bounded else 'float32 candidates'}: {seconds[bounded]:.1f} s")
+    same = bool(np.array_equal(found[True], found[False]))
+    print(f"same distances: {same}; speed-up {seconds[False] / seconds[True]:.1f}x")
+    if not same:
+        raise SystemExit("the two Minkowski searches disagree")
+    return {"minkowski_p": p, "minkowski_bounded_s": round(seconds[True], 2),
+            "minkowski_candidates_s": round(seconds[False], 2),
+            "minkowski_speedup": round(seconds[False] / seconds[True], 2)}  # fmt: skip
 
 
 if __name__ == "__main__":

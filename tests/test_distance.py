@@ -156,3 +156,30 @@ def test_same_profile_pruning_is_exact(metric, p, include_self):
     brute = np.sort(pairwise_distances(enc, metric=metric, p=p) + np.diag(np.full(len(df), 0 if include_self else np.inf)), axis=1)[:, :4]
     np.testing.assert_allclose(pruned, brute, atol=1e-12)
     np.testing.assert_allclose(np.take_along_axis(pairwise_distances(enc, metric=metric, p=p), pruned_idx, axis=1), pruned, atol=1e-12)
+
+
+@pytest.mark.parametrize("p", [1, 1.5, 2, 3, 4, np.inf])
+@pytest.mark.parametrize("n_cat,n_cont", [(3, 2), (3, 0), (0, 3), (1, 4)])
+@pytest.mark.parametrize("include_self", [False, True])
+def test_euclidean_bounds_search_is_exact(p, n_cat, n_cont, include_self):
+    df, schema = make_table(n=150, n_cat=n_cat, n_cont=n_cont, n_levels=3, seed=21)
+    df = pd.concat([df, df.iloc[:6]], ignore_index=True)  # duplicates: ties at distance 0
+    enc = TableEncoder(schema).fit_transform(df)
+    full = pairwise_distances(enc, metric="minkowski", p=p)
+    want = np.sort(full + np.diag(np.full(len(df), 0 if include_self else np.inf)), axis=1)[:, :5]
+    got, idx = kneighbors(enc, 5, metric="minkowski", p=p, include_self=include_self, block_rows=23,
+                          prune=False, bounded=True)
+    np.testing.assert_allclose(got, want, atol=1e-12)
+    np.testing.assert_allclose(np.take_along_axis(full, idx, axis=1), got, atol=1e-12)
+    if not include_self:
+        assert not (idx == np.arange(len(df))[:, None]).any()
+    # The same answer as the float32-candidate search, distance for distance.
+    other, _ = kneighbors(enc, 5, metric="minkowski", p=p, include_self=include_self, prune=False, bounded=False)
+    np.testing.assert_array_equal(got, other)
+
+
+def test_bounded_search_is_for_minkowski_only():
+    df, schema = make_table(n=20)
+    enc = TableEncoder(schema).fit_transform(df)
+    with pytest.raises(VrlibError, match="Minkowski"):
+        kneighbors(enc, 2, bounded=True)
