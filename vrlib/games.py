@@ -414,9 +414,18 @@ class TraditionalGame:
         return out
 
     def _datasets(self, plans, desc, memo=None) -> SyntheticDatasets:
-        arrays = self._materialise(plans, desc, memo)
-        return SyntheticDatasets.from_arrays(arrays, [p.label for p in plans], self.schema_,
-                                             self.categories_, self.columns_)  # fmt: skip
+        return self._dataset_groups([plans], desc, memo)[0]
+
+    def _dataset_groups(self, groups: list[list[DatasetPlan]], desc, memo=None) -> list[SyntheticDatasets]:
+        """A :class:`SyntheticDatasets` per group of plans, all generated in one parallel batch
+        (each batch costs the pool a start and a tail of idle workers)."""
+        arrays = self._materialise([p for plans in groups for p in plans], desc, memo)
+        out, start = [], 0
+        for plans in groups:
+            out.append(SyntheticDatasets.from_arrays(arrays[start: start + len(plans)], [p.label for p in plans],
+                                                     self.schema_, self.categories_, self.columns_))  # fmt: skip
+            start += len(plans)
+        return out
 
     def shadow(self, target) -> SyntheticDatasets:
         """The labelled shadow datasets of ``target`` (index label of Ω)."""
@@ -453,8 +462,7 @@ class TraditionalGame:
         for t in targets:
             sh, te = plans[t]
             target_row = self.data_.iloc[[self._position(t)]]
-            yield GameData(t, target_row, self._datasets(sh, f"shadow datasets of {t}", memo),
-                           self._datasets(te, f"test datasets of {t}", memo))  # fmt: skip
+            yield GameData(t, target_row, *self._dataset_groups([sh, te], f"datasets of {t}", memo))
 
 
 class ModelSeededGame(TraditionalGame):

@@ -267,12 +267,11 @@ def attack_records(game: ModelSeededGame, records, settings: dict, seed: int, pr
     for r in bar:
         shadow_plans, traditional_plans, seeded_plans = plans[r]
         target = game.data_.loc[[r]]
-        shadow = game._datasets(shadow_plans, f"shadow datasets of {r}", memo)
+        shadow, *tests = game._dataset_groups([shadow_plans, traditional_plans, seeded_plans], f"datasets of {r}", memo)
         attack_seed = parallel.derive_seed(seed, "lost attack", str(r))
         model = make_attack("query", schema, settings, attack_seed).fit(shadow, shadow.labels, target)
         arrays = {}
-        for name, batch in (("traditional", traditional_plans), ("model-seeded", seeded_plans)):
-            test = game._datasets(batch, f"{name} test datasets of {r}", memo)
+        for name, test in zip(GAMES, tests):
             prefix = name.replace("-", "_")
             arrays[f"{prefix}_labels"] = test.labels
             arrays[f"{prefix}_scores"] = np.asarray(model.predict_proba(test), dtype=float)

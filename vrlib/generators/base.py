@@ -40,23 +40,23 @@ def check_count(n, what: str = "n") -> int:
     return int(n)
 
 
-def _is_canonical(df: pd.DataFrame, schema: Schema) -> bool:
-    """Whether ``df`` already is what :func:`vrlib.data.prepare` returns (then it need not be copied).
+def _canonical_dtypes(df: pd.DataFrame, schema: Schema) -> dict | None:
+    """The column dtypes of ``df`` if it already is what :func:`vrlib.data.prepare` returns
+    (then it need not be copied), else None.
 
     Generators are fitted thousands of times on tables that are canonical already;
     this check costs a fraction of ``prepare``'s copy.
     """
     if len(df) == 0 or len(df.columns) != len(schema.columns) or set(df.columns) != set(schema.columns):
-        return False
-    for c in schema.categorical:
-        col = df[c]
-        if not isinstance(col.dtype, pd.CategoricalDtype) or (col.array.codes < 0).any():
-            return False
-    for c in schema.continuous:
-        col = df[c]
-        if col.dtype != np.float64 or np.isnan(col.to_numpy()).any():
-            return False
-    return True
+        return None
+    dtypes = df.dtypes.to_dict()  # one pass: column by column, pandas would build a Series per column
+    if not all(isinstance(dtypes[c], pd.CategoricalDtype) for c in schema.categorical):
+        return None
+    if not all(dtypes[c] == np.float64 for c in schema.continuous):
+        return None
+    if df.isna().to_numpy().any():  # a missing category (code -1) or a NaN
+        return None
+    return dtypes
 
 
 class Generator:
@@ -90,9 +90,12 @@ class Generator:
         rng = make_rng(seed)
         self._check_params()
         self.fitted_ = False  # a failed refit leaves no half-fitted generator behind
-        df = df if _is_canonical(df, schema) else prepare(df, schema)
+        dtypes = _canonical_dtypes(df, schema)
+        if dtypes is None:
+            df = prepare(df, schema)
+            dtypes = df.dtypes.to_dict()
         self.columns_ = list(df.columns)
-        self.dtypes_ = {c: df[c].dtype for c in df.columns}
+        self.dtypes_ = dtypes
         self.schema_ = schema.subset(self.columns_)
         self.n_train_ = len(df)
         self._fit(df, rng)

@@ -284,8 +284,8 @@ class PrivBayes(Generator):
         self.integer_valued_ = {}
         for j, c in enumerate(self.columns_):
             if c in self.schema_.categorical:
-                codes[j] = df[c].array.codes  # the Categorical's own codes: no Series built
-                domains[j] = len(df[c].cat.categories)
+                codes[j] = df[c].array.codes  # the Categorical's own codes
+                domains[j] = len(self.dtypes_[c].categories)
             else:
                 x = df[c].to_numpy(dtype=np.float64)
                 edges = self._edges(c, x)
@@ -367,7 +367,9 @@ class PrivBayes(Generator):
         for cpt in cpts:
             cdf = np.cumsum(cpt, axis=1)
             cdf[:, -1] = 1.0  # exact top, whatever the rounding
-            cdfs.append(cdf)
+            # Stored one row per value (parent configurations along the rows' length):
+            # sampling takes columns and sums down them, 3-6x faster than along short rows.
+            cdfs.append(np.ascontiguousarray(cdf.T))
         self._cpts = cpts
         self._cdfs = cdfs
 
@@ -422,11 +424,11 @@ class PrivBayes(Generator):
             for p in self._parents_idx[i]:
                 config = config * self._domains[p] + out[p]
             u = 1.0 - rng.random(n)  # in (0, 1]: never picks a zero-probability value
-            cdf = self._cdfs[i]
-            if cdf.shape[0] == 1:
-                out[j] = np.searchsorted(cdf[0], u, side="left")
+            cdf = self._cdfs[i]  # (values, parent configurations)
+            if cdf.shape[1] == 1:
+                out[j] = np.searchsorted(cdf[:, 0], u, side="left")
             else:
-                out[j] = (cdf[config] < u[:, None]).sum(axis=1)
+                out[j] = (cdf.take(config, axis=1) < u).sum(axis=0)  # values below u: the inverse CDF
         values = {}
         for j, c in enumerate(self.columns_):
             values[c] = self._decode(c, out[j], rng)
@@ -504,8 +506,13 @@ def _available_bytes() -> int:
         return 2**63
 
 
+_SMALL_BYTES = 2**28  # below this no check: reading /proc/meminfo costs more than a small network's fit
+
+
 def _check_memory(model, need: int, what: str) -> None:
     """Refuse, before allocating, a network that cannot fit in memory (a clear error, not a MemoryError)."""
+    if need < _SMALL_BYTES:
+        return
     have = _available_bytes()
     if need > have:
         raise VrlibError(
