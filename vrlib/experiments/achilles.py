@@ -163,12 +163,12 @@ def choose_targets(df: pd.DataFrame, schema: Schema, methods=METHODS, n_targets:
     return chosen
 
 
-def make_attack(attack: str, schema: Schema, settings: dict, seed: int):
-    """The attack of a privacy game, configured by the profile."""
+def make_attack(attack: str, schema: Schema, settings: dict, seed: int, n_jobs: int | None = None):
+    """The attack of a privacy game, configured by the profile (``n_jobs``: threads of the query attack's forest)."""
     if attack == "query":
         from vrlib.attacks.query import QueryAttack
 
-        return QueryAttack(schema, n_queries=settings["n_queries"], seed=seed)
+        return QueryAttack(schema, n_queries=settings["n_queries"], seed=seed, n_jobs=n_jobs)
     if attack == "attention":
         from vrlib.attacks.attention import AttentionAttack
 
@@ -210,7 +210,8 @@ def attack_seed(seed: int, target) -> int:
 def _attack_task(task) -> tuple[np.ndarray, np.ndarray]:
     """Fit the attack on one target's shadow datasets and score its test datasets (runs in a worker)."""
     attack, settings, seed, data = task
-    model = make_attack(attack, data.shadow.schema, settings, attack_seed(seed, data.target_index))
+    # One thread for the forest: the other cores attack other targets (the trees are the same either way).
+    model = make_attack(attack, data.shadow.schema, settings, attack_seed(seed, data.target_index), n_jobs=1)
     model = model.fit(data.shadow, data.shadow.labels, data.target)
     return data.test.labels, np.asarray(model.predict_proba(data.test), dtype=np.float64)
 
