@@ -506,7 +506,9 @@ def _available_bytes() -> int:
         return 2**63
 
 
-_SMALL_BYTES = 2**28  # below this no check: reading /proc/meminfo costs more than a small network's fit
+# Below this no check: a machine that runs Python has 256 MiB to give, and reading /proc/meminfo
+# twice per fit cost a few per cent of the fit of the small networks games make by the thousand.
+_SMALL_BYTES = 2**28
 
 
 def _check_memory(model, need: int, what: str) -> None:
