@@ -176,7 +176,7 @@ def kneighbors(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Distances to, and indices of, every record's ``k`` nearest records, block by block.
 
-    Two exact shortcuts keep this fast on tens of thousands of records:
+    Three shortcuts keep this fast on tens of thousands of records:
 
     * **Same-profile pruning.** A record that differs from x on m >= 1 categorical
       attributes is at least ``w_cat m / F_cat`` (cosine) or ``w_cat (2m)^(1/p)``
