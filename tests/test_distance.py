@@ -183,3 +183,27 @@ def test_bounded_search_is_for_minkowski_only():
     enc = TableEncoder(schema).fit_transform(df)
     with pytest.raises(VrlibError, match="Minkowski"):
         kneighbors(enc, 2, bounded=True)
+
+
+def test_bounded_search_hands_loose_blocks_to_the_float32_search(monkeypatch):
+    # Many continuous columns make the Euclidean bounds loose; such blocks go to the float32 search.
+    from vrlib import distance
+
+    df, schema = make_table(n=200, n_cat=2, n_cont=12, seed=3)
+    enc = TableEncoder(schema).fit_transform(df)
+    want, _ = kneighbors(enc, 4, metric="minkowski", p=3, prune=False, bounded=False)
+    calls = []
+    search = distance._search
+    monkeypatch.setattr(distance, "_search", lambda *a, **kw: calls.append(len(a[3])) or search(*a, **kw))
+    monkeypatch.setattr(distance, "_MAX_CANDIDATES", 5)
+    got, _ = kneighbors(enc, 4, metric="minkowski", p=3, prune=False, bounded=True, block_rows=50)
+    np.testing.assert_array_equal(got, want)
+    assert calls and sum(calls) % 50 == 0  # whole blocks handed over
+    monkeypatch.setattr(distance, "_MAX_CANDIDATES", 10**6)
+    calls.clear()
+    got, _ = kneighbors(enc, 4, metric="minkowski", p=3, prune=False, bounded=True, block_rows=50)
+    np.testing.assert_array_equal(got, want)
+    assert not calls
+    monkeypatch.setattr(distance, "_PAIR_FLOATS", 7)  # exact distances of the candidates in many small chunks
+    got, _ = kneighbors(enc, 4, metric="minkowski", p=3, prune=False, bounded=True, block_rows=50)
+    np.testing.assert_array_equal(got, want)

@@ -247,8 +247,8 @@ def kneighbors(
     if bounded and metric != "minkowski":
         raise VrlibError("the Euclidean bounds are for the Minkowski distance; use bounded=None with cosine")
     if len(todo) and bounded:
-        _search_bounded(table, exact, todo, k, include_self, block_rows, distances, indices)
-    elif len(todo):
+        todo = _search_bounded(table, exact, todo, k, include_self, block_rows, distances, indices)
+    if len(todo):
         fast = _Pairwise(table, table, metric, p, np.float32)
         _search(fast, exact, n, todo, k, min(k + margin, limit), include_self, block_rows, distances, indices)
     return distances, indices
@@ -306,7 +306,11 @@ def _search(fast, exact, n, rows, k, m, include_self, block_rows, distances, ind
         indices[block] = np.take_along_axis(cand, order, axis=1)
 
 
-def _search_bounded(table, exact, rows, k, include_self, block_rows, distances, indices) -> None:
+_MAX_CANDIDATES = 256  # per record, on average over a block: beyond this the bounds prune too little
+_PAIR_FLOATS = 2**22  # values gathered per chunk of candidate pairs (32 MB of float64)
+
+
+def _search_bounded(table, exact, rows, k, include_self, block_rows, distances, indices) -> np.ndarray:
     """Exact Minkowski k nearest neighbours of ``rows``: exact distances only where Euclidean bounds allow.
 
     For the continuous block, ``lo |c|_2 <= |c|_p <= hi |c|_2`` with (lo, hi) =
@@ -314,6 +318,10 @@ def _search_bounded(table, exact, rows, k, include_self, block_rows, distances, 
     known exactly from the number of mismatches.  A record's k-th neighbour is no
     farther than its k-th smallest upper bound, so every record whose lower bound
     exceeds that cap is left out before any exact distance is computed.
+
+    Returns the rows left to the float32 search: those of blocks where the bounds
+    leave more than ``_MAX_CANDIDATES`` records per row on average (many continuous
+    columns make the bounds loose, and exact distances to so many would cost more).
     """
     import torch
 
@@ -326,6 +334,7 @@ def _search_bounded(table, exact, rows, k, include_self, block_rows, distances, 
     h = table.onehot.astype(np.float32)
     if block_rows is None:
         block_rows = max(1, min(len(rows), 8_000_000 // max(n, 1)))
+    left = []
     for start in range(0, len(rows), block_rows):
         block = rows[start: start + block_rows]
         mismatches = np.rint(f_cat - h[block] @ h.T).astype(np.int16)  # small integers, exact in float32
@@ -342,8 +351,15 @@ def _search_bounded(table, exact, rows, k, include_self, block_rows, distances, 
             lower[here, block] = np.inf
         cap = torch.topk(torch.from_numpy(upper), k, dim=1, largest=False).values[:, -1].numpy()
         # Slack for float32 rounding of the bounds (relative 1e-7): no true neighbour is lost.
-        pair_row, cand = np.nonzero(lower <= cap[:, None] * np.float32(1 + 1e-5) + np.float32(1e-6))
-        d = exact.pairs(block[pair_row], cand)
+        keep = lower <= cap[:, None] * np.float32(1 + 1e-5) + np.float32(1e-6)
+        if np.count_nonzero(keep) > _MAX_CANDIDATES * len(block):
+            left.append(block)
+            continue
+        pair_row, cand = np.nonzero(keep)
+        d = np.empty(len(pair_row))
+        step = max(1, _PAIR_FLOATS // max(1, h.shape[1] + n_cont))  # exact distances a chunk of pairs at a time
+        for s in range(0, len(pair_row), step):
+            d[s: s + step] = exact.pairs(block[pair_row[s: s + step]], cand[s: s + step])
         if include_self:
             d[cand == block[pair_row]] = 0.0
         order = np.lexsort((d, pair_row))  # by row, then distance (np.lexsort is stable)
@@ -351,3 +367,4 @@ def _search_bounded(table, exact, rows, k, include_self, block_rows, distances, 
         take = order[first[:, None] + np.arange(k)]
         distances[block] = d[take]
         indices[block] = cand[take]
+    return np.concatenate(left) if left else rows[:0]
