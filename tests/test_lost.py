@@ -149,6 +149,24 @@ def test_shared_side_fitted_once(monkeypatch, tmp_path):
     assert Bootstrap.fits == 0 and set(again) == set(records)
 
 
+def test_each_game_is_scored_on_its_own_test_datasets(monkeypatch, tmp_path):
+    # The scores stored for each game are the attack's on that game's test datasets, rebuilt here.
+    from vrlib import parallel
+    from vrlib.experiments.achilles import make_attack
+
+    monkeypatch.setenv("VRLIB_CACHE_DIR", str(tmp_path))
+    game, settings = _game(n_games=6, n_runs=1, n_shadow=6)
+    records = lost.choose_records(game, 2, seed=3)
+    arrays = lost.attack_records(game, records, settings, seed=3, progress=False)
+    for r in records:
+        shadow = game.shadow(r)
+        model = make_attack("query", game.schema_, settings, parallel.derive_seed(3, "lost attack", str(r)))
+        model.fit(shadow, shadow.labels, game.data_.loc[[r]])
+        for prefix, test in (("traditional", game.traditional_test(r)), ("model_seeded", game.test(r))):
+            np.testing.assert_array_equal(arrays[r][f"{prefix}_labels"], test.labels)
+            np.testing.assert_array_equal(arrays[r][f"{prefix}_scores"], model.predict_proba(test))
+
+
 # --------------------------------------------------------------------------- a generator that ignores its data
 
 
