@@ -285,12 +285,16 @@ def _same_profile_neighbours(table, exact, k, include_self, bound, distances, in
     return done
 
 
+def _default_block_rows(n_rows: int, n: int) -> int:
+    """Query rows per block: about 8 M entries of the block-by-table matrix."""
+    return max(1, min(n_rows, 8_000_000 // max(n, 1)))
+
+
 def _search(fast, exact, n, rows, k, m, include_self, block_rows, distances, indices) -> None:
     """Exact k nearest neighbours of ``rows`` against the whole table of ``n`` records, block by block."""
     import torch  # top-k in torch is multithreaded and ~15x faster than np.partition here
 
-    if block_rows is None:
-        block_rows = max(1, min(len(rows), 8_000_000 // max(n, 1)))
+    block_rows = _default_block_rows(len(rows), n) if block_rows is None else block_rows
     for start in range(0, len(rows), block_rows):
         block = rows[start: start + block_rows]
         scores, larger_is_nearer = fast.block_rows(block)
@@ -332,8 +336,8 @@ def _search_bounded(table, exact, rows, k, include_self, block_rows, distances, 
     # The one-hot term of every possible number of mismatches, in float32 as the bounds are.
     onehot_term = (exact.w_cat * _onehot_norm(np.arange(f_cat + 1, dtype=np.float64), p)).astype(np.float32)
     h = table.onehot.astype(np.float32)
-    if block_rows is None:
-        block_rows = max(1, min(len(rows), 8_000_000 // max(n, 1)))
+    block_rows = _default_block_rows(len(rows), n) if block_rows is None else block_rows
+    step = max(1, _PAIR_FLOATS // max(1, h.shape[1] + n_cont))  # exact distances a chunk of pairs at a time
     left = []
     for start in range(0, len(rows), block_rows):
         block = rows[start: start + block_rows]
@@ -357,7 +361,6 @@ def _search_bounded(table, exact, rows, k, include_self, block_rows, distances, 
             continue
         pair_row, cand = np.nonzero(keep)
         d = np.empty(len(pair_row))
-        step = max(1, _PAIR_FLOATS // max(1, h.shape[1] + n_cont))  # exact distances a chunk of pairs at a time
         for s in range(0, len(pair_row), step):
             d[s: s + step] = exact.pairs(block[pair_row[s: s + step]], cand[s: s + step])
         if include_self:
