@@ -9,6 +9,17 @@ VENV=${VRLIB_VENV:-.venv}
 STAMP="$VENV/.vrlib-installed"
 want=$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)
 
+# Headless Chromium (Debian's packages) for the tests of what a person reads in a browser.
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+    echo "setup: installing Debian's chromium and chromium-driver (browser tests)"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; } \
+      || echo "setup: could not install chromium; the browser tests will fail in CI and be skipped elsewhere" >&2
+  else
+    echo "setup: chromium and chromedriver are missing; the browser tests will be skipped (install Debian's 'chromium' and 'chromium-driver')" >&2
+  fi
+fi
+
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$want" ]]; then
   exit 0
 fi
