@@ -128,6 +128,11 @@ def test_omega_note_says_what_omega_is():
         assert "10,000-record random subset of the UK Census" in full and "569,741" in full
     assert "4,000-record random subset" in note
     assert achilles.omega_label("adult", 45_222) == "all 45,222 records, as the paper"
+    require_real("uk_census2011_teaching_first50000.csv.gz")
+    first = achilles.omega_note("census", census_variant="first50000")
+    assert "50,000 records of the first 50,000 rows" in first and "random" not in first
+    df, _ = achilles.load_omega("census", census_variant="first50000")
+    assert len(df) == 50_000 and df.index[0] == 0
     with pytest.raises(VrlibError, match="adult"):
         achilles.omega_note("california")
 

@@ -36,7 +36,7 @@ DOMIAS = dict(profile="smoke", n_jobs=1, seeds=(0,), n_mem=50, n_ref=300, n_syn=
               fig6_attacks=("domias_kde", "eq1_kde", "mc", "gan_leaks"))  # fmt: skip
 
 
-def small_omega(dataset, omega_rows=None, seed=0):
+def small_omega(dataset, omega_rows=None, seed=0, census_variant="auto"):
     return make_table(n=400, n_cat=3, n_cont=2, seed=5)
 
 

@@ -90,15 +90,17 @@ def paper_table(attack: str = "query") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def load_omega(dataset: str, omega_rows: int | None = None, seed: int = 0) -> tuple[pd.DataFrame, Schema]:
+def load_omega(dataset: str, omega_rows: int | None = None, seed: int = 0,
+               census_variant: str = "auto") -> tuple[pd.DataFrame, Schema]:  # fmt: skip
     """Ω of ``dataset`` (``adult`` or ``census``) as the experiments use it.
 
     ``omega_rows`` keeps a seeded random subset of that many records (the smoke
     profile's way to stay fast); the index keeps the records' labels in the full Ω.
+    ``census_variant`` picks the census file (:func:`vrlib.data.load_census`).
     """
     if dataset not in ("adult", "census"):
         raise VrlibError(f"achilles experiments use 'adult' or 'census', not {dataset!r}")
-    df, schema = load(dataset)
+    df, schema = load(dataset, variant=census_variant) if dataset == "census" else load(dataset)
     if omega_rows is not None and omega_rows < len(df):
         df = df.sample(n=omega_rows, random_state=seed).sort_index()
     return df, schema
@@ -318,7 +320,8 @@ def _score_row(labels, scores) -> dict:
 def record_identification(dataset: str, generator: str, methods=METHODS, profile: str = "quick", seed: int = 0,
                           attack: str = "query", generator_params: dict | None = None,
                           distance_params: dict | None = None, n_jobs=None, progress: bool = True,
-                          share_out: bool = True, **overrides) -> pd.DataFrame:  # fmt: skip
+                          share_out: bool = True, census_variant: str = "auto",
+                          **overrides) -> pd.DataFrame:  # fmt: skip
     """Attack the targets chosen by each method; one row per target × method.
 
     Parameters
@@ -339,6 +342,8 @@ def record_identification(dataset: str, generator: str, methods=METHODS, profile
     share_out : bool
         Share the OUT datasets between targets (default: nearly halves the generator fits,
         and correlates the targets' AUCs; see :mod:`vrlib.games`).
+    census_variant : {"auto", "full", "random10000", "first50000"}
+        The census file Ω is read from (:func:`vrlib.data.load_census`).
     **overrides
         Profile settings to change (e.g. ``n_shadow=500``).
 
@@ -349,7 +354,7 @@ def record_identification(dataset: str, generator: str, methods=METHODS, profile
         plus the setting (``profile``, ``seed``, ``n_shadow``, ``n_test_datasets``).
     """
     settings = profile_settings(FAMILY, profile, **overrides)
-    df, schema = load_omega(dataset, settings["omega_rows"], seed)
+    df, schema = load_omega(dataset, settings["omega_rows"], seed, census_variant)
     chosen = choose_targets(df, schema, methods, settings["n_targets"], seed, distance_params)
     game = make_game(dataset, df, schema, generator, generator_params, settings, seed, n_jobs, share_out)
     results = attack_targets(game, [t for ts in chosen.values() for t in ts], attack, settings, seed, progress)
@@ -360,7 +365,7 @@ def record_identification(dataset: str, generator: str, methods=METHODS, profile
         for r, t in enumerate(targets)
     ]  # fmt: skip
     out = pd.DataFrame(rows)
-    out["omega"] = omega_label(dataset, len(df))
+    out["omega"] = omega_label(dataset, len(df), census_variant)
     out["profile"], out["seed"] = profile, seed
     out["n_shadow"], out["n_test_datasets"] = settings["n_shadow"], settings["n_test_datasets"]
     return out
@@ -443,23 +448,26 @@ def loglik_study(dataset: str, generators, profile: str = "quick", seed: int = 0
 PAPER_OMEGA = {"adult": 45_222, "census": 569_741}  # records of Ω in the paper
 
 
-def omega_label(dataset: str, n_rows: int) -> str:
+def omega_label(dataset: str, n_rows: int, census_variant: str = "auto") -> str:
     """What Ω is, in words, for a table of ``n_rows`` records of ``dataset`` (e.g. a column beside the numbers)."""
     if dataset not in PAPER_OMEGA:
         raise VrlibError(f"achilles experiments use 'adult' or 'census', not {dataset!r}")
     paper = PAPER_OMEGA[dataset]
     if n_rows >= paper:
         return f"all {n_rows:,} records, as the paper"
+    if dataset == "census" and census_variant == "first50000":
+        # The file is ordered by region: its first rows are not a random sample.
+        return f"{n_rows:,} records of the first 50,000 rows of the UK Census teaching file (paper: all {paper:,})"
     name = "the UK Census teaching file" if dataset == "census" else "Adult"
     return f"a {n_rows:,}-record random subset of {name} (paper: all {paper:,})"
 
 
-def omega_note(dataset: str, omega_rows: int | None = None, seed: int = 0) -> str:
+def omega_note(dataset: str, omega_rows: int | None = None, seed: int = 0, census_variant: str = "auto") -> str:
     """One sentence saying what Ω is for ``dataset`` under a profile (to print beside every table of its numbers)."""
     if dataset not in PAPER_OMEGA:
         raise VrlibError(f"achilles experiments use 'adult' or 'census', not {dataset!r}")
-    df, _ = load_omega(dataset, omega_rows, seed)
-    return f"{dataset}: Ω is {omega_label(dataset, len(df))}."
+    df, _ = load_omega(dataset, omega_rows, seed, census_variant)
+    return f"{dataset}: Ω is {omega_label(dataset, len(df), census_variant)}."
 
 
 def summarise(results: pd.DataFrame, by) -> pd.DataFrame:
