@@ -774,8 +774,12 @@ class Links:
             return f"notebooks/{name}.html#{sphinx_slug(section)}"
         return f"../notebooks/{name}.ipynb#{github_slug(section)}"
 
+    @property
+    def figures_prefix(self) -> str:
+        return "figures/" if self.site else ""
+
     def figure(self, profile: str, name: str) -> str:
-        return f"{'figures/' if self.site else ''}{profile}/{name}.png"
+        return f"{self.figures_prefix}{profile}/{name}.png"
 
     def provenance(self) -> str:
         return "provenance.html" if self.site else "PROVENANCE.md"
@@ -843,6 +847,8 @@ def scorecard_markdown(root: Path | str = ".", links: Links = Links()) -> str:
         "",
         *summary_lines(rows),
         "",
+        *headline_figures(root, links.figures_prefix),
+        "",
     ]
     for paper, title in PAPERS.items():
         out += [f"## {paper}: {title}", "",
@@ -909,13 +915,37 @@ def readme_with_summary(readme: str, rows_text: str) -> str:
     return f"{head}{README_BEGIN}\n{rows_text}\n{README_END}{tail}"
 
 
+# The figures a reader sees first: (figure, what it shows), each from the paper profile where it exists.
+HEADLINE_FIGURES = (
+    ("achilles_fig1", "achilles Fig. 1 (Table 2)"),
+    ("domias_fig3a", "DOMIAS Fig. 3a"),
+    ("lost_fig2", "lost: miss rate and RMSD"),
+    ("mca_fig3", "TableGAN-MCA Fig. 3"),
+)
+
+
+def headline_figures(root: Path, prefix: str) -> list[str]:
+    """Markdown (HTML images, so that they sit side by side) of the headline figures and a caption line."""
+    found = [(name, what, _figure_profile(root, name)) for name, what in HEADLINE_FIGURES]
+    found = [(n, w, p) for n, w, p in found if p]
+    if not found:
+        return []
+    width = f"{100 // len(found) - 1}%"
+    images = " ".join(f'<a href="{prefix}{p}/{n}.png"><img src="{prefix}{p}/{n}.png" alt="{w}" width="{width}"></a>'
+                      for n, w, p in found)
+    caption = "; ".join(f"{w} (`{p}` profile)" for n, w, p in found)
+    return [f"<p>{images}</p>", "", f"Left to right: {caption}."]
+
+
 def readme_summary(root: Path | str = ".") -> str:
-    """The README's block: one line per paper and a link to the full scorecard."""
+    """The README's block: one line per paper, the headline figures and a link to the full scorecard."""
     root = Path(root)
     rows = [evaluate(c, root) for c in CLAIMS]
     return "\n".join(summary_lines(rows)
                      + ["", "Every result with ours beside the paper's, the rule and the evidence: "
-                        "[figures/SCORECARD.md](figures/SCORECARD.md)."])
+                        "[figures/SCORECARD.md](figures/SCORECARD.md); who made each output, when and where: "
+                        "[figures/PROVENANCE.md](figures/PROVENANCE.md).", ""]
+                     + headline_figures(root, "figures/"))
 
 
 def outputs(root: Path | str = ".") -> dict[Path, str]:
