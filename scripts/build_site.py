@@ -72,7 +72,7 @@ def stage(src: Path, executed: Path, profiles: list[str]) -> dict[str, Path]:
     if not notebooks:
         toc += ["No executed notebook is published yet: run `scripts/publish_notebooks.py` after a run.", ""]
     (src / "index.md").write_text(card + "\n" + "\n".join(toc))
-    (src / "provenance.md").write_text(scorecard.provenance_markdown(ROOT) + "\n")
+    (src / "provenance.md").write_text(scorecard.provenance_markdown(ROOT).replace("](../docs/", "](docs/") + "\n")
     return notebooks
 
 

@@ -190,3 +190,15 @@ def test_readme_block_is_replaced_between_markers():
 def test_committed_pages_are_current():
     stale = scorecard.write(PROJECT_ROOT, check=True)
     assert not stale, f"regenerate with `python -m vrlib.scorecard` and commit: {[p.name for p in stale]}"
+
+
+def test_cli_writes_then_checks(root, capsys):
+    from vrlib.cli import main
+
+    put(root, "quick", "achilles_table2", _table2({}))
+    assert main(["scorecard", "--check", "--root", str(root)]) == 1  # nothing written yet
+    assert main(["scorecard", "--root", str(root)]) == 0
+    assert "holds" in (root / "figures" / "SCORECARD.md").read_text()
+    assert main(["scorecard", "--check", "--root", str(root)]) == 0
+    put(root, "quick", "achilles_table2", _table2({("adult", "baynet", "rare"): 0.4}))  # a new run changes a table
+    assert main(["scorecard", "--check", "--root", str(root)]) == 1
