@@ -202,3 +202,14 @@ def test_cli_writes_then_checks(root, capsys):
     assert main(["scorecard", "--check", "--root", str(root)]) == 0
     put(root, "quick", "achilles_table2", _table2({("adult", "baynet", "rare"): 0.4}))  # a new run changes a table
     assert main(["scorecard", "--check", "--root", str(root)]) == 1
+
+
+def test_a_table_of_another_shape_is_not_run_with_its_reason(root):
+    odd = pd.DataFrame({"subgroup": ["race=X"], "group": ["all"], "attack": ["domias_kde"], "accuracy_mean": [0.5]})
+    put(root, "quick", "domias_fig5", odd)  # no minority / majority rows
+    row = scorecard.evaluate(by_rule(scorecard._minority), root)
+    assert row.verdict == "not run" and "domias_fig5: not the columns this check reads" in row.reason
+    put(root, "quick", "lost_fig5", pd.DataFrame(columns=["model_seeded_min", "model_seeded_max", "traditional",
+                                                          "between_datasets_sd", "noise_sd", "n_datasets"]))
+    assert scorecard.evaluate(by_rule(scorecard._one_record), root).verdict == "not run"  # an empty table
+    assert "not run" in scorecard.scorecard_markdown(root)

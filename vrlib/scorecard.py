@@ -274,6 +274,8 @@ def _domias_above_baselines(t):
         return None
     wide = df.pivot_table(index="n_mem", columns="attack", values="auc_mean")
     baselines = [a for a in wide.columns if a not in DOMIAS_ATTACKS]
+    if not baselines:
+        return None
     ahead = {n: [a for a in baselines if wide.at[n, a] >= wide.at[n, "domias_kde"]] for n in wide.index}
     won = [n for n, a in ahead.items() if not a]
     out = Outcome(f"DOMIAS (KDE)'s mean AUC above every baseline's at |D_mem| = {', '.join(map(str, won)) or 'none'} "
@@ -288,6 +290,8 @@ def _grows_with_training(t):
     if not {"epochs", "attack", "auc_mean"} <= set(df.columns) or "domias_kde" not in set(df.attack):
         return None
     wide = df.pivot_table(index="epochs", columns="attack", values="auc_mean").sort_index()
+    if len(wide) < 2:
+        return None
     gain = wide.iloc[-1] - wide.iloc[0]
     first, last = wide.index[0], wide.index[-1]
     out = Outcome(f"gain from {first} to {last} epochs: DOMIAS (KDE) {gain['domias_kde']:+.3f}, largest "
@@ -695,6 +699,17 @@ class Row:
         return " + ".join(used) if used else "–"
 
 
+def _apply(claim: Claim, tables: dict[str, pd.DataFrame]) -> tuple[Outcome | None, str]:
+    """The rule's outcome (None when it cannot run) and, when the tables are not shaped as it expects, why."""
+    if not tables:
+        return None, ""
+    try:
+        return claim.rule(tables), ""
+    except (KeyError, IndexError, ValueError, TypeError, AttributeError) as exc:
+        # A table written by another version of a notebook: report it on the row, never stop the page.
+        return None, f"{', '.join(tables)}: not the columns this check reads ({type(exc).__name__}: {exc})"
+
+
 def evaluate(claim: Claim, root: Path) -> Row:
     """Run one claim's rule on the tables it names (paper profile where present, else quick)."""
     tables, profiles, commits = {}, {}, {}
@@ -708,17 +723,18 @@ def evaluate(claim: Claim, root: Path) -> Row:
                 entry = manifests[profile].get(f"tables/{name}.csv", {})
                 commits[name] = str(entry.get("commit", "unknown"))[:7]
                 break
-    outcome = claim.rule(tables) if tables else None
+    outcome, problem = _apply(claim, tables)
     if outcome is None and any(p == "paper" for p in profiles.values()):
         # The paper-size table lacks what the rule needs (e.g. an attack not run there): try quick alone.
         quick = {n: pd.read_csv(_table_path(root, "quick", n)) for n in claim.tables if _table_path(root, "quick", n).exists()}
-        outcome = claim.rule(quick) if quick else None
+        outcome, problem_quick = _apply(claim, quick)
+        problem = problem or problem_quick
         if outcome is not None:
             tables, profiles = quick, {n: "quick" for n in quick}
             commits = {n: str(manifests["quick"].get(f"tables/{n}.csv", {}).get("commit", "unknown"))[:7] for n in quick}
     if outcome is None:
-        return Row(claim, "not run", "–", "no table holds what this check needs" if tables else "no table yet",
-                   {}, {})
+        reason = problem or ("no table holds what this check needs" if tables else "no table yet")
+        return Row(claim, "not run", "–", reason, {}, {})
     v = verdict(outcome.checks)
     reason = ""
     if v != "holds" and outcome.failed:
