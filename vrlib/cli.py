@@ -5,6 +5,8 @@ Examples
 ``vrlib rank --dataset adult --k 5 --top 10 --format csv``
 ``vrlib rank --csv people.csv --categorical sex,job --continuous age,income --dropna``
 ``vrlib classroom generate`` and ``vrlib classroom grade SUBMISSION.ipynb`` (see :mod:`vrlib.classroom`)
+``vrlib scorecard`` regenerates ``figures/SCORECARD.md``, ``figures/PROVENANCE.md`` and the README's summary
+(``--check``: compare only; see :mod:`vrlib.scorecard`)
 
 Bad input gives one line on stderr and exit status 2, never a traceback.
 """
@@ -59,6 +61,11 @@ def _parser() -> argparse.ArgumentParser:
     rank.add_argument("--seed", type=int, default=0, help="seed of the random and rare methods")
     rank.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format")
     _add_classroom(sub)
+    card = sub.add_parser("scorecard", help="regenerate the reproduction scorecard and the provenance page",
+                          description="Write figures/SCORECARD.md, figures/PROVENANCE.md and the README's summary "
+                                      "from the committed tables and manifests.")  # fmt: skip
+    card.add_argument("--root", default=None, help="the project's folder (default: the one vrlib is installed from)")
+    card.add_argument("--check", action="store_true", help="write nothing; exit 1 when a generated file differs")
     return parser
 
 
@@ -161,6 +168,10 @@ def main(argv=None) -> int:
     """Entry point of the ``vrlib`` console script."""
     args = _parser().parse_args(argv)
     warnings.showwarning = _warn_one_line
+    if args.command == "scorecard":
+        from vrlib import scorecard
+
+        return scorecard.main((["--root", args.root] if args.root else []) + (["--check"] if args.check else []))
     try:
         out = _classroom(args) if args.command == "classroom" else _rank(args)
     except VrlibError as exc:

@@ -1,0 +1,169 @@
+#!/usr/bin/env python
+"""Copy a run's executed notebooks into ``notebooks/executed/<profile>/``, small and clean enough to commit.
+
+    .venv/bin/python scripts/publish_notebooks.py --profile quick [--only 03_] [--source results/quick]
+
+From each executed notebook (``results/<profile>/NN_*.ipynb``, as ``run_all.sh`` writes them) it
+drops what a reader does not need and what would bloat the repository: stderr (progress bars,
+warnings), carriage-return progress lines in stdout, widget outputs and widget state, per-cell
+timing metadata; it shrinks PNG figures wider than ``--max-width`` pixels; it replaces this
+machine's paths (the project folder, the data and cache folders) by relative or neutral names.
+It puts a first cell on top that names the profile, seed and the commit(s) that made the run's
+outputs (read from the profile's ``manifest.json``), which the site shows on every page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import io
+import json
+import os
+import re
+import sys
+from datetime import datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BANNER_TAG = "vrlib-provenance"
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
+
+def _clean_stream(text: str) -> str:
+    """Keep what a terminal would show: for each line, the text after its last carriage return."""
+    return "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
+
+
+def _shrink_png(data: str, max_width: int) -> str:
+    from PIL import Image
+
+    raw = base64.b64decode(data)
+    image = Image.open(io.BytesIO(raw))
+    if image.width <= max_width:
+        return data
+    height = round(image.height * max_width / image.width)
+    out = io.BytesIO()
+    image.resize((max_width, height), Image.LANCZOS).save(out, format="PNG", optimize=True)
+    return base64.b64encode(out.getvalue()).decode() if out.tell() < len(raw) else data
+
+
+def _manifest(profile: str, figures: Path | None) -> tuple[dict, str]:
+    """The run's manifest and its path (relative to the project where it is inside it)."""
+    candidates = [figures] if figures else [ROOT / "figures" / profile, ROOT / "results" / profile / "figures" / profile]
+    for folder in candidates:
+        path = Path(folder).resolve() / "manifest.json"
+        if path.exists():
+            shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
+            return json.loads(path.read_text()), str(shown)
+    return {}, "no manifest found"
+
+
+def _commits(manifest: dict, notebook: str, start: str | None, end: str | None) -> list[str]:
+    """The commits recorded for this notebook's outputs during the run (all its outputs when the run's times are unknown)."""
+    entries = [e for e in manifest.values() if e.get("notebook") == notebook]
+    if start and end:
+        def naive(t):
+            return datetime.fromisoformat(t.replace("Z", "+00:00")).replace(tzinfo=None)
+
+        during = [e for e in entries if "written" in e and naive(start) <= naive(e["written"]) <= naive(end)]
+        entries = during or entries
+    return sorted({str(e.get("commit", "")) for e in entries if e.get("commit")})
+
+
+def _neutral_paths(text: str, replacements: list[tuple[str, str]]) -> str:
+    for old, new in replacements:
+        text = text.replace(old, new)
+    return text
+
+
+def publish(path: Path, dest: Path, profile: str, manifest: tuple[dict, str], max_width: int) -> Path:
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    name = path.stem
+    pm = nb.metadata.get("papermill", {})
+    params = pm.get("parameters", {})
+    for cell in nb.cells:
+        for key in ("execution", "papermill", "collapsed", "scrolled"):
+            cell.metadata.pop(key, None)
+        if cell.cell_type != "code":
+            continue
+        kept = []
+        for out in cell.get("outputs", []):
+            if out.output_type == "stream":
+                if out.name == "stderr":
+                    continue
+                out.text = _clean_stream(out.text)
+                if not out.text.strip():
+                    continue
+            if out.output_type in ("display_data", "execute_result"):
+                data = out.get("data", {})
+                if WIDGET in data:
+                    continue
+                data.pop("application/pdf", None)
+                if "image/png" in data:
+                    data["image/png"] = _shrink_png(data["image/png"], max_width)
+            kept.append(out)
+        cell.outputs = kept
+    nb.metadata.pop("widgets", None)
+    pm = {k: v for k, v in pm.items() if k in ("parameters", "start_time", "end_time", "duration", "version")}
+    nb.metadata["papermill"] = pm
+
+    manifest, manifest_path = manifest
+    commits = _commits(manifest, name, pm.get("start_time"), pm.get("end_time"))
+    when = (pm.get("end_time") or "")[:10] or "unknown date"
+    nb.cells = [c for c in nb.cells if BANNER_TAG not in c.metadata.get("tags", [])]
+    commit_text = ", ".join(f"`{c}`" for c in commits) if commits else "not recorded"
+    banner = nbformat.v4.new_markdown_cell(
+        f"> **Executed notebook.** Profile `{params.get('profile', profile)}`, seed {params.get('seed', '?')}, "
+        f"run {when}; commit {commit_text} (from `{manifest_path}`). "
+        f"Source without outputs: `notebooks/{name}.ipynb`; rerun it with "
+        f"`./run_all.sh --profile {params.get('profile', profile)} --only {name[:3]}`.",
+        metadata={"tags": [BANNER_TAG]},
+    )
+    nb.cells.insert(0, banner)
+    nb.metadata["vrlib"] = {"profile": params.get("profile", profile), "seed": params.get("seed"), "commits": commits}
+
+    replacements = [(str(ROOT) + "/", ""), (str(ROOT), ".")]
+    for var, label in (("VRLIB_DATA_DIR", "$VRLIB_DATA_DIR"), ("VRLIB_CACHE_DIR", "$VRLIB_CACHE_DIR")):
+        value = os.environ.get(var)
+        if value:
+            replacements.insert(0, (str(Path(value).resolve()), label))
+            replacements.insert(0, (value, label))
+    replacements.append((str(Path.home()), "~"))
+    text = _neutral_paths(nbformat.writes(nb), replacements)
+    dest.mkdir(parents=True, exist_ok=True)
+    out = dest / f"{name}.ipynb"
+    out.write_text(text)
+    left = sorted(set(re.findall(r"(?<![\w.~$])/(?:home|work|tmp|root|Users|mnt)/[^\s\"'\\]*", text)))
+    if left:
+        print(f"   warning: {out.name} still names absolute paths: {left[:3]}", file=sys.stderr)
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--profile", default="quick", help="the run's profile (default quick)")
+    parser.add_argument("--source", default=None, help="folder of executed notebooks (default results/PROFILE)")
+    parser.add_argument("--dest", default=None, help="where to write (default notebooks/executed/PROFILE)")
+    parser.add_argument("--figures", default=None, help="folder with the run's manifest.json (default figures/PROFILE, "
+                                                        "else results/PROFILE/figures/PROFILE)")
+    parser.add_argument("--only", default="", help="publish only notebooks whose name contains this")
+    parser.add_argument("--max-width", type=int, default=1200, help="widest PNG kept, in pixels (default 1200)")
+    args = parser.parse_args(argv)
+    source = Path(args.source) if args.source else ROOT / "results" / args.profile
+    dest = Path(args.dest) if args.dest else ROOT / "notebooks" / "executed" / args.profile
+    found = sorted(p for p in source.glob("[0-9][0-9]_*.ipynb") if args.only in p.name)
+    if not found:
+        print(f"publish_notebooks: no executed notebook in {source}{' matching ' + args.only if args.only else ''}; "
+              f"run ./run_all.sh --profile {args.profile} first", file=sys.stderr)
+        return 2
+    manifest = _manifest(args.profile, Path(args.figures) if args.figures else None)
+    for path in found:
+        out = publish(path, dest, args.profile, manifest, args.max_width)
+        print(f"{path.name}: {path.stat().st_size / 1e3:,.0f} kB -> {out.stat().st_size / 1e3:,.0f} kB ({out.parent.name}/)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

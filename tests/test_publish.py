@@ -1,0 +1,93 @@
+"""scripts/publish_notebooks.py: what it keeps and drops of an executed notebook, on a notebook made here."""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import io
+import json
+
+import nbformat
+import pytest
+
+from conftest import PROJECT_ROOT
+
+spec = importlib.util.spec_from_file_location("publish_notebooks", PROJECT_ROOT / "scripts" / "publish_notebooks.py")
+publish_notebooks = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(publish_notebooks)
+
+
+def _png(width: int, height: int) -> str:
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (width, height), (200, 30, 30)).save(out, format="PNG")
+    return base64.b64encode(out.getvalue()).decode()
+
+
+def _png_width(data: str) -> int:
+    from PIL import Image
+
+    return Image.open(io.BytesIO(base64.b64decode(data))).width
+
+
+@pytest.fixture
+def executed(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["papermill"] = {"parameters": {"profile": "quick", "seed": 3},
+                                "start_time": "2026-01-02T10:00:00.000000", "end_time": "2026-01-02T11:00:00.000000",
+                                "input_path": f"{PROJECT_ROOT}/notebooks/03_x.ipynb", "environment_variables": {}}
+    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
+    cell = nbformat.v4.new_code_cell(f'figures_dir = "{PROJECT_ROOT}/figures"')
+    cell.metadata["papermill"] = {"duration": 1.0}
+    cell.outputs = [
+        nbformat.v4.new_output("stream", name="stderr", text="100%|#####| 10/10 [00:01<00:00]\n"),
+        nbformat.v4.new_output("stream", name="stdout", text="step 1\rstep 2\rdone\nnext line\n"),
+        nbformat.v4.new_output("display_data", data={"application/vnd.jupyter.widget-view+json": {"model_id": "x"},
+                                                     "text/plain": "HBox()"}),
+        nbformat.v4.new_output("display_data", data={"image/png": _png(2400, 300), "text/plain": "<Figure>"}),
+        nbformat.v4.new_output("display_data", data={"image/png": _png(600, 300), "text/plain": "<Figure>"}),
+    ]
+    nb.cells = [nbformat.v4.new_markdown_cell("# Title"), cell]
+    path = tmp_path / "results" / "03_x.ipynb"
+    path.parent.mkdir()
+    nbformat.write(nb, path)
+    manifest = {
+        "a.png": {"notebook": "03_x", "commit": "inrun111", "written": "2026-01-02T10:30:00"},
+        "b.png": {"notebook": "03_x", "commit": "earlier0", "written": "2025-12-01T10:30:00"},
+        "c.png": {"notebook": "04_y", "commit": "other000", "written": "2026-01-02T10:40:00"},
+    }
+    return path, (manifest, "figures/quick/manifest.json")
+
+
+def test_publish_keeps_what_a_reader_needs(executed, tmp_path):
+    path, manifest = executed
+    out = publish_notebooks.publish(path, tmp_path / "out", "quick", manifest, max_width=1000)
+    text = out.read_text()
+    nb = json.loads(text)
+    banner, title, code = nb["cells"]
+    assert "Profile `quick`, seed 3, run 2026-01-02; commit `inrun111`" in "".join(banner["source"])
+    assert "earlier0" not in text and "other000" not in text  # only the commits of this run of this notebook
+    assert "".join(title["source"]) == "# Title"
+    outputs = code["outputs"]
+    assert [o["output_type"] for o in outputs] == ["stream", "display_data", "display_data"]
+    assert outputs[0]["name"] == "stdout" and "".join(outputs[0]["text"]) == "done\nnext line\n"
+    assert _png_width(outputs[1]["data"]["image/png"]) == 1000
+    assert _png_width(outputs[2]["data"]["image/png"]) == 600
+    assert "widgets" not in nb["metadata"] and "papermill" not in code["metadata"]
+    assert str(PROJECT_ROOT) not in text
+    assert 'figures_dir = \\"figures\\"' in text
+    assert nb["metadata"]["vrlib"] == {"profile": "quick", "seed": 3, "commits": ["inrun111"]}
+
+
+def test_publish_again_replaces_the_banner(executed, tmp_path):
+    path, manifest = executed
+    out = publish_notebooks.publish(path, tmp_path / "out", "quick", manifest, max_width=1000)
+    again = publish_notebooks.publish(out, tmp_path / "again", "quick", manifest, max_width=1000)
+    cells = json.loads(again.read_text())["cells"]
+    assert sum(publish_notebooks.BANNER_TAG in c["metadata"].get("tags", []) for c in cells) == 1
+
+
+def test_main_says_what_to_run_when_there_is_nothing(tmp_path, capsys):
+    assert publish_notebooks.main(["--profile", "paper", "--source", str(tmp_path), "--dest", str(tmp_path / "o")]) == 2
+    assert "./run_all.sh --profile paper" in capsys.readouterr().err

@@ -1,0 +1,215 @@
+"""The reproduction scorecard: its verdict rule on hand-made tables, and the committed pages are current."""
+
+import json
+import shutil
+
+import pandas as pd
+import pytest
+
+from conftest import PROJECT_ROOT
+from vrlib import scorecard
+from vrlib.errors import VrlibError
+from vrlib.experiments.achilles import paper_table
+
+
+def by_rule(rule):
+    (c,) = [c for c in scorecard.CLAIMS if c.rule is rule]
+    return c
+
+
+@pytest.fixture
+def root(tmp_path):
+    """A project folder with the notebooks (for their headings) and no outputs."""
+    shutil.copytree(PROJECT_ROOT / "notebooks", tmp_path / "notebooks",
+                    ignore=shutil.ignore_patterns("assignments", "executed"))
+    return tmp_path
+
+
+def put(root, profile, name, df, commit="abc1234def"):
+    folder = root / "figures" / profile / "tables"
+    folder.mkdir(parents=True, exist_ok=True)
+    df.to_csv(folder / f"{name}.csv", index=False)
+    manifest = root / "figures" / profile / "manifest.json"
+    entries = json.loads(manifest.read_text()) if manifest.exists() else {}
+    entries[f"tables/{name}.csv"] = {"notebook": "nb", "profile": profile, "seed": 0, "commit": commit,
+                                     "written": "2026-01-01T00:00:00", "elapsed_s": 12.0,
+                                     "machine": {"cpu_cores": 2, "gpu": None, "system": "Linux x86_64",
+                                                 "python": "3.11", "packages": {"numpy": "2.0"}}}
+    manifest.write_text(json.dumps(entries))
+
+
+@pytest.mark.parametrize("checks, expected", [
+    ([], "not run"),
+    ([True], "holds"),
+    ([True, True, True], "holds"),
+    ([True, False, True], "holds in part"),
+    ([False], "does not hold"),
+    ([False, False], "does not hold"),
+])  # fmt: skip
+def test_verdict_rule(checks, expected):
+    assert scorecard.verdict(checks) == expected
+
+
+def test_every_claim_is_not_run_without_tables(root):
+    rows = [scorecard.evaluate(c, root) for c in scorecard.CLAIMS]
+    assert {r.verdict for r in rows} == {"not run"}
+    page = scorecard.scorecard_markdown(root)
+    assert page.count("not run") >= len(scorecard.CLAIMS)
+    assert "not yet run at the paper's sizes" in page
+
+
+def _table2(shift: dict) -> pd.DataFrame:
+    """The paper's Table 2 as ours, each (dataset, generator, method) moved by ``shift`` (default 0)."""
+    t = paper_table("query").copy()
+    t["auc_mean"] = [m + shift.get((d, g, meth), 0.0) for d, g, meth, m in zip(t.dataset, t.generator, t.method, t.paper_mean)]
+    t["auc_std"] = 0.05
+    return t
+
+
+def test_table2_cells_within_the_papers_std(root):
+    c = by_rule(scorecard._table2_values)
+    put(root, "paper", "achilles_table2", _table2({}))
+    assert scorecard.evaluate(c, root).verdict == "holds"
+    # One cell moved by more than its paper std: in part; the reason names it.
+    t = paper_table("query")
+    std = float(t[(t.dataset == "adult") & (t.generator == "baynet") & (t.method == "rare")].paper_std.iloc[0])
+    put(root, "paper", "achilles_table2", _table2({("adult", "baynet", "rare"): std + 0.001}))
+    row = scorecard.evaluate(c, root)
+    assert row.verdict == "holds in part" and "adult/baynet/rare" in row.reason
+    assert row.ours.startswith(f"{len(t) - 1} of {len(t)} cells")
+    # Every cell moved far away: does not hold.
+    put(root, "paper", "achilles_table2", _table2({k: 0.5 for k in zip(t.dataset, t.generator, t.method)}))
+    assert scorecard.evaluate(c, root).verdict == "does not hold"
+
+
+def test_distance_best_counts_settings(root):
+    c = by_rule(scorecard._table2_best)
+    t = paper_table("query")
+    # Lift log-likelihood above distance on Adult/Synthpop only.
+    put(root, "paper", "achilles_table2", _table2({("adult", "synthpop", "loglik"): 0.3}))
+    row = scorecard.evaluate(c, root)
+    assert row.verdict == "holds in part"
+    assert row.ours == f"distance best in 3 of {t.groupby(['dataset', 'generator']).ngroups} settings"
+
+
+def test_paper_profile_preferred_and_quick_marked(root):
+    c = by_rule(scorecard._table2_values)
+    put(root, "quick", "achilles_table2", _table2({}), commit="1111111aaaa")
+    row = scorecard.evaluate(c, root)
+    assert (row.size, row.verdict, row.commits["achilles_table2"]) == ("quick", "holds", "1111111")
+    t = paper_table("query")
+    put(root, "paper", "achilles_table2", _table2({k: 0.5 for k in zip(t.dataset, t.generator, t.method)}),
+        commit="2222222bbbb")
+    row = scorecard.evaluate(c, root)
+    assert (row.size, row.verdict, row.commits["achilles_table2"]) == ("paper", "does not hold", "2222222")
+    lines = scorecard.summary_lines([scorecard.evaluate(x, root) for x in scorecard.CLAIMS])
+    achilles = next(line for line in lines if line.startswith("- **achilles**"))
+    # Table 2's two rows read the paper table: its values do not hold, distance stays the best method.
+    assert "at the paper's sizes 1 holds, 1 does not hold (of" in achilles
+
+
+def _fig4(attacks, n_refs=(100, 10000)):
+    rows = []
+    for i, n in enumerate(n_refs):
+        for a, (low, high) in attacks.items():
+            rows.append(dict(ablation="n_ref", n_ref=n, n_syn=10000, attack=a, auc_mean=(low, high)[i], auc_std=0.01,
+                             n_seeds=3))
+    return pd.DataFrame(rows)
+
+
+def test_rule_falls_back_to_quick_when_the_paper_table_lacks_an_attack(root):
+    c = by_rule(scorecard._kde_vs_flow)
+    put(root, "paper", "domias_fig4", _fig4({"domias_kde": (0.55, 0.56), "eq1_kde": (0.52, 0.52)}))
+    assert scorecard.evaluate(c, root).verdict == "not run"
+    put(root, "quick", "domias_fig4", _fig4({"domias_kde": (0.55, 0.56), "domias_flow": (0.54, 0.57)}))
+    row = scorecard.evaluate(c, root)
+    assert (row.size, row.verdict) == ("quick", "holds")
+    put(root, "quick", "domias_fig4", _fig4({"domias_kde": (0.55, 0.56), "domias_flow": (0.56, 0.55)}))
+    assert scorecard.evaluate(c, root).verdict == "does not hold"
+
+
+def test_domias_above_every_baseline_per_size(root):
+    c = by_rule(scorecard._domias_above_baselines)
+    rows = [dict(n_mem=30, attack="domias_kde", auc_mean=0.9), dict(n_mem=30, attack="mc", auc_mean=0.8),
+            dict(n_mem=30, attack="logan_d1", auc_mean=0.85), dict(n_mem=500, attack="domias_kde", auc_mean=0.55),
+            dict(n_mem=500, attack="mc", auc_mean=0.54), dict(n_mem=500, attack="logan_d1", auc_mean=0.56),
+            dict(n_mem=500, attack="domias_flow", auc_mean=0.99)]  # DOMIAS's own flow is not a baseline
+    put(root, "paper", "domias_fig3a", pd.DataFrame(rows).assign(auc_std=0.01, n_seeds=8))
+    row = scorecard.evaluate(c, root)
+    assert row.verdict == "holds in part"
+    assert "at 500: LOGAN D1 at or above" in row.reason and "MC" not in row.reason
+
+
+def test_lost_rmsd_reads_every_sweep_table_it_finds(root):
+    c = next(x for x in scorecard.CLAIMS if x.tables == scorecard.LOST_RMSD and "range" in x.rule_text)
+    low, high = (scorecard._lost_paper("rmsd")[k] for k in ("low", "high"))
+    put(root, "quick", "lost_table_rmsd", pd.DataFrame(dict(generator=["synthpop", "baynet"], rmsd=[low, high],
+                                                            floor=[0.0, 0.0])))
+    assert scorecard.evaluate(c, root).verdict == "holds"
+    put(root, "paper", "lost_fig3_rmsd", pd.DataFrame(dict(n_records=[100], rmsd=[high + 0.01], floor=[0.0])))
+    row = scorecard.evaluate(c, root)
+    assert row.verdict == "holds in part" and "|D| = 100" in row.reason
+    assert row.size == "paper + quick"
+
+
+def test_new_table_is_picked_up_by_name(root):
+    c = by_rule(scorecard._census_omega)
+    assert scorecard.evaluate(c, root).verdict == "not run"
+    census = _table2({})
+    census = census[census.dataset == "census"]
+    put(root, "paper", "achilles_census_omega", census)
+    assert scorecard.evaluate(c, root).verdict == "holds"
+
+
+def test_a_missing_heading_is_an_error(root, monkeypatch):
+    bad = scorecard.Claim("mca", "x", "y", ("mca_table3",), scorecard._mca_table3, "z", "07", "No such heading")
+    monkeypatch.setattr(scorecard, "CLAIMS", scorecard.CLAIMS + (bad,))
+    with pytest.raises(VrlibError, match="No such heading"):
+        scorecard.scorecard_markdown(root)
+
+
+def test_provenance_groups_files_of_one_output(root):
+    put(root, "quick", "lost_fig5", pd.DataFrame(dict(a=[1])), commit="feedbeef0000")
+    manifest = root / "figures" / "quick" / "manifest.json"
+    entries = json.loads(manifest.read_text())
+    entries["tables/lost_fig5.md"] = entries["tables/lost_fig5.csv"]
+    manifest.write_text(json.dumps(entries))
+    page = scorecard.provenance_markdown(root)
+    rows = [line for line in page.splitlines() if "`tables/lost_fig5`" in line]
+    assert len(rows) == 1 and "`feedbeef0000`" in rows[0] and "| 12 |" in rows[0]
+
+
+def test_readme_block_is_replaced_between_markers():
+    text = f"intro\n{scorecard.README_BEGIN}\nold\n{scorecard.README_END}\nrest\n"
+    new = scorecard.readme_with_summary(text, "new line")
+    assert new == f"intro\n{scorecard.README_BEGIN}\nnew line\n{scorecard.README_END}\nrest\n"
+    with pytest.raises(VrlibError, match="markers"):
+        scorecard.readme_with_summary("no markers", "x")
+
+
+def test_committed_pages_are_current():
+    stale = scorecard.write(PROJECT_ROOT, check=True)
+    assert not stale, f"regenerate with `python -m vrlib.scorecard` and commit: {[p.name for p in stale]}"
+
+
+def test_cli_writes_then_checks(root, capsys):
+    from vrlib.cli import main
+
+    put(root, "quick", "achilles_table2", _table2({}))
+    assert main(["scorecard", "--check", "--root", str(root)]) == 1  # nothing written yet
+    assert main(["scorecard", "--root", str(root)]) == 0
+    assert "holds" in (root / "figures" / "SCORECARD.md").read_text()
+    assert main(["scorecard", "--check", "--root", str(root)]) == 0
+    put(root, "quick", "achilles_table2", _table2({("adult", "baynet", "rare"): 0.4}))  # a new run changes a table
+    assert main(["scorecard", "--check", "--root", str(root)]) == 1
+
+
+def test_a_table_of_another_shape_is_not_run_with_its_reason(root):
+    odd = pd.DataFrame({"subgroup": ["race=X"], "group": ["all"], "attack": ["domias_kde"], "accuracy_mean": [0.5]})
+    put(root, "quick", "domias_fig5", odd)  # no minority / majority rows
+    row = scorecard.evaluate(by_rule(scorecard._minority), root)
+    assert row.verdict == "not run" and "domias_fig5: not the columns this check reads" in row.reason
+    put(root, "quick", "lost_fig5", pd.DataFrame(columns=["model_seeded_min", "model_seeded_max", "traditional",
+                                                          "between_datasets_sd", "noise_sd", "n_datasets"]))
+    assert scorecard.evaluate(by_rule(scorecard._one_record), root).verdict == "not run"  # an empty table
+    assert "not run" in scorecard.scorecard_markdown(root)
