@@ -28,7 +28,7 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from vrlib import data, report  # noqa: E402
+from vrlib import data, report, scorecard  # noqa: E402
 from vrlib.cli import main  # noqa: E402
 from vrlib.data import Schema, prepare, read_csv  # noqa: E402
 from vrlib.encoding import TableEncoder  # noqa: E402
@@ -413,8 +413,12 @@ def test_no_profile_writes_over_another_profiles_outputs(tmp_path, monkeypatch):
 
 def test_committed_outputs_live_per_profile():
     committed = PROJECT_ROOT / "figures"
-    assert not [p.name for p in committed.iterdir() if p.is_file()], "figures/ holds one folder per profile"
-    for folder in committed.iterdir():
+    # Beside the profiles' folders only the pages the scorecard generates from them.
+    generated = {p.name for p in scorecard.outputs(PROJECT_ROOT) if p.parent == committed}
+    assert generated == {"SCORECARD.md", "PROVENANCE.md"}
+    loose = {p.name for p in committed.iterdir() if p.is_file()}
+    assert loose <= generated, f"figures/ holds one folder per profile, not {sorted(loose - generated)}"
+    for folder in (p for p in committed.iterdir() if p.is_dir()):
         manifest = json.loads((folder / "manifest.json").read_text())
         assert {e["profile"] for e in manifest.values()} == {folder.name}
         assert all((folder / name).is_file() for name in manifest), "every manifest entry names a committed file"
