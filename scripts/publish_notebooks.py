@@ -47,13 +47,14 @@ def _shrink_png(data: str, max_width: int) -> str:
     return base64.b64encode(out.getvalue()).decode() if out.tell() < len(raw) else data
 
 
-def _manifest(profile: str, figures: Path | None) -> tuple[dict, str]:
-    """The run's manifest and its path (relative to the project where it is inside it)."""
+def _manifest(profile: str, figures: Path | None, run_roots: list[Path] = ()) -> tuple[dict, str]:
+    """The run's manifest and its path (relative to the checkout that holds it, where one does)."""
     candidates = [figures] if figures else [ROOT / "figures" / profile, ROOT / "results" / profile / "figures" / profile]
     for folder in candidates:
         path = Path(folder).resolve() / "manifest.json"
         if path.exists():
-            shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
+            holders = [r for r in (ROOT, *run_roots) if path.is_relative_to(r.resolve())]
+            shown = path.relative_to(holders[0].resolve()) if holders else path.name
             return json.loads(path.read_text()), str(shown)
     return {}, "no manifest found"
 
@@ -76,7 +77,10 @@ def _neutral_paths(text: str, replacements: list[tuple[str, str]]) -> str:
     return text
 
 
-def publish(path: Path, dest: Path, profile: str, manifest: tuple[dict, str], max_width: int) -> Path:
+def publish(path: Path, dest: Path, profile: str, manifest: tuple[dict, str], max_width: int,
+            run_roots: tuple[Path, ...] | list[Path] = ()) -> Path:
+    """Write a clean copy of the executed notebook ``path`` into ``dest``; paths inside this checkout
+    and the ``run_roots`` (other checkouts that ran it) become relative."""
     import nbformat
 
     nb = nbformat.read(path, as_version=4)
@@ -124,7 +128,9 @@ def publish(path: Path, dest: Path, profile: str, manifest: tuple[dict, str], ma
     nb.cells.insert(0, banner)
     nb.metadata["vrlib"] = {"profile": params.get("profile", profile), "seed": params.get("seed"), "commits": commits}
 
-    replacements = [(str(ROOT) + "/", ""), (str(ROOT), ".")]
+    replacements = []
+    for root in (*run_roots, ROOT):  # the checkout that ran the notebook may be another clone
+        replacements += [(str(root) + "/", ""), (str(root), ".")]
     for var, label in (("VRLIB_DATA_DIR", "$VRLIB_DATA_DIR"), ("VRLIB_CACHE_DIR", "$VRLIB_CACHE_DIR")):
         value = os.environ.get(var)
         if value:
@@ -139,6 +145,12 @@ def publish(path: Path, dest: Path, profile: str, manifest: tuple[dict, str], ma
     if left:
         print(f"   warning: {out.name} still names absolute paths: {left[:3]}", file=sys.stderr)
     return out
+
+
+def _run_roots(source: Path) -> list[Path]:
+    """The checkout whose ``results/<profile>/`` holds the notebooks, when it is not this one."""
+    root = source.resolve().parent.parent
+    return [root] if source.resolve().parent.name == "results" and root != ROOT.resolve() else []
 
 
 def main(argv=None) -> int:
@@ -158,9 +170,10 @@ def main(argv=None) -> int:
         print(f"publish_notebooks: no executed notebook in {source}{' matching ' + args.only if args.only else ''}; "
               f"run ./run_all.sh --profile {args.profile} first", file=sys.stderr)
         return 2
-    manifest = _manifest(args.profile, Path(args.figures) if args.figures else None)
+    run_roots = _run_roots(source)
+    manifest = _manifest(args.profile, Path(args.figures) if args.figures else None, run_roots)
     for path in found:
-        out = publish(path, dest, args.profile, manifest, args.max_width)
+        out = publish(path, dest, args.profile, manifest, args.max_width, run_roots=run_roots)
         print(f"{path.name}: {path.stat().st_size / 1e3:,.0f} kB -> {out.stat().st_size / 1e3:,.0f} kB ({out.parent.name}/)")
     return 0
 

@@ -91,3 +91,24 @@ def test_publish_again_replaces_the_banner(executed, tmp_path):
 def test_main_says_what_to_run_when_there_is_nothing(tmp_path, capsys):
     assert publish_notebooks.main(["--profile", "paper", "--source", str(tmp_path), "--dest", str(tmp_path / "o")]) == 2
     assert "./run_all.sh --profile paper" in capsys.readouterr().err
+
+
+def test_notebooks_run_in_another_checkout_name_no_path_of_it(tmp_path):
+    other = tmp_path / "clone"
+    source = other / "results" / "quick"
+    source.mkdir(parents=True)
+    (other / "figures" / "quick").mkdir(parents=True)
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["papermill"] = {"parameters": {"profile": "quick", "seed": 0}}
+    cell = nbformat.v4.new_code_cell(f'figures_dir = "{other}/figures"')
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"wrote {other}/figures/quick/a.png\n")]
+    nb.cells = [cell]
+    nbformat.write(nb, source / "03_x.ipynb")
+    (other / "figures" / "quick" / "manifest.json").write_text("{}")
+    dest = tmp_path / "out"
+    assert publish_notebooks.main(["--source", str(source), "--dest", str(dest),
+                                   "--figures", str(other / "figures" / "quick")]) == 0
+    text = (dest / "03_x.ipynb").read_text()
+    assert str(other) not in text and str(tmp_path) not in text
+    assert "from `figures/quick/manifest.json`" in text
+    assert "wrote figures/quick/a.png" in text and 'figures_dir = \\"figures\\"' in text
