@@ -24,7 +24,7 @@ from vrlib.generators.bayesnet import (
 from vrlib.generators.neural import CTGAN, TVAE
 from vrlib.generators.noise import AdditiveNoise
 from vrlib.generators.synthpop import Synthpop
-from vrlib.generators.wgan import WGANGP
+from vrlib.generators.wgan import WGANGP, WGANWC
 
 # Fast settings for every generator (the neural ones: one epoch, small networks).
 FAST = {
@@ -35,6 +35,7 @@ FAST = {
     "ctgan": {"epochs": 1, "batch_size": 20, "embedding_dim": 8, "generator_dim": (16,), "discriminator_dim": (16,), "device": "cpu", "threads": 1},
     "noise": {"scale": 0.5, "resample_prob": 0.2},
     "wgan_gp": {"epochs": 1, "batch_size": 20, "z_dim": 8, "device": "cpu", "threads": 1},
+    "wgan_wc": {"epochs": 1, "batch_size": 20, "z_dim": 8, "device": "cpu", "threads": 1},
 }
 NAMES = sorted(FAST)
 
@@ -65,7 +66,7 @@ def fitted(name: str, df, schema, seed=0, **extra):
 
 def test_registry_names_and_classes():
     expected = {"synthpop": Synthpop, "baynet": BayNet, "privbayes": PrivBayes, "tvae": TVAE, "ctgan": CTGAN,
-                "noise": AdditiveNoise, "wgan_gp": WGANGP}  # fmt: skip
+                "noise": AdditiveNoise, "wgan_gp": WGANGP, "wgan_wc": WGANWC}  # fmt: skip
     assert set(REGISTRY) == set(expected)
     for name, cls in expected.items():
         assert type(get_generator(name)) is cls
@@ -170,7 +171,7 @@ def tiny_table(n):
 @pytest.mark.parametrize("n", [1, 3, 7])
 def test_tiny_tables_and_constant_columns(name, n):
     df, schema = tiny_table(n)
-    if name in ("tvae", "ctgan", "wgan_gp") and n < 2:
+    if name in ("tvae", "ctgan", "wgan_gp", "wgan_wc") and n < 2:
         with pytest.raises(VrlibError, match="at least 2 training rows"):
             fitted(name, df, schema)
         return
