@@ -147,3 +147,18 @@ def test_every_profile_releases_wgan_wc_beside_wgan_gp():
         assert gens["WGAN-WC"][0] == "wgan_wc" and gens["WGAN-WC"][1] == gens["WGAN-GP"][1]
     assert profile_settings("mca", "paper")["split"] == "authors"
     assert profile_settings("mca", "paper")["wgan_epochs"] == 300
+
+
+def test_fit_counts_and_predicted_cost(monkeypatch):
+    # paper: each GAN 2 fits (release + shadow), +1 without pre-processing (all four are in raw_generators),
+    # WGAN-GP +3 for attack model (2) (one model sampled twice, a shadow per copy)
+    assert mca.paper_profile_fits("paper") == {"wgan_gp": 6, "wgan_wc": 3, "ctgan": 3, "tvae": 3}
+    assert mca.paper_profile_fits("quick") == {"wgan_gp": 2, "wgan_wc": 2, "ctgan": 2, "tvae": 3}  # TVAE raw
+    monkeypatch.setitem(mca.MEASURED_FIT_COST, "epoch_cpu_s", {"wgan_gp": 2.0, "wgan_wc": 1.0, "ctgan": 3.0, "tvae": 0.5})
+    monkeypatch.setitem(mca.MEASURED_FIT_COST, "fixed_cpu_s", {"wgan_gp": 0.0, "wgan_wc": 6.0, "ctgan": 12.0, "tvae": 6.0})
+    cost = mca.predicted_cost("paper").set_index("generator")
+    assert cost.loc["WGAN-GP", "minutes_300_epochs"] == pytest.approx(10.0)  # 300 × 2 s
+    assert cost.loc["CTGAN", "minutes_300_epochs"] == pytest.approx((12 + 900) / 60)
+    assert cost.loc["WGAN-GP", "cpu_minutes"] == pytest.approx(60.0) and cost.loc["TVAE", "cpu_minutes"] == pytest.approx(7.8)
+    smoke = mca.predicted_cost("smoke").set_index("generator")  # 1,500 rows: an epoch costs 1500 / 31655 of one
+    assert smoke.loc["WGAN-WC", "cpu_minutes"] == pytest.approx(2 * (6 + 2 * 1.0 * 1500 / 31655) / 60)

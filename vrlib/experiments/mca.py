@@ -159,6 +159,58 @@ def generators(settings: dict) -> list[tuple[str, str, dict]]:
     return out
 
 
+GANS = ("wgan_gp", "wgan_wc", "ctgan", "tvae")
+
+
+def paper_profile_fits(profile: str = "paper") -> dict[str, int]:
+    """How many times the notebook fits each GAN under ``profile``: registry name -> number of fits.
+
+    Each release is one fit plus one shadow fit per released copy (attack model (1): one);
+    the releases without pre-processing are one fit each (no attack); attack model (2) fits
+    its generator once more (``N_s`` copies from one model) and a shadow per copy.
+    """
+    settings = profile_settings("mca", profile)
+    counts = {name: 2 for _, name, _ in generators(settings) if name in GANS}
+    for name in settings["raw_generators"]:
+        if name in counts:
+            counts[name] += 1
+    if settings["model2_generator"] in counts:
+        counts[settings["model2_generator"]] += 1 + settings["model2_n_releases"]
+    return counts
+
+
+# One fit on the 31,655 pre-processed Adult training rows, batch 500, one PyTorch thread, in CPU seconds:
+# the cost of an epoch and the fixed cost (CTGAN / TVAE: mostly the Gaussian mixture of age), measured by
+# benchmarks/bench_collision.py --part generators (load average 3.4-3.8; an earlier run with fewer epochs gave
+# 2.42 / 2.38 / 3.53 s per epoch for WGAN-GP / WGAN-WC / CTGAN).
+MEASURED_FIT_COST = {
+    "machine": "a 2-core CPU machine shared with other jobs",
+    "epoch_cpu_s": {"wgan_gp": 2.625, "wgan_wc": 2.287, "ctgan": 2.865, "tvae": 0.382},
+    "fixed_cpu_s": {"wgan_gp": 1.49, "wgan_wc": 0.0, "ctgan": 7.94, "tvae": 5.05},
+}
+_LABELS = {"wgan_gp": "WGAN-GP", "wgan_wc": "WGAN-WC", "ctgan": "CTGAN", "tvae": "TVAE"}
+
+
+def predicted_cost(profile: str = "paper") -> pd.DataFrame:
+    """The predicted CPU cost of every GAN fit the notebook makes under ``profile`` (:data:`MEASURED_FIT_COST`).
+
+    One row per GAN: ``fits`` (:func:`paper_profile_fits`), ``epochs`` (the profile's),
+    ``minutes_300_epochs`` (one fit at the paper's training) and ``cpu_minutes`` (all its
+    fits at the profile's epochs).  Fits without pre-processing (15 columns) are given the
+    pre-processed table's cost.
+    """
+    settings = profile_settings("mca", profile)
+    rows_scale = (settings["n_train"] or PAPER["n_train"]) / PAPER["n_train"]  # an epoch costs in proportion to the rows
+    epochs = {"wgan_gp": settings["wgan_epochs"], "wgan_wc": settings["wgan_epochs"],
+              "ctgan": settings["ctgan_epochs"], "tvae": settings["tvae_epochs"]}  # fmt: skip
+    epoch_s, fixed_s = MEASURED_FIT_COST["epoch_cpu_s"], MEASURED_FIT_COST["fixed_cpu_s"]
+    rows = [{"generator": _LABELS[name], "fits": n, "epochs": epochs[name],
+             "minutes_300_epochs": (fixed_s[name] + 300 * epoch_s[name]) / 60,
+             "cpu_minutes": n * (fixed_s[name] + epochs[name] * epoch_s[name] * rows_scale) / 60}
+            for name, n in paper_profile_fits(profile).items()]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
 # --------------------------------------------------------------------------- releases and their attack
 
 
@@ -315,5 +367,5 @@ def precision_recall(records: pd.DataFrame, column: str = "score") -> pd.DataFra
     return pd.DataFrame({"threshold": t, "precision": p[:-1], "recall": r[:-1]})
 
 
-__all__ = ["PAPER", "AUTHORS_SPLIT", "AUTHORS_TRAIN_HEAD", "data", "training_statistics", "table3_definitions", "generators", "synthesise", "releases",
+__all__ = ["PAPER", "AUTHORS_SPLIT", "AUTHORS_TRAIN_HEAD", "data", "training_statistics", "table3_definitions", "paper_profile_fits", "predicted_cost", "MEASURED_FIT_COST", "generators", "synthesise", "releases",
            "summary", "frequency_histogram", "precision_recall"]  # fmt: skip
