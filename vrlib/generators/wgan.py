@@ -1,4 +1,4 @@
-"""WGAN-GP for tables with the generator and critic of TableGAN-MCA (Hu et al. 2021, eqs. 5–6).
+"""WGAN-GP and WGAN-WC for tables with the generator and critic of TableGAN-MCA (Hu et al. 2021, eqs. 5–6).
 
 Generator (eq. 5), with ``z`` Gaussian noise::
 
@@ -10,9 +10,11 @@ Generator (eq. 5), with ``z`` Gaussian noise::
 (the paper writes the heads on ``h2`` with input size ``|z| + 512``: the concatenation
 ``z ⊕ h1 ⊕ h2``, the "recurrent" skip connections of CTGAN's residual generator).
 Critic (eq. 6): two FC-256 layers with leaky ReLU 0.2 and dropout 0.5, then FC -> 1.
-Training: the Wasserstein loss with gradient penalty (Gulrajani et al. 2017, λ = 10),
-Adam (lr 2e-4, betas 0.5 / 0.9).  Continuous columns are min-max scaled to [-1, 1] for
-the tanh head; categorical columns are one-hot.  Sampling draws each categorical value
+Training (:class:`WGANGP`): the Wasserstein loss with gradient penalty (Gulrajani et al.
+2017, λ = 10), Adam (lr 2e-4, betas 0.5 / 0.9).  :class:`WGANWC` trains the same networks
+on the Wasserstein loss alone and clips the critic's weights to ``[-c, c]`` after each of
+its updates (Arjovsky et al. 2017), with the authors' optimiser settings.  Continuous
+columns are min-max scaled to [-1, 1] for the tanh head; categorical columns are one-hot.  Sampling draws each categorical value
 from the softmax of its head (the argmax of a Gumbel-perturbed head) and maps the tanh
 output back to the column's range.
 
