@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vrlib.attacks.collision import TableGanMCA, occurs_in, record_frequency, threshold
+from vrlib.attacks.collision import TableGanMCA, frequency_share, occurs_in, record_frequency, threshold
 from vrlib.data import Schema, prepare
 from vrlib.errors import VrlibError
 from vrlib.metrics import recovery_metrics
@@ -29,6 +29,41 @@ def test_frequency_hand_made_duplicates_and_near_duplicates():
     }), schema)  # fmt: skip
     assert record_frequency(df, schema).tolist() == [3, 3, 3, 1, 1, 1]
     assert np.allclose(record_frequency(df, schema, normalize=True), np.array([3, 3, 3, 1, 1, 1]) / 6)
+
+
+def test_frequency_share_hand_computed():
+    # values A x4, B x3, C x2, D x1, E x1: 11 records, 5 distinct values
+    schema = Schema(["v"], [])
+    df = prepare(pd.DataFrame({"v": list("AAAABBBCCDE")}), schema)
+    # k = 1: D and E (2 records, 2 values)
+    assert frequency_share(df, schema, 1) == pytest.approx(2 / 11)
+    assert frequency_share(df, schema, 1, count="distinct") == pytest.approx(2 / 11)
+    assert frequency_share(df, schema, 1, count="distinct", per="distinct") == pytest.approx(2 / 5)
+    # k = 3: B, C, D, E: 3 + 2 + 1 + 1 = 7 records, 4 distinct values
+    assert frequency_share(df, schema, 3) == pytest.approx(7 / 11)
+    assert frequency_share(df, schema, 3, count="distinct") == pytest.approx(4 / 11)
+    assert frequency_share(df, schema, 3, count="distinct", per="distinct") == pytest.approx(4 / 5)
+    assert frequency_share(df, schema, 3, count="records", per="distinct") == pytest.approx(7 / 5)
+    assert frequency_share(df, schema, 4) == 1.0
+
+
+def test_frequency_share_against_brute_force():
+    df, schema = make_table(n=80, seed=3)
+    df = df.iloc[np.random.default_rng(0).integers(0, 30, 80)].reset_index(drop=True)  # duplicates
+    f = brute_frequency(df)
+    first = ~df.astype(object).duplicated().to_numpy()
+    for k in (1, 2, 3, 5):
+        assert frequency_share(df, schema, k) == pytest.approx((f <= k).mean())
+        assert frequency_share(df, schema, k, count="distinct") == pytest.approx((f[first] <= k).sum() / len(df))
+        assert frequency_share(df, schema, k, count="distinct", per="distinct") == pytest.approx((f[first] <= k).mean())
+
+
+@pytest.mark.parametrize("bad", [{"at_most": 0}, {"at_most": 2.5}, {"at_most": True}, {"count": "rows"}, {"per": "all"}])
+def test_frequency_share_bad_arguments(bad):
+    schema = Schema(["v"], [])
+    df = prepare(pd.DataFrame({"v": list("AAB")}), schema)
+    with pytest.raises(VrlibError):
+        frequency_share(df, schema, **{"at_most": 1, **bad})
 
 
 def test_frequency_float_columns_and_signed_zero():

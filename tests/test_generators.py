@@ -24,7 +24,7 @@ from vrlib.generators.bayesnet import (
 from vrlib.generators.neural import CTGAN, TVAE
 from vrlib.generators.noise import AdditiveNoise
 from vrlib.generators.synthpop import Synthpop
-from vrlib.generators.wgan import WGANGP
+from vrlib.generators.wgan import WGANGP, WGANWC
 
 # Fast settings for every generator (the neural ones: one epoch, small networks).
 FAST = {
@@ -35,6 +35,7 @@ FAST = {
     "ctgan": {"epochs": 1, "batch_size": 20, "embedding_dim": 8, "generator_dim": (16,), "discriminator_dim": (16,), "device": "cpu", "threads": 1},
     "noise": {"scale": 0.5, "resample_prob": 0.2},
     "wgan_gp": {"epochs": 1, "batch_size": 20, "z_dim": 8, "device": "cpu", "threads": 1},
+    "wgan_wc": {"epochs": 1, "batch_size": 20, "z_dim": 8, "device": "cpu", "threads": 1},
 }
 NAMES = sorted(FAST)
 
@@ -65,7 +66,7 @@ def fitted(name: str, df, schema, seed=0, **extra):
 
 def test_registry_names_and_classes():
     expected = {"synthpop": Synthpop, "baynet": BayNet, "privbayes": PrivBayes, "tvae": TVAE, "ctgan": CTGAN,
-                "noise": AdditiveNoise, "wgan_gp": WGANGP}  # fmt: skip
+                "noise": AdditiveNoise, "wgan_gp": WGANGP, "wgan_wc": WGANWC}  # fmt: skip
     assert set(REGISTRY) == set(expected)
     for name, cls in expected.items():
         assert type(get_generator(name)) is cls
@@ -170,7 +171,7 @@ def tiny_table(n):
 @pytest.mark.parametrize("n", [1, 3, 7])
 def test_tiny_tables_and_constant_columns(name, n):
     df, schema = tiny_table(n)
-    if name in ("tvae", "ctgan", "wgan_gp") and n < 2:
+    if name in ("tvae", "ctgan", "wgan_gp", "wgan_wc") and n < 2:
         with pytest.raises(VrlibError, match="at least 2 training rows"):
             fitted(name, df, schema)
         return
@@ -703,3 +704,62 @@ def test_sample_encoded_is_the_encoded_sample(name):
         gen.sample_encoded(500, seed=4, categories={"colour": ["red"], "size": [1, 2, 3]})
     with pytest.raises(VrlibError, match="does not describe"):
         gen.sample_encoded(5, schema=Schema(categorical=("colour",), continuous=("age",)))
+
+
+def test_fast_ctgan_row_sampler_draws_ctgans_rows():
+    """One randint over the batch draws what ctgan's one np.random.choice per row draws: same rows, same state."""
+    from ctgan.data_sampler import DataSampler
+
+    from vrlib.generators.neural import _fast_sampler_class
+
+    rng = np.random.default_rng(0)
+    # one-hot columns of 3 (a rare level: 1 row), 5 and 2 levels, and a continuous span between them
+    codes = [rng.choice(2, 400, p=[0.7, 0.3]), rng.integers(0, 5, 400), rng.integers(0, 2, 400)]
+    codes[0][17] = 2  # level 2 of the first column: one row only
+    blocks = [np.eye(3)[codes[0]], rng.normal(size=(400, 1)), np.eye(5)[codes[1]], np.eye(2)[codes[2]]]
+    data = np.hstack(blocks).astype(np.float32)
+    from ctgan.data_transformer import SpanInfo
+
+    info = [[SpanInfo(3, "softmax")], [SpanInfo(1, "tanh")], [SpanInfo(5, "softmax")], [SpanInfo(2, "softmax")]]
+    plain, fast = DataSampler(data, info, True), _fast_sampler_class()(data, info, True)
+    for seed in range(20):
+        batch = [1, 7, 500][seed % 3]
+        col = np.random.default_rng(seed).integers(0, 3, batch)
+        opt = np.array([np.random.default_rng(seed + i).integers(0, (3, 5, 2)[c]) for i, c in enumerate(col)])
+        opt[col == 0] = np.where(np.arange((col == 0).sum()) % 2, 2, opt[col == 0])  # the 1-row level often
+        out = []
+        for sampler in (plain, fast):
+            np.random.seed(seed)
+            out.append((sampler.sample_data(data, batch, col, opt), np.random.get_state()[1].copy()))
+        np.testing.assert_array_equal(out[0][0], out[1][0])
+        np.testing.assert_array_equal(out[0][1], out[1][1])  # the same numbers consumed
+        # and every sampled row has the requested level in the requested column
+        starts = (0, 4, 9)
+        assert all(out[1][0][i, starts[c] + o] == 1 for i, (c, o) in enumerate(zip(col, opt)))
+    assert type(fast.plain()) is DataSampler and not hasattr(fast, "_fast_rows")
+
+
+@pytest.mark.parametrize("n, batch_size, epochs", [(120, 20, 2), (90, 40, 3)])
+def test_ctgan_with_the_fast_row_sampler_fits_bit_for_bit(n, batch_size, epochs, monkeypatch):
+    import pickle
+
+    import torch
+
+    from vrlib.generators.neural import _fast_sampler_class
+
+    df, schema = mixed_table(n, seed=n)
+    params = {**FAST["ctgan"], "batch_size": batch_size, "epochs": epochs}
+    calls = []
+    fast_class = _fast_sampler_class()
+    monkeypatch.setattr(fast_class, "sample_data",
+                        lambda self, *a, f=fast_class.sample_data: calls.append(1) or f(self, *a))  # fmt: skip
+    fast = CTGAN(**params).fit(df, schema, seed=4)
+    assert len(calls) == epochs * (n // batch_size)  # the fast sampler did the work
+    monkeypatch.setattr(CTGAN, "_plain_sampler", True)
+    plain = CTGAN(**params).fit(df, schema, seed=4)
+    a, b = fast.model_._generator.state_dict(), plain.model_._generator.state_dict()
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    pd.testing.assert_frame_equal(fast.model_.loss_values, plain.model_.loss_values)
+    pd.testing.assert_frame_equal(fast.sample(200, seed=1), plain.sample(200, seed=1))
+    assert type(fast.model_._data_sampler).__module__ == "ctgan.data_sampler"  # pickles as ctgan's own
+    pd.testing.assert_frame_equal(pickle.loads(pickle.dumps(fast)).sample(50, seed=2), fast.sample(50, seed=2))

@@ -107,3 +107,58 @@ def test_releases_on_a_dask_cluster_without_shared_disk(tmp_path, monkeypatch):
         pd.testing.assert_frame_equal(a["records"], b["records"])
     assert any((tmp_path / "client").rglob("*.npz"))  # the client wrote the cache...
     assert not workers_cache.exists() or not any(workers_cache.rglob("*.npz"))  # ...the workers never did
+
+
+@pytest.mark.realdata
+def test_authors_split_and_table3_counting_distinct_records():
+    """The authors' split gives their printed first rows, and Table 3 counts distinct records per record."""
+    require_real("adult.data", "adult.test")
+    train, test, schema = mca.data(split="authors")
+    assert (len(train), len(test)) == (31655, 13567) and not set(train.index) & set(test.index)
+    assert tuple(train.index[:5]) == mca.AUTHORS_TRAIN_HEAD
+    assert train.loc[33716, "age"] == 27 and train.loc[33716, "workclass"] == "Local-gov"  # the authors' first row
+    # an independent count with pandas: value_counts of whole rows
+    counts = train.value_counts()
+    assert len(counts) == 27594
+    assert round(100 * (counts == 1).sum() / len(train), 2) == 79.39
+    assert round(100 * (counts <= 3).sum() / len(train), 2) == 86.07  # distinct values, per record
+    assert round(100 * counts[counts <= 3].sum() / len(train), 2) == 94.02  # records, per record: not the paper's
+    table = mca.table3_definitions()
+    hit = table[table.matches_paper]
+    assert hit[["split", "count", "per"]].values.tolist() == [["authors", "distinct", "records"]]
+    ours = table.set_index(["split", "count", "per"])
+    assert ours.loc[("authors", "distinct", "records"), "distinct_records"] == 27594
+    stats = mca.training_statistics(train, test, schema)
+    assert stats["at_most_3_share"] == ours.loc[("authors", "distinct", "records"), "at_most_3_share"]
+    assert stats["at_most_3_share_records"] == ours.loc[("authors", "records", "records"), "at_most_3_share"]
+
+
+def test_data_rejects_an_unknown_split():
+    with pytest.raises(VrlibError, match="split"):
+        mca.data(split="random")
+
+
+def test_every_profile_releases_wgan_wc_beside_wgan_gp():
+    from vrlib.experiments import profile_settings
+
+    for profile in ("smoke", "quick", "paper"):
+        settings = profile_settings("mca", profile)
+        gens = {label: (name, params) for label, name, params in mca.generators(settings)}
+        assert gens["WGAN-WC"][0] == "wgan_wc" and gens["WGAN-WC"][1] == gens["WGAN-GP"][1]
+    assert profile_settings("mca", "paper")["split"] == "authors"
+    assert profile_settings("mca", "paper")["wgan_epochs"] == 300
+
+
+def test_fit_counts_and_predicted_cost(monkeypatch):
+    # paper: each GAN 2 fits (release + shadow), +1 without pre-processing (all four are in raw_generators),
+    # WGAN-GP +3 for attack model (2) (one model sampled twice, a shadow per copy)
+    assert mca.paper_profile_fits("paper") == {"wgan_gp": 6, "wgan_wc": 3, "ctgan": 3, "tvae": 3}
+    assert mca.paper_profile_fits("quick") == {"wgan_gp": 2, "wgan_wc": 2, "ctgan": 2, "tvae": 3}  # TVAE raw
+    monkeypatch.setitem(mca.MEASURED_FIT_COST, "epoch_cpu_s", {"wgan_gp": 2.0, "wgan_wc": 1.0, "ctgan": 3.0, "tvae": 0.5})
+    monkeypatch.setitem(mca.MEASURED_FIT_COST, "fixed_cpu_s", {"wgan_gp": 0.0, "wgan_wc": 6.0, "ctgan": 12.0, "tvae": 6.0})
+    cost = mca.predicted_cost("paper").set_index("generator")
+    assert cost.loc["WGAN-GP", "minutes_300_epochs"] == pytest.approx(10.0)  # 300 × 2 s
+    assert cost.loc["CTGAN", "minutes_300_epochs"] == pytest.approx((12 + 900) / 60)
+    assert cost.loc["WGAN-GP", "cpu_minutes"] == pytest.approx(60.0) and cost.loc["TVAE", "cpu_minutes"] == pytest.approx(7.8)
+    smoke = mca.predicted_cost("smoke").set_index("generator")  # 1,500 rows: an epoch costs 1500 / 31655 of one
+    assert smoke.loc["WGAN-WC", "cpu_minutes"] == pytest.approx(2 * (6 + 2 * 1.0 * 1500 / 31655) / 60)

@@ -6,7 +6,7 @@ import pytest
 
 from vrlib.data import Schema
 from vrlib.errors import VrlibError
-from vrlib.generators.wgan import WGANGP, _build
+from vrlib.generators.wgan import WGANGP, WGANWC, _build
 
 
 def test_architecture_follows_eqs_5_and_6():
@@ -41,3 +41,121 @@ def test_learns_a_skewed_marginal_and_a_range():
 def test_bad_parameters(bad):
     with pytest.raises(VrlibError):
         WGANGP(**bad)
+
+
+# --------------------------------------------------------------------------- WGAN-WC, and WGAN-GP unchanged
+
+
+def _table(n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"c": pd.Categorical(rng.choice(["a", "b", "c"], n, p=[0.6, 0.3, 0.1])),
+                       "d": pd.Categorical(rng.choice(["x", "y"], n)), "x": rng.uniform(0, 9, n)})  # fmt: skip
+    return df, Schema(["c", "d"], ["x"])
+
+
+def _reference_fit(torch, df, seed, epochs, batch, z_dim, mode, lr, gp_weight=10.0, clip=0.01, weight_decay=0.0):
+    """The training loop written out in full, independently of vrlib's: WGAN-GP as it was before WGAN-WC existed
+    (``mode="gp"``), or WGAN with weight clipping (``mode="wc"``). Returns the generator's state and the losses."""
+    widths = [3, 2]
+    onehot = [np.eye(w, dtype=np.float32)[df[c].cat.codes.to_numpy()] for c, w in zip(("c", "d"), widths)]
+    x = df["x"].to_numpy(np.float64)
+    lo, span = x.min(), np.ptp(x)
+    data = torch.as_tensor(np.hstack([*onehot, (2 * (x - lo) / span - 1).astype(np.float32)[:, None]]))
+    rng = np.random.default_rng(seed)
+    n = len(df)
+    losses = []
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # one thread, as the fits compared with it: sums over threads round differently
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(rng.integers(2**63 - 1)))
+        gen, critic = _build(torch, z_dim, widths, 1)
+        opt_g = torch.optim.Adam(gen.parameters(), lr=lr, betas=(0.5, 0.9), weight_decay=weight_decay)
+        opt_d = torch.optim.Adam(critic.parameters(), lr=lr, betas=(0.5, 0.9))
+        for _ in range(epochs):
+            order = torch.randperm(n)
+            for s in range(n // batch):
+                real = data[order[s * batch:(s + 1) * batch]]
+                fake = gen(torch.randn(len(real), z_dim), 0.2).detach()
+                if mode == "gp":
+                    alpha = torch.rand(len(real), 1)
+                    mix = (alpha * real + (1 - alpha) * fake).requires_grad_(True)
+                    grad = torch.autograd.grad(critic(mix).sum(), mix, create_graph=True)[0]
+                    penalty = ((grad.norm(2, dim=1) - 1) ** 2).mean()
+                    loss_d = critic(fake).mean() - critic(real).mean() + gp_weight * penalty
+                else:
+                    loss_d = critic(fake).mean() - critic(real).mean()
+                opt_d.zero_grad()
+                loss_d.backward()
+                opt_d.step()
+                if mode == "wc":
+                    with torch.no_grad():
+                        for p in critic.parameters():
+                            p.clamp_(-clip, clip)
+                loss_g = -critic(gen(torch.randn(len(real), z_dim), 0.2)).mean()
+                opt_g.zero_grad()
+                loss_g.backward()
+                opt_g.step()
+            losses.append((float(loss_d.detach()), float(loss_g.detach())))
+    torch.set_num_threads(threads)
+    return gen.state_dict(), np.array(losses), critic
+
+
+def _same_state(torch, a, b):
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_wgan_gp_is_the_reference_loop_bit_for_bit():
+    """WGAN-WC shares WGAN-GP's loop through hooks; WGAN-GP's results must not move."""
+    torch = pytest.importorskip("torch")
+    df, schema = _table()
+    gen = WGANGP(epochs=2, batch_size=40, z_dim=8, device="cpu", threads=1).fit(df, schema, seed=3)
+    state, losses, _ = _reference_fit(torch, df, 3, epochs=2, batch=40, z_dim=8, mode="gp", lr=2e-4)
+    assert _same_state(torch, gen.generator_.state_dict(), state)
+    assert np.array_equal(gen.losses_.to_numpy(), losses)
+
+
+def test_wgan_wc_is_the_reference_loop_bit_for_bit():
+    torch = pytest.importorskip("torch")
+    df, schema = _table()
+    gen = WGANWC(epochs=2, batch_size=40, z_dim=8, device="cpu", threads=1).fit(df, schema, seed=3)
+    state, losses, critic = _reference_fit(torch, df, 3, epochs=2, batch=40, z_dim=8, mode="wc", lr=1e-4,
+                                           clip=0.01, weight_decay=1e-6)  # fmt: skip
+    assert _same_state(torch, gen.generator_.state_dict(), state)
+    assert np.array_equal(gen.losses_.to_numpy(), losses)
+    # the reference critic's weights sit in [-c, c], and many at the bounds: the clipping is active
+    w = torch.cat([p.detach().flatten() for p in critic.parameters()])
+    assert w.abs().max() <= 0.01 and (w.abs() == 0.01).float().mean() > 0.1
+    # and WGAN-WC differs from WGAN-GP with the same seed
+    gp = WGANGP(epochs=2, batch_size=40, z_dim=8, lr=1e-4, device="cpu", threads=1).fit(df, schema, seed=3)
+    assert not _same_state(torch, gp.generator_.state_dict(), state)
+
+
+def test_wgan_wc_clips_the_critic_after_every_update():
+    torch = pytest.importorskip("torch")
+    seen = []
+
+    class Watched(WGANWC):
+        def _after_critic_step(self, torch, critic):
+            before = max(float(p.detach().abs().max()) for p in critic.parameters())
+            super()._after_critic_step(torch, critic)
+            seen.append((before, max(float(p.detach().abs().max()) for p in critic.parameters())))
+
+    df, schema = _table()
+    Watched(epochs=2, batch_size=50, z_dim=8, clip=0.02, device="cpu", threads=1).fit(df, schema, seed=0)
+    assert len(seen) == 2 * (200 // 50)  # one per critic update
+    assert all(after <= 0.02 for _, after in seen)
+    assert max(before for before, _ in seen) > 0.02  # the initial weights exceed c: the clip had work to do
+    out = WGANWC(epochs=1, batch_size=50, z_dim=8, device="cpu", threads=1).fit(df, schema, seed=0).sample(30, seed=1)
+    assert list(out.columns) == list(df.columns) and out["x"].between(0, 9).all()
+
+
+@pytest.mark.parametrize("bad", [{"clip": 0}, {"clip": float("inf")}, {"weight_decay": -1e-3}, {"lr": 0}, {"epochs": 0}])
+def test_wgan_wc_bad_parameters(bad):
+    with pytest.raises(VrlibError):
+        WGANWC(**bad)
+
+
+def test_wgan_wc_defaults_follow_the_authors_code():
+    g = WGANWC()
+    assert (g.clip, g.lr, g.weight_decay, g.n_critic, g.tau, g.epochs, g.batch_size) == (0.01, 1e-4, 1e-6, 1, 0.2, 300, 500)
+    assert not hasattr(g, "gp_weight")

@@ -7,6 +7,8 @@ training record.  This module holds
 * :func:`record_frequency` — the membership indicator (eq. 4): for each released
   record, how many records of the release are equal to it (optionally divided by
   the release size, the paper's empirical probability);
+* :func:`frequency_share` — Table 3's statistics: the share of a table at frequency
+  at most k, counting records or distinct records;
 * :func:`occurs_in` — ground truth for evaluation: whether each record occurs in a
   reference table (e.g. the training data);
 * :class:`TableGanMCA` — the attack (Alg. 1): fit a shadow generator on each
@@ -34,7 +36,7 @@ from vrlib.data import Schema, prepare
 from vrlib.errors import VrlibError
 from vrlib.parallel import derive_seed
 
-__all__ = ["record_frequency", "occurs_in", "match_precision", "threshold", "TableGanMCA", "THRESHOLD_RULES"]
+__all__ = ["record_frequency", "frequency_share", "occurs_in", "match_precision", "threshold", "TableGanMCA", "THRESHOLD_RULES"]
 
 THRESHOLD_RULES = ("mean_std", "top_q", "value")
 
@@ -126,6 +128,46 @@ def record_frequency(release: pd.DataFrame, schema: Schema, normalize: bool = Fa
     (ids,) = _row_ids([release], schema)
     counts = np.bincount(ids)[ids]
     return counts / len(release) if normalize else counts
+
+
+FREQUENCY_COUNTS = ("records", "distinct")
+
+
+def frequency_share(table: pd.DataFrame, schema: Schema, at_most: int, count: str = "records",
+                    per: str = "records") -> float:  # fmt: skip
+    """The share of ``table`` whose frequency in ``table`` is at most ``at_most`` (Table 3's ``Pr[#x <= k]``).
+
+    Parameters
+    ----------
+    table : DataFrame
+        E.g. the training data (columns of ``schema``).
+    schema : Schema
+    at_most : int
+        k >= 1; ``at_most=1`` gives the share of unique records.
+    count : {"records", "distinct"}
+        What the numerator counts: ``records`` every record whose value occurs at most
+        k times (a value seen twice counts twice); ``distinct`` each such value once.
+    per : {"records", "distinct"}
+        What it is divided by: the number of records, or of distinct values.
+
+    Returns
+    -------
+    float
+        With ``count="records", per="records"``: the probability that a record drawn from
+        ``table`` occurs at most k times in it.  TableGAN-MCA's Table 3 divides the number
+        of *distinct* values seen at most k times by the number of *records*
+        (``count="distinct", per="records"``); for k = 1 every definition agrees.
+    """
+    if isinstance(at_most, bool) or not isinstance(at_most, numbers.Integral) or at_most < 1:
+        raise VrlibError(f"at_most must be an int >= 1, got {at_most!r}")
+    for name, value in (("count", count), ("per", per)):
+        if value not in FREQUENCY_COUNTS:
+            raise VrlibError(f"{name} must be one of {FREQUENCY_COUNTS}, got {value!r}")
+    table = _check_table(table, schema, "table")
+    (ids,) = _row_ids([table], schema)
+    sizes = np.bincount(ids)  # the frequency of each distinct value (ids are 0 .. n_distinct - 1)
+    numerator = sizes[sizes <= at_most].sum() if count == "records" else np.count_nonzero(sizes <= at_most)
+    return float(numerator / (len(table) if per == "records" else len(sizes)))
 
 
 def occurs_in(records: pd.DataFrame, reference: pd.DataFrame, schema: Schema) -> np.ndarray:

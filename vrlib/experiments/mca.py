@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from vrlib import synthesis
-from vrlib.attacks.collision import TableGanMCA, match_precision, occurs_in, record_frequency
+from vrlib.attacks.collision import TableGanMCA, frequency_share, match_precision, occurs_in, record_frequency
 from vrlib.cache import Cache, decode_table, fingerprint_table, make_key, source_hash
 from vrlib.data import Schema, load, preprocess_adult_mca, train_test_split
 from vrlib.errors import VrlibError
@@ -42,30 +42,58 @@ PAPER = {
     "wgan_gp_precision": 0.81,
 }
 
+# The authors' split (their public code: scikit-learn's train_test_split(test_size=0.3, random_state=2) on the
+# 45,222 complete Adult rows, adult.data then adult.test) and the index of the first five training rows their
+# notebook prints (train_data.head()).
+AUTHORS_SPLIT = {"test_size": 0.3, "random_state": 2}
+AUTHORS_TRAIN_HEAD = (33716, 16224, 24357, 44698, 37191)
+SPLITS = ("seeded", "authors")
+
 # quick: the full training split, fewer epochs (WGAN-GP about 6 s per epoch on one shared CPU core).
 register("mca", {
     "smoke": {"n_train": 1500, "wgan_epochs": 2, "tvae_epochs": 2, "ctgan_epochs": 1, "batch_size": 500,
-              "epsilons": [1.0], "raw_generators": ["baynet"], "model2_generator": "baynet", "model2_n_releases": 2},
+              "epsilons": [1.0], "raw_generators": ["baynet"], "model2_generator": "baynet", "model2_n_releases": 2, "split": "seeded"},
     "quick": {"n_train": None, "wgan_epochs": 10, "tvae_epochs": 20, "ctgan_epochs": 5, "batch_size": 500,
               "epsilons": [1.0, 10.0, 100.0], "raw_generators": ["synthpop", "baynet", "tvae"],
-              "model2_generator": "baynet", "model2_n_releases": 2},
+              "model2_generator": "baynet", "model2_n_releases": 2, "split": "seeded"},
     "paper": {"n_train": None, "wgan_epochs": 300, "tvae_epochs": 300, "ctgan_epochs": 300, "batch_size": 500,
               "epsilons": [0.1, 1.0, 10.0, 100.0, 1000.0],
-              "raw_generators": ["synthpop", "baynet", "wgan_gp", "tvae", "ctgan"], "model2_generator": "wgan_gp",
-              "model2_n_releases": 2},
+              "raw_generators": ["synthpop", "baynet", "wgan_gp", "wgan_wc", "tvae", "ctgan"],
+              "model2_generator": "wgan_gp", "model2_n_releases": 2, "split": "authors"},
 })  # fmt: skip
 
 
-def data(seed: int = 0, n_train: int | None = None, preprocess: bool = True):
+def data(seed: int = 0, n_train: int | None = None, preprocess: bool = True, split: str = "seeded"):
     """``(train, test, schema)``: Adult (pre-processed as the paper unless ``preprocess=False``), split 70/30.
 
-    The split does not depend on ``preprocess`` (the same rows either way).  ``n_train``
-    keeps a seeded subsample of the training split (the smoke profile).
+    Parameters
+    ----------
+    seed : int
+        Seeds the ``seeded`` split and the subsample.
+    n_train : int or None
+        Keep a seeded subsample of the training split (the smoke profile).
+    preprocess : bool
+        The split does not depend on it (the same rows either way).
+    split : {"seeded", "authors"}
+        ``seeded``: :func:`vrlib.data.train_test_split` under a seed derived from ``seed``
+        (rows in file order).  ``authors``: the authors' rows, in their order —
+        scikit-learn's ``train_test_split`` with ``test_size=0.3, random_state=2`` on the
+        complete rows in file order (:data:`AUTHORS_SPLIT`), which reproduces the first
+        training rows their notebook prints (:data:`AUTHORS_TRAIN_HEAD`) and Table 3.
     """
+    if split not in SPLITS:
+        raise VrlibError(f"split must be one of {SPLITS}, got {split!r}")
     df, schema = load("adult")
     if preprocess:
         df, schema = preprocess_adult_mca(df, schema)
-    train, test = train_test_split(df, 0.3, seed=derive_seed(seed, "mca-split"))
+    if split == "authors":
+        from sklearn.model_selection import train_test_split as sklearn_split
+
+        train_pos, test_pos = sklearn_split(np.arange(len(df)), test_size=AUTHORS_SPLIT["test_size"],
+                                            random_state=AUTHORS_SPLIT["random_state"])  # fmt: skip
+        train, test = df.iloc[train_pos], df.iloc[test_pos]
+    else:
+        train, test = train_test_split(df, 0.3, seed=derive_seed(seed, "mca-split"))
     if n_train is not None and n_train < len(train):
         keep = np.sort(np.random.default_rng(derive_seed(seed, "mca-subsample")).choice(len(train), n_train, replace=False))
         train = train.iloc[keep]
@@ -73,23 +101,114 @@ def data(seed: int = 0, n_train: int | None = None, preprocess: bool = True):
 
 
 def training_statistics(train: pd.DataFrame, test: pd.DataFrame, schema: Schema) -> dict:
-    """Table 3: sizes and the share of training records that are unique / occur at most 3 times."""
-    freq = record_frequency(train, schema)
+    """Table 3: sizes and the share of training records that are unique / occur at most 3 times.
+
+    ``at_most_3_share`` counts as the paper's Table 3 does: the distinct training records
+    seen at most 3 times, divided by the number of training records
+    (:func:`~vrlib.attacks.collision.frequency_share` with ``count="distinct"``; see
+    :func:`table3_definitions`); ``at_most_3_share_records`` counts records instead (the
+    probability that a training record occurs at most 3 times).
+    """
     return {
         "n_train": len(train), "n_test": len(test),
-        "unique_share": float((freq == 1).mean()), "at_most_3_share": float((freq <= 3).mean()),
+        "unique_share": frequency_share(train, schema, 1),
+        "at_most_3_share": frequency_share(train, schema, 3, count="distinct"),
+        "at_most_3_share_records": frequency_share(train, schema, 3),
         "distinct_records": int(len(train.drop_duplicates())),
         "test_in_train": float(occurs_in(test, train, schema).mean()),
     }  # fmt: skip
 
 
+# The ways to read Table 3's Pr[#x <= 3] ("proportion of training data with frequency less than 3"):
+# (label, count, per) for frequency_share.
+TABLE3_DEFINITIONS = (
+    ("records with #x <= k / records", "records", "records"),
+    ("distinct records with #x <= k / records", "distinct", "records"),
+    ("distinct records with #x <= k / distinct records", "distinct", "distinct"),
+)
+
+
+def table3_definitions(seed: int = 0, splits=SPLITS) -> pd.DataFrame:
+    """Every reading of Table 3 on every split: which one gives the paper's 79.39 % and 86.07 %.
+
+    One row per (split, definition): ``unique_share`` (k = 1), ``below_3_share``
+    (k = 2, the caption's "less than 3"), ``at_most_3_share`` (k = 3), the number of
+    training and distinct training records, and ``matches_paper``: both shares equal the
+    paper's to the two decimals of a percentage it prints.
+    """
+    rows = []
+    for split in splits:
+        train, _, schema = data(seed, split=split)
+        for label, count, per in TABLE3_DEFINITIONS:
+            share = {k: frequency_share(train, schema, k, count=count, per=per) for k in (1, 2, 3)}
+            rows.append({"split": split, "definition": label, "count": count, "per": per, "n_train": len(train),
+                         "distinct_records": int(len(train.drop_duplicates())), "unique_share": share[1],
+                         "below_3_share": share[2], "at_most_3_share": share[3]})  # fmt: skip
+    out = pd.DataFrame(rows)
+    same = lambda v, p: np.round(100 * v, 2) == np.round(100 * p, 2)  # noqa: E731
+    out["matches_paper"] = same(out.unique_share, PAPER["unique_share"]) & same(out.at_most_3_share, PAPER["at_most_3_share"])
+    return out
+
+
 def generators(settings: dict) -> list[tuple[str, str, dict]]:
     """``(label, registry name, parameters)`` of every release of the profile."""
     gan = lambda family: dict(epochs=settings[f"{family}_epochs"], batch_size=settings["batch_size"], threads=1)
-    out = [("WGAN-GP", "wgan_gp", gan("wgan")), ("CTGAN", "ctgan", gan("ctgan")), ("TVAE", "tvae", gan("tvae")),
+    out = [("WGAN-GP", "wgan_gp", gan("wgan")), ("WGAN-WC", "wgan_wc", gan("wgan")), ("CTGAN", "ctgan", gan("ctgan")), ("TVAE", "tvae", gan("tvae")),
            ("Synthpop", "synthpop", {}), ("BayNet", "baynet", {"round_integers": True})]  # fmt: skip
     out += [(f"PrivBayes ε={e:g}", "privbayes", {"epsilon": float(e), "round_integers": True}) for e in settings["epsilons"]]
     return out
+
+
+GANS = ("wgan_gp", "wgan_wc", "ctgan", "tvae")
+
+
+def paper_profile_fits(profile: str = "paper") -> dict[str, int]:
+    """How many times the notebook fits each GAN under ``profile``: registry name -> number of fits.
+
+    Each release is one fit plus one shadow fit per released copy (attack model (1): one);
+    the releases without pre-processing are one fit each (no attack); attack model (2) fits
+    its generator once more (``N_s`` copies from one model) and a shadow per copy.
+    """
+    settings = profile_settings("mca", profile)
+    counts = {name: 2 for _, name, _ in generators(settings) if name in GANS}
+    for name in settings["raw_generators"]:
+        if name in counts:
+            counts[name] += 1
+    if settings["model2_generator"] in counts:
+        counts[settings["model2_generator"]] += 1 + settings["model2_n_releases"]
+    return counts
+
+
+# One fit on the 31,655 pre-processed Adult training rows, batch 500, one PyTorch thread, in CPU seconds:
+# the cost of an epoch and the fixed cost (CTGAN / TVAE: mostly the Gaussian mixture of age), measured by
+# benchmarks/bench_collision.py --part generators (load average 3.4-3.8; an earlier run with fewer epochs gave
+# 2.42 / 2.38 / 3.53 s per epoch for WGAN-GP / WGAN-WC / CTGAN).
+MEASURED_FIT_COST = {
+    "machine": "a 2-core CPU machine shared with other jobs",
+    "epoch_cpu_s": {"wgan_gp": 2.625, "wgan_wc": 2.287, "ctgan": 2.865, "tvae": 0.382},
+    "fixed_cpu_s": {"wgan_gp": 1.49, "wgan_wc": 0.0, "ctgan": 7.94, "tvae": 5.05},
+}
+_LABELS = {"wgan_gp": "WGAN-GP", "wgan_wc": "WGAN-WC", "ctgan": "CTGAN", "tvae": "TVAE"}
+
+
+def predicted_cost(profile: str = "paper") -> pd.DataFrame:
+    """The predicted CPU cost of every GAN fit the notebook makes under ``profile`` (:data:`MEASURED_FIT_COST`).
+
+    One row per GAN: ``fits`` (:func:`paper_profile_fits`), ``epochs`` (the profile's),
+    ``minutes_300_epochs`` (one fit at the paper's training) and ``cpu_minutes`` (all its
+    fits at the profile's epochs).  Fits without pre-processing (15 columns) are given the
+    pre-processed table's cost.
+    """
+    settings = profile_settings("mca", profile)
+    rows_scale = (settings["n_train"] or PAPER["n_train"]) / PAPER["n_train"]  # an epoch costs in proportion to the rows
+    epochs = {"wgan_gp": settings["wgan_epochs"], "wgan_wc": settings["wgan_epochs"],
+              "ctgan": settings["ctgan_epochs"], "tvae": settings["tvae_epochs"]}  # fmt: skip
+    epoch_s, fixed_s = MEASURED_FIT_COST["epoch_cpu_s"], MEASURED_FIT_COST["fixed_cpu_s"]
+    rows = [{"generator": _LABELS[name], "fits": n, "epochs": epochs[name],
+             "minutes_300_epochs": (fixed_s[name] + 300 * epoch_s[name]) / 60,
+             "cpu_minutes": n * (fixed_s[name] + epochs[name] * epoch_s[name] * rows_scale) / 60}
+            for name, n in paper_profile_fits(profile).items()]  # fmt: skip
+    return pd.DataFrame(rows)
 
 
 # --------------------------------------------------------------------------- releases and their attack
@@ -150,7 +269,7 @@ def releases(profile: str = "quick", seed: int = 0, preprocess: bool = True, nam
     settings = profile_settings("mca", profile, **overrides)
     if n_releases < 1:
         raise VrlibError(f"n_releases (N_s) must be >= 1, got {n_releases}")
-    train, _, schema = data(seed, settings["n_train"], preprocess)
+    train, _, schema = data(seed, settings["n_train"], preprocess, settings["split"])
     gens = [g for g in generators(settings) if names is None or g[1] in names]
     unknown = sorted(set(names or ()) - set(REGISTRY))
     if unknown:
@@ -248,5 +367,5 @@ def precision_recall(records: pd.DataFrame, column: str = "score") -> pd.DataFra
     return pd.DataFrame({"threshold": t, "precision": p[:-1], "recall": r[:-1]})
 
 
-__all__ = ["PAPER", "data", "training_statistics", "generators", "synthesise", "releases",
+__all__ = ["PAPER", "AUTHORS_SPLIT", "AUTHORS_TRAIN_HEAD", "data", "training_statistics", "table3_definitions", "paper_profile_fits", "predicted_cost", "MEASURED_FIT_COST", "generators", "synthesise", "releases",
            "summary", "frequency_histogram", "precision_recall"]  # fmt: skip

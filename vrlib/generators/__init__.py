@@ -21,6 +21,7 @@ REGISTRY = {
     "ctgan": "neural:CTGAN",
     "noise": "noise:AdditiveNoise",
     "wgan_gp": "wgan:WGANGP",
+    "wgan_wc": "wgan:WGANWC",
 }
 
 
@@ -29,7 +30,7 @@ def get_generator(name: str, **params):
 
     Parameters
     ----------
-    name : {"synthpop", "baynet", "privbayes", "tvae", "ctgan", "noise", "wgan_gp"}
+    name : {"synthpop", "baynet", "privbayes", "tvae", "ctgan", "noise", "wgan_gp", "wgan_wc"}
     **params
         Passed to the generator's constructor (e.g. ``epsilon`` for PrivBayes).
     """

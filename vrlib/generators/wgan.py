@@ -1,4 +1,4 @@
-"""WGAN-GP for tables with the generator and critic of TableGAN-MCA (Hu et al. 2021, eqs. 5–6).
+"""WGAN-GP and WGAN-WC for tables with the generator and critic of TableGAN-MCA (Hu et al. 2021, eqs. 5–6).
 
 Generator (eq. 5), with ``z`` Gaussian noise::
 
@@ -10,9 +10,11 @@ Generator (eq. 5), with ``z`` Gaussian noise::
 (the paper writes the heads on ``h2`` with input size ``|z| + 512``: the concatenation
 ``z ⊕ h1 ⊕ h2``, the "recurrent" skip connections of CTGAN's residual generator).
 Critic (eq. 6): two FC-256 layers with leaky ReLU 0.2 and dropout 0.5, then FC -> 1.
-Training: the Wasserstein loss with gradient penalty (Gulrajani et al. 2017, λ = 10),
-Adam (lr 2e-4, betas 0.5 / 0.9).  Continuous columns are min-max scaled to [-1, 1] for
-the tanh head; categorical columns are one-hot.  Sampling draws each categorical value
+Training (:class:`WGANGP`): the Wasserstein loss with gradient penalty (Gulrajani et al.
+2017, λ = 10), Adam (lr 2e-4, betas 0.5 / 0.9).  :class:`WGANWC` trains the same networks
+on the Wasserstein loss alone and clips the critic's weights to ``[-c, c]`` after each of
+its updates (Arjovsky et al. 2017), with the authors' optimiser settings.  Continuous
+columns are min-max scaled to [-1, 1] for the tanh head; categorical columns are one-hot.  Sampling draws each categorical value
 from the softmax of its head (the argmax of a Gumbel-perturbed head) and maps the tanh
 output back to the column's range.
 
@@ -122,7 +124,7 @@ class WGANGP(Generator):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
                 raise VrlibError(f"{name} must be an int >= 1, got {v!r}")
-        for name in ("gp_weight", "lr", "tau"):
+        for name in self._positive:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v) or v <= 0:
                 raise VrlibError(f"{name} must be a positive number, got {v!r}")
@@ -131,6 +133,27 @@ class WGANGP(Generator):
         t = self.threads
         if t is not None and (isinstance(t, bool) or not isinstance(t, numbers.Integral) or t < 1):
             raise VrlibError(f"threads must be None or an int >= 1, got {t!r}")
+
+    # ------------------------------------------------------------------ training steps (WGANWC overrides them)
+
+    _label = "WGAN-GP"
+    _positive = ("gp_weight", "lr", "tau")  # parameters that must be positive numbers
+
+    def _optimizers(self, torch, gen, critic):
+        """Adam for the generator and the critic (lr ``self.lr``, betas 0.5 / 0.9)."""
+        return (torch.optim.Adam(gen.parameters(), lr=self.lr, betas=(0.5, 0.9)),
+                torch.optim.Adam(critic.parameters(), lr=self.lr, betas=(0.5, 0.9)))  # fmt: skip
+
+    def _critic_loss(self, torch, critic, real, fake):
+        """The critic's Wasserstein loss plus λ times the gradient penalty on random interpolates."""
+        alpha = torch.rand(len(real), 1, device=real.device)
+        mix = (alpha * real + (1 - alpha) * fake).requires_grad_(True)
+        grad = torch.autograd.grad(critic(mix).sum(), mix, create_graph=True)[0]
+        penalty = ((grad.norm(2, dim=1) - 1) ** 2).mean()
+        return critic(fake).mean() - critic(real).mean() + self.gp_weight * penalty
+
+    def _after_critic_step(self, torch, critic) -> None:
+        """Nothing for WGAN-GP (WGAN-WC clips the critic's weights here)."""
 
     # ------------------------------------------------------------------ encoding
 
@@ -166,23 +189,19 @@ class WGANGP(Generator):
             torch.manual_seed(int(rng.integers(2**63 - 1)))
             gen, critic = _build(torch, self.z_dim, self.widths_, len(self.schema_.continuous))
             gen, critic = gen.to(device), critic.to(device)
-            opt_g = torch.optim.Adam(gen.parameters(), lr=self.lr, betas=(0.5, 0.9))
-            opt_d = torch.optim.Adam(critic.parameters(), lr=self.lr, betas=(0.5, 0.9))
+            opt_g, opt_d = self._optimizers(torch, gen, critic)
             steps = max(self.n_train_ // batch, 1)
-            for _ in tqdm(range(self.epochs), desc="WGAN-GP epochs", disable=not self.progress, leave=False):
+            for _ in tqdm(range(self.epochs), desc=f"{self._label} epochs", disable=not self.progress, leave=False):
                 order = torch.randperm(self.n_train_, device=device)
                 for s in range(steps):
                     real = data[order[s * batch:(s + 1) * batch]]
                     for _ in range(self.n_critic):
                         fake = gen(torch.randn(len(real), self.z_dim, device=device), self.tau).detach()
-                        alpha = torch.rand(len(real), 1, device=device)
-                        mix = (alpha * real + (1 - alpha) * fake).requires_grad_(True)
-                        grad = torch.autograd.grad(critic(mix).sum(), mix, create_graph=True)[0]
-                        penalty = ((grad.norm(2, dim=1) - 1) ** 2).mean()
-                        loss_d = critic(fake).mean() - critic(real).mean() + self.gp_weight * penalty
+                        loss_d = self._critic_loss(torch, critic, real, fake)
                         opt_d.zero_grad(set_to_none=True)
                         loss_d.backward()
                         opt_d.step()
+                        self._after_critic_step(torch, critic)
                     loss_g = -critic(gen(torch.randn(len(real), self.z_dim, device=device), self.tau)).mean()
                     opt_g.zero_grad(set_to_none=True)
                     loss_g.backward()
@@ -214,4 +233,71 @@ class WGANGP(Generator):
         return values
 
 
-__all__ = ["WGANGP"]
+class WGANWC(WGANGP):
+    """WGAN with weight clipping (Arjovsky et al. 2017) and the TableGAN-MCA architecture (eqs. 5–6): WGAN-WC.
+
+    The paper's second GAN: the generator and critic of :class:`WGANGP`, trained on the
+    Wasserstein loss *without* a gradient penalty; after every critic update each critic
+    weight is clipped to ``[-clip, clip]``, which keeps the critic (roughly) Lipschitz.
+    The defaults follow the authors' public code (its WGAN with weight clipping and no
+    privacy noise): Adam with lr 1e-4 and betas 0.5 / 0.9 for both networks, weight decay
+    1e-6 on the generator, c = 0.01, one critic update per generator update.
+
+    Parameters
+    ----------
+    epochs, batch_size, z_dim, n_critic, tau, device, threads, progress
+        As :class:`WGANGP`.
+    clip : float
+        c: the critic's weights are clipped to ``[-c, c]`` after each of its updates.
+    lr : float
+        Adam learning rate of both networks.
+    weight_decay : float
+        Adam's L2 weight decay on the generator's parameters (0 for none).
+
+    Attributes
+    ----------
+    losses_ : DataFrame
+    fit_seconds_ : float
+    """
+
+    _label = "WGAN-WC"
+    _positive = ("clip", "lr", "tau")
+
+    def __init__(self, epochs: int = 300, batch_size: int = 500, z_dim: int = 128, n_critic: int = 1,
+                 clip: float = 0.01, lr: float = 1e-4, weight_decay: float = 1e-6, tau: float = 0.2,
+                 device: str = "auto", threads=None, progress: bool = False):  # fmt: skip
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.z_dim = z_dim
+        self.n_critic = n_critic
+        self.clip = clip
+        self.lr = lr
+        self.weight_decay = weight_decay
+        self.tau = tau
+        self.device = device
+        self.threads = threads
+        self.progress = progress
+        self._check_params()
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        w = self.weight_decay
+        if isinstance(w, bool) or not isinstance(w, numbers.Real) or not np.isfinite(w) or w < 0:
+            raise VrlibError(f"weight_decay must be a number >= 0, got {w!r}")
+
+    def _optimizers(self, torch, gen, critic):
+        return (torch.optim.Adam(gen.parameters(), lr=self.lr, betas=(0.5, 0.9), weight_decay=self.weight_decay),
+                torch.optim.Adam(critic.parameters(), lr=self.lr, betas=(0.5, 0.9)))  # fmt: skip
+
+    def _critic_loss(self, torch, critic, real, fake):
+        """The critic's Wasserstein loss, no penalty."""
+        return critic(fake).mean() - critic(real).mean()
+
+    def _after_critic_step(self, torch, critic) -> None:
+        """Clip every critic weight to ``[-clip, clip]``."""
+        with torch.no_grad():
+            for p in critic.parameters():
+                p.clamp_(-self.clip, self.clip)
+
+
+__all__ = ["WGANGP", "WGANWC"]
