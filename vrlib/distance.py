@@ -371,3 +371,77 @@ def _search_bounded(table, exact, rows, k, include_self, block_rows, distances, 
         distances[block] = d[take]
         indices[block] = cand[take]
     return np.concatenate(left) if left else rows[:0]
+
+
+def kneighbors_between(
+    query: EncodedTable,
+    reference: EncodedTable,
+    k: int = 1,
+    metric: str = "cosine",
+    p: float | None = None,
+    block_rows: int | None = None,
+    margin: int = 8,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Distances to, and indices of, the ``k`` records of ``reference`` nearest to each record of ``query``.
+
+    The two tables are distinct (e.g. training records against a synthetic release),
+    so no record is left out: a copy of a query record in ``reference`` is at
+    distance 0.  Candidates are searched in float32, block by block, keeping
+    ``margin`` spare neighbours whose distances are recomputed exactly in float64 (as
+    :func:`kneighbors` does).  For the Euclidean Minkowski distance (p = 2) the
+    float32 candidates come from matrix products.
+
+    Parameters
+    ----------
+    query, reference : EncodedTable
+        Encoded with the same fitted :class:`~vrlib.encoding.TableEncoder`.
+    k : int
+        Neighbours per query record, ``1 <= k <= len(reference)``.
+    metric, p
+        As in :func:`pairwise_distances`.
+    block_rows : int, optional
+        Query rows per block; by default about 8 M entries per block.
+    margin : int
+        Spare candidates per record for the exact float64 re-ranking.
+
+    Returns
+    -------
+    distances : ndarray of shape (len(query), k)
+        Increasing along each row.
+    indices : ndarray of shape (len(query), k)
+        Positions in ``reference``.
+    """
+    import torch
+
+    n = len(reference)
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n:
+        raise VrlibError(f"k must be an integer between 1 and the {n} reference records, got {k!r}")
+    exact = _Pairwise(query, reference, metric, p, np.float64)
+    fast = _Pairwise(query, reference, metric, p, np.float32)
+    euclid = metric == "minkowski" and float(p) == 2.0
+    if euclid:
+        sq_q = np.einsum("ij,ij->i", fast.ca, fast.ca)
+        sq_r = np.einsum("ij,ij->i", fast.cb, fast.cb)
+    m = min(k + margin, n)
+    distances = np.empty((len(query), k))
+    indices = np.empty((len(query), k), dtype=np.int64)
+    block_rows = _default_block_rows(len(query), n) if block_rows is None else block_rows
+    for start in range(0, len(query), block_rows):
+        rows = np.arange(start, min(start + block_rows, len(query)))
+        if euclid:
+            d = np.zeros((len(rows), n), dtype=np.float32)
+            if fast.f_cat:
+                mismatches = np.maximum(fast.f_cat - fast.ha[rows] @ fast.hb.T, 0.0)
+                d += fast.w_cat * np.sqrt(2.0 * mismatches)
+            if fast.ca.shape[1]:
+                sq = sq_q[rows, None] + sq_r[None, :] - 2.0 * (fast.ca[rows] @ fast.cb.T)
+                d += fast.w_cont * np.sqrt(np.maximum(sq, 0.0))
+            scores, larger = d, False
+        else:
+            scores, larger = fast.block_rows(rows)
+        cand = torch.topk(torch.from_numpy(np.ascontiguousarray(scores)), m, dim=1, largest=larger).indices.numpy()
+        d = exact.pairs(rows[:, None], cand)
+        order = np.argsort(d, axis=1, kind="stable")[:, :k]
+        distances[rows] = np.take_along_axis(d, order, axis=1)
+        indices[rows] = np.take_along_axis(cand, order, axis=1)
+    return distances, indices
