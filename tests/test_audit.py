@@ -111,7 +111,8 @@ def test_kneighbors_between_is_brute_force(tables):
 def test_empirical_pvalues_by_hand():
     null = np.array([1.0, 2.0, 3.0, 3.0])
     assert pv.empirical_pvalues([3.0, 0.0, 5.0, 2.5], null).tolist() == [3 / 5, 5 / 5, 1 / 5, 3 / 5]
-    assert pv.null_pvalues(null).tolist() == [4 / 4, 3 / 4, 2 / 4, 2 / 4]
+    assert pv.null_pvalues(null).tolist() == [4 / 5, 3 / 5, 2 / 5, 2 / 5]
+    assert pv.calibrate([0.5, 0.01], [0.2, 0.6, 0.01, 0.9]).tolist() == [3 / 5, 2 / 5]
 
 
 def test_combinations_and_bh_by_hand():

@@ -52,8 +52,8 @@ class AuditResult:
     deciles : DataFrame
         Membership AUC by V_k decile.
     member_scores, null_scores : DataFrame
-        Every attack's score and the combined score (``combined`` = -log10 p) of the
-        training records and of the null records.
+        Every attack's score and the combined score (``combined`` = -log10 of the merged
+        p-value) of the training records and of the null records.
     seconds : dict
         Wall time of each step (not in ``summary.json``, which must not vary between runs).
     """
@@ -171,16 +171,17 @@ def audit(train: pd.DataFrame, synthetic: pd.DataFrame, holdout: pd.DataFrame, s
     seconds["attacks"] = time.perf_counter() - t
     member_p = pd.DataFrame({a: pv.empirical_pvalues(member_scores[a], null_scores[a]) for a in member_scores})
     null_p = pd.DataFrame({a: pv.null_pvalues(null_scores[a]) for a in null_scores})
-    p_combined = pv.combine(member_p, combine)
+    member_merged, null_merged = pv.combine(member_p, combine), pv.combine(null_p, combine)
+    p_combined = pv.calibrate(member_merged, null_merged)
     q_values, flagged = pv.benjamini_hochberg(p_combined, fdr)
-    member_scores = member_scores.assign(combined=-np.log10(p_combined))
-    null_scores = null_scores.assign(combined=-np.log10(pv.combine(null_p, combine)))
+    member_scores = member_scores.assign(combined=-np.log10(member_merged))
+    null_scores = null_scores.assign(combined=-np.log10(null_merged))
 
     t = time.perf_counter()
     vk = vulnerability_scores(train, schema, k=k).to_numpy()
     seconds["vulnerability"] = time.perf_counter() - t
-    records = records_table(train, member_scores.drop(columns="combined"), member_p, p_combined, q_values, flagged, vk,
-                            show_values)  # fmt: skip
+    records = records_table(train, member_scores.drop(columns="combined"), member_p, member_merged, p_combined, q_values,
+                            flagged, vk, show_values)  # fmt: skip
 
     t = time.perf_counter()
     auc = membership_auc(member_scores["combined"], null_scores["combined"], level)

@@ -4,15 +4,19 @@
   scored exactly as the training records are.  A training record with score ``s``
   gets ``p = (1 + #{null >= s}) / (m + 1)``: if the record were a non-member, its score
   would be exchangeable with the null scores and ``P(p <= t) <= t`` for every t
-  (a valid p-value, whatever the score).  A null record's own p-value leaves it out of
-  its null: ``(1 + #{other null >= s}) / m``, distributed as a member's under the null.
-* **Combination.** The attacks' p-values of one record are dependent (they see the same
-  release), so only combinations valid under *arbitrary* dependence are offered:
-  ``bonferroni`` (default), ``min(1, J min_j p_j)`` for J attacks; and ``harmonic``, the
-  harmonic mean of the J p-values times ``e ln J`` (J >= 3; times 2 for J = 2), which
-  Vovk & Wang (Biometrika 2020) show is a valid p-value whatever the dependence.  (The
-  Cauchy combination is not offered: one p-value near 1, e.g. "no verbatim copy",
-  swamps it.)
+  (a valid p-value, whatever the score).  A null record's own p-value counts the
+  *other* null records the same way, ``(1 + #{other null >= s}) / (m + 1)``: it lacks
+  only the candidate's term, so it is never larger than the p-value it would get
+  among the candidate and the null records together.
+* **Combination.** The attacks' p-values of one record are merged into one statistic
+  ``T``: ``bonferroni`` (default), ``min(1, J min_j p_j)`` for J attacks, or ``harmonic``,
+  the harmonic mean times ``e ln J`` (J >= 3; times 2 for J = 2; Vovk & Wang, Biometrika
+  2020).  Both are valid p-values under any dependence, but conservative; so the audit
+  **calibrates T itself against the null records** (:func:`calibrate`): the candidate's
+  ``p = (1 + #{null T <= T}) / (m + 1)``.  The null records' T come from their
+  leave-one-out p-values, which are at most their exact conformal ones, so their T are
+  at least as extreme and the calibrated p-value stays valid (conservative), while it
+  loses nothing to the Bonferroni factor.
 * **Flag.** Benjamini–Hochberg over the training records at false-discovery rate
   ``q`` (default 5 %): the flagged records are, in expectation, at most a share q of
   non-members (valid for independent or positively dependent p-values).
@@ -25,7 +29,7 @@ import pandas as pd
 
 from vrlib.errors import VrlibError
 
-__all__ = ["COMBINATIONS", "empirical_pvalues", "null_pvalues", "combine", "benjamini_hochberg"]
+__all__ = ["COMBINATIONS", "empirical_pvalues", "null_pvalues", "combine", "calibrate", "benjamini_hochberg"]
 
 COMBINATIONS = ("bonferroni", "harmonic")
 
@@ -53,13 +57,26 @@ def empirical_pvalues(scores, null) -> np.ndarray:
 
 
 def null_pvalues(null) -> np.ndarray:
-    """Each null record's p-value against the *other* null records: ``(1 + #{others >= s}) / m``."""
+    """Each null record's p-value against the *other* null records: ``(1 + #{others >= s}) / (m + 1)``."""
     null = np.asarray(null, dtype=float)
     if len(null) < 2:
         raise VrlibError("leave-one-out p-values need at least two null scores")
     ordered = np.sort(null)
     at_least = len(null) - np.searchsorted(ordered, null, side="left")  # includes the record itself
-    return at_least / len(null)
+    return at_least / (len(null) + 1.0)
+
+
+def calibrate(member_combined, null_combined) -> np.ndarray:
+    """Empirical p-values of combined p-values: ``(1 + #{null <= c}) / (m + 1)`` for each candidate's ``c``.
+
+    Parameters
+    ----------
+    member_combined : array-like
+        Combined p-values (:func:`combine`) of the candidates.
+    null_combined : array-like
+        Combined p-values of the null records, from their :func:`null_pvalues`.
+    """
+    return empirical_pvalues(-np.asarray(member_combined, float), -np.asarray(null_combined, float))
 
 
 def combine(pvalues, method: str = "bonferroni") -> np.ndarray:
