@@ -23,7 +23,7 @@ __all__ = ["PROFILES", "adult_release", "null_release", "planted_release", "spli
 
 # Sizes per profile: training records, holdout records, released records, releases audited
 PROFILES = {
-    "smoke": {"n_train": 3000, "n_holdout": 1500, "n_synth": 3000,
+    "smoke": {"n_train": 2000, "n_holdout": 1000, "n_synth": 2000,
               "generators": [("synthpop", None)]},
     "quick": {"n_train": 30000, "n_holdout": 15000, "n_synth": 30000,
               "generators": [("synthpop", None), ("baynet", None), ("privbayes", {"epsilon": 1.0}),
