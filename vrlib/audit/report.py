@@ -125,19 +125,19 @@ def render_html(result) -> str:
     more = f" and {len(flagged) - len(shown)} more (see records.csv)" if len(flagged) > len(shown) else ""
     verbatim = s["n_verbatim"]
     if n_flagged:
-        headline = (f"{n_flagged} of the {n_train} training records are at risk in this release: the attacks single "
+        headline = (f"{n_flagged:,} of the {n_train:,} training records are at risk in this release: the attacks single "
                     f"them out as members at a {st['fdr']:.0%} false-discovery rate. They are rows {which}{more} "
                     "of the training file (0-based).")  # fmt: skip
     else:
         headline = (f"No training record is flagged as at risk at a {st['fdr']:.0%} false-discovery rate "
-                    f"(of {n_train} records).")  # fmt: skip
+                    f"(of {n_train:,} records).")  # fmt: skip
     auc = s["membership_auc"]
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>vrlib audit: privacy report</title>",
              f"<style>{_CSS}</style></head><body>", "<h1>Privacy audit of a synthetic release</h1>",
              f"<p class='verdict{' ok' if not n_flagged and not verbatim else ''}' id='verdict'>{_e(headline)}</p>",
              "<p>"]  # fmt: skip
     if verbatim is not None:
-        parts.append(_e(f"{verbatim} training records occur verbatim in the release. "))
+        parts.append(_e(f"{verbatim:,} training records occur verbatim in the release. "))
     parts.append(_e(f"Membership AUC (training vs holdout records): {_ci(auc)} ({level} interval; 0.5 = no signal)."))
     parts.append("</p>")
     for sentence in s["disagreements"]:

@@ -67,13 +67,32 @@ def adult_release(generator: str = "synthpop", params: dict | None = None, n_tra
     cache : bool
         Keep the release in vrlib's cache.
     progress : bool
+
+    Returns
+    -------
+    train, synthetic, holdout : DataFrame
+        The holdout less the records with a categorical value absent from ``train``
+        (:func:`_seen_in`; at most a handful).
+    schema : Schema
     """
     df, schema = load("adult")
     train_rows, hold_rows = split_rows(len(df), (n_train, n_holdout), seed)
     synthetic = _release(df, schema, train_rows, generator, params, n_synth, seed, cache, progress)
     train = df.iloc[train_rows].reset_index(drop=True)
-    holdout = df.iloc[hold_rows].reset_index(drop=True)
-    return train, synthetic, holdout, schema
+    return train, synthetic, _seen_in(df.iloc[hold_rows], train, schema), schema
+
+
+def _seen_in(holdout: pd.DataFrame, train: pd.DataFrame, schema) -> pd.DataFrame:
+    """The holdout without the records whose categorical values the training records never have.
+
+    A custodian's files hold only observed values, and the audit refuses a holdout value
+    unseen in training (a rare category such as one native country may fall in the
+    holdout only); the few such records are dropped, as a custodian would.
+    """
+    keep = np.ones(len(holdout), dtype=bool)
+    for c in schema.categorical:
+        keep &= holdout[c].isin(train[c].unique()).to_numpy()
+    return holdout[keep].reset_index(drop=True)
 
 
 def null_release(generator: str = "synthpop", n_train: int = 10000, n_holdout: int = 10000, n_synth: int = 10000,
@@ -87,7 +106,8 @@ def null_release(generator: str = "synthpop", n_train: int = 10000, n_holdout: i
     n_other = len(df) - n_train - n_holdout
     train_rows, hold_rows, other_rows = split_rows(len(df), (n_train, n_holdout, n_other), seed)
     synthetic = _release(df, schema, other_rows, generator, None, n_synth, seed, cache, False)
-    return df.iloc[train_rows].reset_index(drop=True), synthetic, df.iloc[hold_rows].reset_index(drop=True), schema
+    train = df.iloc[train_rows].reset_index(drop=True)
+    return train, synthetic, _seen_in(df.iloc[hold_rows], train, schema), schema
 
 
 def planted_release(train: pd.DataFrame, synthetic: pd.DataFrame, schema, n_planted: int = 50, seed: int = 0,
