@@ -112,14 +112,15 @@ def test_empirical_pvalues_by_hand():
     null = np.array([1.0, 2.0, 3.0, 3.0])
     assert pv.empirical_pvalues([3.0, 0.0, 5.0, 2.5], null).tolist() == [3 / 5, 5 / 5, 1 / 5, 3 / 5]
     assert pv.null_pvalues(null).tolist() == [4 / 5, 3 / 5, 2 / 5, 2 / 5]
-    assert pv.calibrate([0.5, 0.01], [0.2, 0.6, 0.01, 0.9]).tolist() == [3 / 5, 2 / 5]
+    assert pv.calibrate([0.5, 3.0], [0.2, 0.6, 3.0, 0.9]).tolist() == [4 / 5, 2 / 5]
 
 
-def test_combinations_and_bh_by_hand():
+def test_merges_and_bh_by_hand():
     p = np.array([[0.01, 0.5, 1.0], [0.2, 0.2, 0.2]])
-    assert pv.combine(p, "bonferroni").tolist() == pytest.approx([0.03, 0.6])
+    assert pv.merge(p, "fisher") == pytest.approx([-np.log(0.005), -3 * np.log(0.2)])
+    assert pv.merge(p, "bonferroni") == pytest.approx(-np.log([0.03, 0.6]))
     hm = np.e * np.log(3) * 3 / (1 / p).sum(axis=1)
-    assert pv.combine(p, "harmonic") == pytest.approx(np.minimum(1, hm))
+    assert pv.merge(p, "harmonic") == pytest.approx(-np.log(np.minimum(1, hm)))
     raw = np.array([0.001, 0.04, 0.03, 0.5, 0.0125])
     q, rejected = pv.benjamini_hochberg(raw, 0.05)
     assert q == pytest.approx(stats.false_discovery_control(raw, method="bh"))

@@ -107,7 +107,8 @@ def _add_audit(sub) -> None:
     a.add_argument("--out", required=True, metavar="DIR", help="folder for report.html, summary.json, records.csv")
     a.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     a.add_argument("--fdr", type=float, default=0.05, help="false-discovery rate of the flag (default 0.05)")
-    a.add_argument("--combine", choices=COMBINATIONS, default="bonferroni", help="how attacks' p-values are combined")
+    a.add_argument("--combine", choices=COMBINATIONS, default="fisher",
+                   help="how attacks' p-values are merged before calibration against the holdout (default fisher)")
     a.add_argument("--attacks", type=_columns, default=list(ATTACKS), metavar="A,B",
                    help=f"membership attacks (default {','.join(ATTACKS)})")
     a.add_argument("--k", type=int, default=5, help="neighbours of the V_k vulnerability score (default 5)")

@@ -52,8 +52,8 @@ class AuditResult:
     deciles : DataFrame
         Membership AUC by V_k decile.
     member_scores, null_scores : DataFrame
-        Every attack's score and the combined score (``combined`` = -log10 of the merged
-        p-value) of the training records and of the null records.
+        Every attack's score and the merged statistic (``combined``,
+        :func:`vrlib.audit.pvalues.merge`) of the training records and of the null records.
     seconds : dict
         Wall time of each step (not in ``summary.json``, which must not vary between runs).
     """
@@ -92,7 +92,7 @@ def _plain(value):
 
 
 def audit(train: pd.DataFrame, synthetic: pd.DataFrame, holdout: pd.DataFrame, schema: Schema, *, seed: int = 0,
-          fdr: float = 0.05, combine: str = "bonferroni", attacks=ATTACKS, k: int = 5, known=None, secret=None,
+          fdr: float = 0.05, combine: str = "fisher", attacks=ATTACKS, k: int = 5, known=None, secret=None,
           wp29: bool = True, n_wp29_attacks: int = 2000, generator: str | None = None, epsilon: float | None = None,
           game_params: dict | None = None, policy=None, show_values: bool = False, max_density_rows: int = 10_000,
           logan_epochs: int = 100, level: float = 0.95, out=None) -> AuditResult:  # fmt: skip
@@ -112,8 +112,9 @@ def audit(train: pd.DataFrame, synthetic: pd.DataFrame, holdout: pd.DataFrame, s
         Root seed: the holdout split, the subsamples, the classifier and the WP29 attacks.
     fdr : float
         False-discovery rate of the flag (Benjamini–Hochberg).
-    combine : {"bonferroni", "harmonic"}
-        How the attacks' p-values of a record are combined (:func:`vrlib.audit.pvalues.combine`).
+    combine : {"fisher", "bonferroni", "harmonic"}
+        How the attacks' p-values of a record are merged before their calibration
+        against the null records (:func:`vrlib.audit.pvalues.merge`).
     attacks : sequence of str
         Among :data:`vrlib.audit.scores.ATTACKS`.
     k : int
@@ -171,11 +172,11 @@ def audit(train: pd.DataFrame, synthetic: pd.DataFrame, holdout: pd.DataFrame, s
     seconds["attacks"] = time.perf_counter() - t
     member_p = pd.DataFrame({a: pv.empirical_pvalues(member_scores[a], null_scores[a]) for a in member_scores})
     null_p = pd.DataFrame({a: pv.null_pvalues(null_scores[a]) for a in null_scores})
-    member_merged, null_merged = pv.combine(member_p, combine), pv.combine(null_p, combine)
+    member_merged, null_merged = pv.merge(member_p, combine), pv.merge(null_p, combine)
     p_combined = pv.calibrate(member_merged, null_merged)
     q_values, flagged = pv.benjamini_hochberg(p_combined, fdr)
-    member_scores = member_scores.assign(combined=-np.log10(member_merged))
-    null_scores = null_scores.assign(combined=-np.log10(null_merged))
+    member_scores = member_scores.assign(combined=member_merged)
+    null_scores = null_scores.assign(combined=null_merged)
 
     t = time.perf_counter()
     vk = vulnerability_scores(train, schema, k=k).to_numpy()

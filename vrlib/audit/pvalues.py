@@ -9,14 +9,17 @@
   only the candidate's term, so it is never larger than the p-value it would get
   among the candidate and the null records together.
 * **Combination.** The attacks' p-values of one record are merged into one statistic
-  ``T``: ``bonferroni`` (default), ``min(1, J min_j p_j)`` for J attacks, or ``harmonic``,
-  the harmonic mean times ``e ln J`` (J >= 3; times 2 for J = 2; Vovk & Wang, Biometrika
-  2020).  Both are valid p-values under any dependence, but conservative; so the audit
-  **calibrates T itself against the null records** (:func:`calibrate`): the candidate's
-  ``p = (1 + #{null T <= T}) / (m + 1)``.  The null records' T come from their
-  leave-one-out p-values, which are at most their exact conformal ones, so their T are
-  at least as extreme and the calibrated p-value stays valid (conservative), while it
-  loses nothing to the Bonferroni factor.
+  ``T`` (higher = stronger evidence; :func:`merge`): ``fisher`` (default), ``-sum_j ln p_j``;
+  ``bonferroni``, ``-ln min(1, J min_j p_j)``; ``harmonic``, ``-ln`` of the harmonic mean
+  times ``e ln J`` (Vovk & Wang, Biometrika 2020).  The attacks see the same release, so
+  their p-values are dependent and Fisher's chi-squared law does not hold; instead
+  **T itself is calibrated against the null records** (:func:`calibrate`): the
+  candidate's ``p = (1 + #{null T >= T}) / (m + 1)``.  The null records' T come from
+  their leave-one-out p-values, which are at most their exact conformal ones, so their
+  T are at least as large and the calibrated p-value stays valid (conservative) under
+  any dependence between the attacks.  Fisher's sum rewards a record that several
+  attacks find (a verbatim copy is the nearest released record *and* a copy), where a
+  minimum saturates at ``1 / (m + 1)`` for members and null records alike.
 * **Flag.** Benjamini–Hochberg over the training records at false-discovery rate
   ``q`` (default 5 %): the flagged records are, in expectation, at most a share q of
   non-members (valid for independent or positively dependent p-values).
@@ -29,9 +32,9 @@ import pandas as pd
 
 from vrlib.errors import VrlibError
 
-__all__ = ["COMBINATIONS", "empirical_pvalues", "null_pvalues", "combine", "calibrate", "benjamini_hochberg"]
+__all__ = ["COMBINATIONS", "empirical_pvalues", "null_pvalues", "merge", "calibrate", "benjamini_hochberg"]
 
-COMBINATIONS = ("bonferroni", "harmonic")
+COMBINATIONS = ("fisher", "bonferroni", "harmonic")
 
 
 def empirical_pvalues(scores, null) -> np.ndarray:
@@ -66,47 +69,50 @@ def null_pvalues(null) -> np.ndarray:
     return at_least / (len(null) + 1.0)
 
 
-def calibrate(member_combined, null_combined) -> np.ndarray:
-    """Empirical p-values of combined p-values: ``(1 + #{null <= c}) / (m + 1)`` for each candidate's ``c``.
+def calibrate(member_merged, null_merged) -> np.ndarray:
+    """Empirical p-values of merged statistics: ``(1 + #{null >= T}) / (m + 1)`` for each candidate's ``T``.
 
     Parameters
     ----------
-    member_combined : array-like
-        Combined p-values (:func:`combine`) of the candidates.
-    null_combined : array-like
-        Combined p-values of the null records, from their :func:`null_pvalues`.
+    member_merged : array-like
+        :func:`merge` of the candidates' p-values.
+    null_merged : array-like
+        :func:`merge` of the null records' :func:`null_pvalues`.
     """
-    return empirical_pvalues(-np.asarray(member_combined, float), -np.asarray(null_combined, float))
+    return empirical_pvalues(member_merged, null_merged)
 
 
-def combine(pvalues, method: str = "bonferroni") -> np.ndarray:
-    """One p-value per row from the p-values of its columns (one column per attack).
+def merge(pvalues, method: str = "fisher") -> np.ndarray:
+    """One statistic per row (higher = stronger evidence) from the p-values of its columns (one per attack).
 
     Parameters
     ----------
     pvalues : DataFrame or 2-D array
         Rows = records, columns = attacks; values in (0, 1].
-    method : {"bonferroni", "harmonic"}
-        See the module's docstring; both are valid under any dependence between columns.
+    method : {"fisher", "bonferroni", "harmonic"}
+        ``fisher``: ``-sum ln p``; ``bonferroni``: ``-ln min(1, J min p)``; ``harmonic``:
+        ``-ln min(1, c J / sum(1 / p))`` with ``c = e ln J`` (J >= 3) or 2 (J = 2).  The last
+        two are ``-ln`` of p-values valid under any dependence; all three are calibrated
+        by :func:`calibrate` before any decision.
 
     Returns
     -------
-    ndarray in (0, 1]
+    ndarray of float >= 0
     """
     p = np.asarray(pvalues, dtype=float)
     if p.ndim != 2 or p.shape[1] == 0:
-        raise VrlibError("combine needs a 2-D table of p-values, one column per attack")
+        raise VrlibError("merge needs a 2-D table of p-values, one column per attack")
     if not ((p > 0) & (p <= 1)).all():
         raise VrlibError("p-values must lie in (0, 1]")
     j = p.shape[1]
-    if j == 1:
-        return p[:, 0].copy()
+    if method == "fisher":
+        return -np.log(p).sum(axis=1)
     if method == "bonferroni":
-        return np.minimum(1.0, j * p.min(axis=1))
+        return -np.log(np.minimum(1.0, j * p.min(axis=1)))
     if method != "harmonic":
         raise VrlibError(f"unknown combination {method!r}; choose one of {COMBINATIONS}")
-    factor = 2.0 if j == 2 else np.e * np.log(j)
-    return np.minimum(1.0, factor * j / (1.0 / p).sum(axis=1))
+    factor = 1.0 if j == 1 else 2.0 if j == 2 else np.e * np.log(j)
+    return -np.log(np.minimum(1.0, factor * j / (1.0 / p).sum(axis=1)))
 
 
 def benjamini_hochberg(pvalues, q: float = 0.05) -> tuple[np.ndarray, np.ndarray]:

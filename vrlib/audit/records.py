@@ -1,12 +1,12 @@
 """``records.csv``: one row per training record, most at risk first.
 
 Columns, in order: ``index`` (0-based row in the training file), ``risk_rank`` (1 = most
-at risk: smallest calibrated p-value, then smallest merged p-value, then largest
+at risk: smallest calibrated p-value, then largest merged statistic, then largest
 distance score, then index),
 ``vk`` and ``vk_rank`` (V_k, achilles eq. 5, with rank 1 the most isolated record),
 ``copies`` (verbatim copies in the release), then ``score_<attack>`` and ``p_<attack>``
-for each attack, ``p_merged`` (the attacks' p-values merged, :func:`vrlib.audit.pvalues.combine`),
-``p_combined`` (``p_merged`` calibrated against the null records, :func:`vrlib.audit.pvalues.calibrate`),
+for each attack, ``score_combined`` (the attacks' p-values merged, :func:`vrlib.audit.pvalues.merge`),
+``p_combined`` (``score_combined`` calibrated against the null records, :func:`vrlib.audit.pvalues.calibrate`),
 ``q_value`` (Benjamini–Hochberg on ``p_combined``) and ``flagged``.
 Record values follow only when asked for (``show_values``): the file is as sensitive
 as the training data otherwise would be.
@@ -20,13 +20,13 @@ import pandas as pd
 __all__ = ["records_table", "risk_order"]
 
 
-def risk_order(p_combined, p_merged, tiebreak) -> np.ndarray:
-    """Positions from most to least at risk: smallest ``p_combined``, then ``p_merged``, then largest ``tiebreak``."""
-    p_combined, p_merged = np.asarray(p_combined, float), np.asarray(p_merged, float)
-    return np.lexsort((np.arange(len(p_combined)), -np.asarray(tiebreak, float), p_merged, p_combined))
+def risk_order(p_combined, merged, tiebreak) -> np.ndarray:
+    """Positions from most to least at risk: smallest ``p_combined``, then largest ``merged``, then largest ``tiebreak``."""
+    p_combined, merged = np.asarray(p_combined, float), np.asarray(merged, float)
+    return np.lexsort((np.arange(len(p_combined)), -np.asarray(tiebreak, float), -merged, p_combined))
 
 
-def records_table(train: pd.DataFrame, scores: pd.DataFrame, pvalues: pd.DataFrame, p_merged, p_combined, q_values,
+def records_table(train: pd.DataFrame, scores: pd.DataFrame, pvalues: pd.DataFrame, merged, p_combined, q_values,
                   flagged, vulnerability, show_values: bool = False) -> pd.DataFrame:  # fmt: skip
     """The per-record table, sorted by ``risk_rank``.
 
@@ -36,7 +36,7 @@ def records_table(train: pd.DataFrame, scores: pd.DataFrame, pvalues: pd.DataFra
         The training records (0-based index = row in the file).
     scores, pvalues : DataFrame
         One column per attack, aligned with ``train``.
-    p_merged, p_combined, q_values, flagged : array-like
+    merged, p_combined, q_values, flagged : array-like
         Per record.
     vulnerability : array-like
         V_k per record.
@@ -49,7 +49,7 @@ def records_table(train: pd.DataFrame, scores: pd.DataFrame, pvalues: pd.DataFra
     """
     n = len(train)
     tiebreak = scores["distance"].to_numpy() if "distance" in scores else np.zeros(n)
-    order = risk_order(p_combined, p_merged, tiebreak)
+    order = risk_order(p_combined, merged, tiebreak)
     risk_rank = np.empty(n, dtype=np.int64)
     risk_rank[order] = np.arange(1, n + 1)
     vk = np.asarray(vulnerability, float)
@@ -61,7 +61,7 @@ def records_table(train: pd.DataFrame, scores: pd.DataFrame, pvalues: pd.DataFra
     for attack in scores.columns:
         table[f"score_{attack}"] = scores[attack].to_numpy()
         table[f"p_{attack}"] = pvalues[attack].to_numpy()
-    table["p_merged"] = np.asarray(p_merged, float)
+    table["score_combined"] = np.asarray(merged, float)
     table["p_combined"] = np.asarray(p_combined, float)
     table["q_value"] = np.asarray(q_values, float)
     table["flagged"] = np.asarray(flagged, bool)
