@@ -111,6 +111,8 @@ def _add_audit(sub) -> None:
                    help="how attacks' p-values are merged before calibration against the holdout (default fisher)")
     a.add_argument("--attacks", type=_columns, default=list(ATTACKS), metavar="A,B",
                    help=f"membership attacks (default {','.join(ATTACKS)})")
+    a.add_argument("--merge", type=_columns, default=["copies", "distance"], metavar="A,B",
+                   help="attacks whose p-values make the flag and the risk rank (default copies,distance)")
     a.add_argument("--k", type=int, default=5, help="neighbours of the V_k vulnerability score (default 5)")
     a.add_argument("--known", type=_columns, default=None, metavar="A,B",
                    help="columns the WP29 attacker knows (default: all but --secret)")
@@ -134,7 +136,8 @@ def _audit(args) -> tuple[str, int]:
     train, synthetic, holdout, schema = read_tables(args.train, args.synthetic, args.holdout, args.categorical,
                                                     args.continuous, args.na_values, args.encoding)  # fmt: skip
     result = audit(train, synthetic, holdout, schema, seed=args.seed, fdr=args.fdr, combine=args.combine,
-                   attacks=args.attacks, k=args.k, known=args.known, secret=args.secret, wp29=not args.no_wp29,
+                   attacks=args.attacks, merged=args.merge, k=args.k, known=args.known, secret=args.secret,
+                   wp29=not args.no_wp29,
                    generator=args.generator, epsilon=args.epsilon, policy=policy, show_values=args.show_values,
                    out=args.out)  # fmt: skip
     s = result.summary

@@ -7,6 +7,10 @@ the coverage it gives on data without signal).  Two runs with different root see
 (``--seed``) share nothing: every split, draw, generator and attack seed derives from
 the root seed.  So the mean AUC over targets of each root seed is one independent
 draw, and a t interval over those draws is valid whatever a game shares inside.
+
+For a single experiment's figures the module also has the classical intervals:
+:func:`delong_auc` (an AUC with DeLong's standard error), :func:`clopper_pearson` (exact,
+for a binomial proportion such as a TPR) and :func:`wilson_interval`.
 """
 
 from __future__ import annotations

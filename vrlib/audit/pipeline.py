@@ -34,9 +34,10 @@ from vrlib.errors import VrlibError
 from vrlib.parallel import derive_seed
 from vrlib.selection import vulnerability_scores
 
-__all__ = ["AuditResult", "audit", "FPRS"]
+__all__ = ["AuditResult", "audit", "FPRS", "MERGED"]
 
 FPRS = (0.001, 0.01)
+MERGED = ("copies", "distance")
 
 
 @dataclass
@@ -92,7 +93,7 @@ def _plain(value):
 
 
 def audit(train: pd.DataFrame, synthetic: pd.DataFrame, holdout: pd.DataFrame, schema: Schema, *, seed: int = 0,
-          fdr: float = 0.05, combine: str = "fisher", attacks=ATTACKS, k: int = 5, known=None, secret=None,
+          fdr: float = 0.05, combine: str = "fisher", attacks=ATTACKS, merged=MERGED, k: int = 5, known=None, secret=None,
           wp29: bool = True, n_wp29_attacks: int = 2000, generator: str | None = None, epsilon: float | None = None,
           game_params: dict | None = None, policy=None, show_values: bool = False, max_density_rows: int = 10_000,
           logan_epochs: int = 100, level: float = 0.95, out=None) -> AuditResult:  # fmt: skip
@@ -116,7 +117,12 @@ def audit(train: pd.DataFrame, synthetic: pd.DataFrame, holdout: pd.DataFrame, s
         How the attacks' p-values of a record are merged before their calibration
         against the null records (:func:`vrlib.audit.pvalues.merge`).
     attacks : sequence of str
-        Among :data:`vrlib.audit.scores.ATTACKS`.
+        Among :data:`vrlib.audit.scores.ATTACKS`: every one is run and reported.
+    merged : sequence of str
+        The attacks whose p-values make the combined p-value, the flag and the risk rank
+        (default :data:`MERGED`: verbatim copies and the distance score; DOMIAS and LOGAN
+        D1, which model densities, are reported beside them: on Adult they add little
+        per-record signal and dilute the merge).  Only those of ``attacks`` are used.
     k : int
         Neighbours of the V_k vulnerability score.
     known, secret
@@ -172,7 +178,10 @@ def audit(train: pd.DataFrame, synthetic: pd.DataFrame, holdout: pd.DataFrame, s
     seconds["attacks"] = time.perf_counter() - t
     member_p = pd.DataFrame({a: pv.empirical_pvalues(member_scores[a], null_scores[a]) for a in member_scores})
     null_p = pd.DataFrame({a: pv.null_pvalues(null_scores[a]) for a in null_scores})
-    member_merged, null_merged = pv.merge(member_p, combine), pv.merge(null_p, combine)
+    use = [a for a in member_p.columns if a in merged]
+    if not use:
+        raise VrlibError(f"none of the merged attacks {list(merged)} is among the attacks run {list(member_p.columns)}")
+    member_merged, null_merged = pv.merge(member_p[use], combine), pv.merge(null_p[use], combine)
     p_combined = pv.calibrate(member_merged, null_merged)
     q_values, flagged = pv.benjamini_hochberg(p_combined, fdr)
     member_scores = member_scores.assign(combined=member_merged)
@@ -196,7 +205,7 @@ def audit(train: pd.DataFrame, synthetic: pd.DataFrame, holdout: pd.DataFrame, s
     summary = {
         "vrlib_version": vrlib.__version__,
         "seed": int(seed),
-        "settings": {"attacks": list(member_p.columns), "combine": combine, "fdr": fdr, "k": k, "level": level,
+        "settings": {"attacks": list(member_p.columns), "merged_attacks": use, "combine": combine, "fdr": fdr, "k": k, "level": level,
                      "max_density_rows": max_density_rows, "logan_epochs": logan_epochs, "show_values": show_values,
                      "n_train": len(train), "n_synthetic": len(synthetic), "n_holdout": len(holdout),
                      "n_reference": len(reference), "n_null": len(null)},  # fmt: skip
