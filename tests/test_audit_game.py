@@ -60,3 +60,21 @@ def test_leaky_generator_gives_a_positive_bound():
                n_targets=1, n_records=None, n_games=80, n_jobs=1)  # fmt: skip
     assert res["targets"][0]["auc"] > 0.9 and res["epsilon_lower"] > 1.0
     assert res["epsilon_respected"] is None
+
+
+def test_audit_plays_the_game_and_checks_the_policy(tmp_path):
+    import vrlib
+
+    train, holdout = _tables()
+    rng = np.random.default_rng(1)
+    synthetic = train.sample(frac=1.0, random_state=1).reset_index(drop=True)
+    synthetic["x"] = synthetic["x"] + rng.normal(scale=0.5, size=len(synthetic))
+    result = vrlib.audit(train, synthetic, holdout, SCHEMA, wp29=False, logan_epochs=5, generator="privbayes",
+                         epsilon=10.0, game_params={"n_targets": 1, "n_games": 16, "n_records": None, "n_jobs": 1},
+                         policy={"max_empirical_epsilon": 10.0}, out=tmp_path)  # fmt: skip
+    game = result.summary["game"]
+    assert game["epsilon"] == 10.0 and game["epsilon_respected"] is True
+    assert result.summary["policy"]["passed"] is True
+    assert "Model-seeded game" in (tmp_path / "report.html").read_text()
+    with pytest.raises(VrlibError, match="needs its ε"):
+        play(train, holdout, SCHEMA, "privbayes", np.zeros(len(train)), n_jobs=1)
