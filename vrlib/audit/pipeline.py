@@ -30,6 +30,8 @@ from vrlib.audit.release import auc_by_decile, disagreements, distance_shares, m
 from vrlib.audit.scores import ATTACKS, membership_scores
 from vrlib.audit.wp29 import threat_model, wp29_risks
 from vrlib.data import Schema
+from vrlib.distance import kneighbors_between
+from vrlib.encoding import TableEncoder
 from vrlib.errors import VrlibError
 from vrlib.parallel import derive_seed
 from vrlib.selection import vulnerability_scores
@@ -197,7 +199,9 @@ def audit(train: pd.DataFrame, synthetic: pd.DataFrame, holdout: pd.DataFrame, s
     auc = membership_auc(member_scores["combined"], null_scores["combined"], level)
     per_attack = {a: membership_auc(member_scores[a], null_scores[a], level) for a in member_p}
     tprs = {str(f): tpr_at_fpr(member_scores["combined"], null_scores["combined"], f, level) for f in FPRS}
-    deciles = auc_by_decile(member_scores["combined"], null_scores["combined"], vk, level=level)
+    encoder = TableEncoder(schema).fit(train)  # as V_k scales the training records
+    null_vk = kneighbors_between(encoder.transform(null), encoder.transform(train), k=k)[0].mean(axis=1)
+    deciles = auc_by_decile(member_scores["combined"], null_scores["combined"], vk, null_vk, level=level)
     shares = distance_shares(train, synthetic, holdout, schema, seed=seed)
     n_verbatim = int((member_scores["copies"] > 0).sum()) if "copies" in member_scores else None
     n_flagged = int(flagged.sum())

@@ -67,33 +67,48 @@ def tpr_at_fpr(member_scores, null_scores, fpr: float, level: float = 0.95) -> d
             "n_members": len(member_scores), "n_null": len(null)}  # fmt: skip
 
 
-def auc_by_decile(member_scores, null_scores, vulnerability, n_groups: int = 10, level: float = 0.95) -> pd.DataFrame:
-    """Membership AUC of the members of each V_k decile against all null records.
+def auc_by_decile(member_scores, null_scores, vulnerability, null_vulnerability, n_groups: int = 10,
+                  level: float = 0.95) -> pd.DataFrame:  # fmt: skip
+    """Membership AUC of the members of each V_k decile against the null records of the same V_k range.
+
+    A record's score depends on how typical it is (an isolated record is far from every
+    released record, member or not), so the members of a decile are compared with the
+    null records whose V_k, measured against the same training records, falls in the
+    decile's range.
 
     Parameters
     ----------
-    member_scores : array-like
-    null_scores : array-like
+    member_scores, null_scores : array-like
     vulnerability : array-like
-        V_k of each member (higher = more isolated).
+        V_k of each member (mean distance to its k nearest other training records).
+    null_vulnerability : array-like
+        The same for each null record (its k nearest training records).
     n_groups : int
         Deciles by default; group 1 holds the lowest V_k.
 
     Returns
     -------
     DataFrame
-        ``decile, vk_low, vk_high, n, auc, ci_low, ci_high``.
+        ``decile, vk_low, vk_high, n, n_null, auc, ci_low, ci_high`` (AUC missing where a
+        range holds fewer than two null records).
     """
     member_scores, vk = np.asarray(member_scores, float), np.asarray(vulnerability, float)
+    null_scores, null_vk = np.asarray(null_scores, float), np.asarray(null_vulnerability, float)
     order = np.argsort(vk, kind="stable")
+    parts = [p for p in np.array_split(order, n_groups) if len(p)]
     rows = []
-    for g, part in enumerate(np.array_split(order, n_groups), start=1):
-        if len(part) < 2:
-            continue
-        res = membership_auc(member_scores[part], null_scores, level)
-        rows.append({"decile": g, "vk_low": float(vk[part].min()), "vk_high": float(vk[part].max()), "n": len(part),
-                     "auc": res["auc"], "ci_low": res["ci_low"], "ci_high": res["ci_high"]})  # fmt: skip
-    return pd.DataFrame(rows, columns=["decile", "vk_low", "vk_high", "n", "auc", "ci_low", "ci_high"])
+    for g, part in enumerate(parts, start=1):
+        low, high = float(vk[part].min()), float(vk[part].max())
+        lo_edge = -np.inf if g == 1 else low
+        hi_edge = np.inf if g == len(parts) else float(vk[parts[g]].min())
+        in_range = (null_vk >= lo_edge) & (null_vk < hi_edge)
+        row = {"decile": g, "vk_low": low, "vk_high": high, "n": len(part), "n_null": int(in_range.sum()),
+               "auc": np.nan, "ci_low": np.nan, "ci_high": np.nan}  # fmt: skip
+        if len(part) >= 2 and in_range.sum() >= 2:
+            res = membership_auc(member_scores[part], null_scores[in_range], level)
+            row.update(auc=res["auc"], ci_low=res["ci_low"], ci_high=res["ci_high"])
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["decile", "vk_low", "vk_high", "n", "n_null", "auc", "ci_low", "ci_high"])
 
 
 def distance_shares(train: pd.DataFrame, synthetic: pd.DataFrame, holdout: pd.DataFrame, schema: Schema,
