@@ -20,7 +20,7 @@ import vrlib
 from vrlib.audit import pvalues as pv
 from vrlib.audit.inputs import check_tables, read_tables
 from vrlib.audit.policy import EXIT_VIOLATED, check_policy, load_policy
-from vrlib.audit.release import tpr_at_fpr
+from vrlib.audit.release import auc_by_decile, tpr_at_fpr
 from vrlib.audit.wp29 import threat_model
 from vrlib.cli import main
 from vrlib.data import Schema
@@ -133,6 +133,19 @@ def test_tpr_at_fpr_by_hand():
     res = tpr_at_fpr(members, null, 0.01)
     assert res["threshold"] == 989.0 and res["false_positives"] == 10
     assert res["true_positives"] == 3 and res["tpr"] == 0.75
+
+
+def test_auc_by_decile_compares_like_with_like():
+    rng = np.random.default_rng(4)
+    vk, null_vk = rng.uniform(size=200), rng.uniform(size=300)
+    members, null = rng.normal(size=200) + vk, rng.normal(size=300) + null_vk
+    table = auc_by_decile(members, null, vk, null_vk, n_groups=2)
+    low, high = np.argsort(vk)[:100], np.argsort(vk)[100:]
+    cut = vk[high].min()
+    for row, part, keep in ((0, low, null_vk < cut), (1, high, null_vk >= cut)):
+        labels = np.r_[np.ones(len(part)), np.zeros(keep.sum())]
+        assert table.loc[row, "auc"] == pytest.approx(roc_auc_score(labels, np.r_[members[part], null[keep]]))
+        assert table.loc[row, "n_null"] == keep.sum()
 
 
 # --------------------------------------------------------------------------- the audit
