@@ -9,9 +9,21 @@
 * :mod:`vrlib.classroom.batch`: a class, in parallel and resumably, into a gradebook.
 """
 
-from vrlib.classroom.batch import discover, grade_class
-from vrlib.classroom.grader import GradeReport, TestResult, find_source, grade
-from vrlib.classroom.notebooks import ASSIGNMENTS_DIR, assignments, check_sums, generate, release, write_sums
+import importlib
+
+_WHERE = {
+    "discover": "batch", "grade_class": "batch", "GradeReport": "grader", "TestResult": "grader",
+    "find_source": "grader", "grade": "grader", "ASSIGNMENTS_DIR": "notebooks", "assignments": "notebooks",
+    "check_sums": "notebooks", "generate": "notebooks", "release": "notebooks", "write_sums": "notebooks",
+}  # fmt: skip
+
+
+def __getattr__(name):
+    # Imported on first use: the student's process imports vrlib.classroom.fence alone, and quickly.
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"vrlib.classroom.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'vrlib.classroom' has no attribute {name!r}")
+
 
 __all__ = ["generate", "release", "grade", "grade_class", "discover", "GradeReport", "TestResult", "find_source",
            "assignments", "check_sums", "write_sums", "ASSIGNMENTS_DIR"]  # fmt: skip
