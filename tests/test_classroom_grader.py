@@ -18,7 +18,7 @@ from vrlib.classroom.grader import _score
 from vrlib.errors import VrlibError
 
 FULL = sum(POINTS.values())
-TIMEOUT = 4  # seconds per cell or call: the loops below run into it
+TIMEOUT = 8  # seconds per cell or call: the loops below run into it
 
 
 def _all_but(*tests):
@@ -101,7 +101,7 @@ def graded(tmp_path_factory):
             submission(released, path, answers, edit)
     start = time.monotonic()
     results = classroom.grade_class(tmp / "submissions", tmp / "book", source_dir=source.parent, jobs=2,
-                                    timeout=TIMEOUT, time_cap=60, memory_cap="1G")  # fmt: skip
+                                    timeout=TIMEOUT, time_cap=90, memory_cap="1G")  # fmt: skip
     seconds = time.monotonic() - start
     assert (source.parent / "SHA256SUMS").read_text() == sums_before
     return {s.student: r for s, r in results}, cases, tmp, seconds, source
@@ -162,7 +162,7 @@ def test_grading_again_resumes(graded):
     _, _, tmp, _, source = graded
     start = time.monotonic()
     again = classroom.grade_class(tmp / "submissions", tmp / "book", source_dir=source.parent, jobs=2,
-                                  timeout=TIMEOUT, time_cap=60, memory_cap="1G")  # fmt: skip
+                                  timeout=TIMEOUT, time_cap=90, memory_cap="1G")  # fmt: skip
     assert time.monotonic() - start < 10  # nothing changed: every report is reused
     assert {s.student: r.points for s, r in again}["correct"] == FULL
 

@@ -10,7 +10,6 @@ channel closes.
 from __future__ import annotations
 
 import builtins
-import importlib
 import json
 import os
 import pickle
@@ -117,25 +116,66 @@ def make_hook(scratch: str, hidden: list[str]):
     return hook
 
 
-def _withhold(spec: str) -> None:
-    """Replace ``module:name`` (and every re-export of it in loaded modules) by a stub that raises."""
-    module_name, _, name = spec.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-        original = getattr(module, name)
-    except Exception:
-        return
-
+def _stub(module_name: str, name: str):
     def withheld(*args, **kwargs):
         raise RuntimeError(f"{module_name}.{name} is withheld while your answer is graded: write the answer yourself")
 
     withheld.__name__ = name
+    return withheld
+
+
+def _replace(module, name: str) -> None:
+    """Replace ``module.name`` and every re-export of it in the loaded modules of its package by a stub."""
+    original = getattr(module, name, None)
+    if original is None:
+        return
+    stub = _stub(module.__name__, name)
+    package = module.__name__.split(".")[0]
     for mod in list(sys.modules.values()):
-        if getattr(mod, "__name__", "").split(".")[0] != module_name.split(".")[0]:
+        if getattr(mod, "__name__", "").split(".")[0] != package:
             continue
         for attr, value in list(vars(mod).items()):
             if value is original:
-                setattr(mod, attr, withheld)
+                setattr(mod, attr, stub)
+
+
+class _Withholder:
+    """Withholds references (``"module:name"``): now if the module is loaded, else as soon as it is.
+
+    Waiting for the import keeps the process quick to start when a submission never imports
+    the module (its heavy dependencies are then never loaded).
+    """
+
+    def __init__(self, specs):
+        self.pending: dict[str, list[str]] = {}
+        for spec in specs:
+            module_name, _, name = spec.partition(":")
+            if module_name in sys.modules:
+                _replace(sys.modules[module_name], name)
+            else:
+                self.pending.setdefault(module_name, []).append(name)
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname not in self.pending:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        loader, names = spec.loader, self.pending[fullname]
+        original = loader.exec_module
+
+        def exec_module(module):
+            original(module)
+            for name in names:
+                _replace(module, name)
+
+        loader.exec_module = exec_module
+        return spec
 
 
 def _one_line(exc: BaseException) -> str:
@@ -160,8 +200,8 @@ def main() -> None:
     sys.stderr = _Capped(sys.stderr, config["output_cap"])
     import numpy  # noqa: F401  (the grader's plain data)
 
-    for spec in config["withheld"]:
-        _withhold(spec)
+    if config["withheld"]:
+        sys.meta_path.insert(0, _Withholder(config["withheld"]))
     sys.addaudithook(make_hook(config["scratch"], config["hidden"]))
     namespace = {"__name__": "__main__", "__builtins__": builtins}
     send(wfd, ("ready",))

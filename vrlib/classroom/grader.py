@@ -53,6 +53,7 @@ from vrlib.errors import VrlibError
 __all__ = ["grade", "GradeReport", "TestResult", "find_source"]
 
 MESSAGE_CAP = 300  # characters of a test's message in the report
+START_TIMEOUT = 60  # seconds the student's process may take to start (Python, numpy, pandas)
 
 
 @dataclass
@@ -206,10 +207,12 @@ class _Session:
         if self.out_of_time():
             raise _CapReached()
         for attempt in range(len(self.cells) + 1):
-            try:
-                self.fence.start(self.deadline())
-            except StudentTimeout:
-                raise _CapReached() from None
+            try:  # starting Python and numpy is not the student's time: a minute at least, within the cap
+                self.fence.start(min(time.monotonic() + max(self.timeout, START_TIMEOUT), self.cap_deadline))
+            except (StudentTimeout, StudentDied) as exc:
+                if self.out_of_time():
+                    raise _CapReached() from None
+                raise _Broken("the student's process", f"did not start ({exc or 'too slow'})", first=True) from None
             restart = False
             for i, (name, source) in enumerate(self.cells):
                 if i in self.skipped:
