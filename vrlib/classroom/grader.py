@@ -286,7 +286,11 @@ class _Proxy:
         try:
             return self._session.call(self._name, args, kwargs, overrides, on_callback)
         except StudentError as exc:
-            raise _StudentRaised(f"your {self._name} raised {exc}") from None
+            message = f"your {self._name} raised {exc}"
+            if "is not defined" in str(exc) and self._session.errors:  # say why: the cell that defines it failed
+                cell, why = next(iter(self._session.errors.items()))
+                message = f"your {self._name} is not defined: cell {cell!r} {why}"
+            raise _StudentRaised(message) from None
 
     def __repr__(self) -> str:
         return f"<the student's {self._name}>"
