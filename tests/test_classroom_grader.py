@@ -207,7 +207,8 @@ def test_feedback_notebook(tmp_path):
     report = classroom.grade(sub, source=source, timeout=20, feedback=tmp_path / "fb.ipynb")
     text = (tmp_path / "fb.ipynb").read_text()
     assert "0 / 2 points: failed" in text and f"Total: {report.points:g} / {FULL}" in text
-    assert "BEGIN HIDDEN TESTS" not in text or True  # the teacher's tests are shown as the student saw them
+    assert "HIDDEN TESTS" not in text and "[5.0, -1.0]" not in text  # hidden tests stay hidden
+    assert "f(np.arange(3))" in text
 
 
 def test_the_wire_accepts_plain_data_only():

@@ -483,12 +483,27 @@ def grade(submission, source=None, source_dir=None, timeout: float = 120, time_c
     return report
 
 
+def _without_hidden_tests(source: str) -> str:
+    """``source`` without its ``### BEGIN HIDDEN TESTS`` … ``### END HIDDEN TESTS`` regions."""
+    kept, hiding = [], False
+    for line in source.splitlines():
+        if "### BEGIN HIDDEN TESTS" in line:
+            hiding = True
+        elif "### END HIDDEN TESTS" in line:
+            hiding = False
+        elif not hiding:
+            kept.append(line)
+    return "\n".join(kept)
+
+
 def _write_feedback(cells, results: dict, report: GradeReport, path) -> None:
-    """The graded notebook: each test cell followed by its points and message, the notes at the end."""
+    """The graded notebook: each test cell (hidden tests left out) followed by its points and message."""
     nb = nbformat.v4.new_notebook()
     for cell in cells:
         cell = nbformat.from_dict(dict(cell))
         result = results.get(meta(cell).get("grade_id"))
+        if is_test(cell):  # students see the tests as they were released: hidden tests stay hidden
+            cell.source = _without_hidden_tests(cell.source)
         if result is not None and is_test(cell):
             text = f"{_num(result.points)} / {_num(result.max_points)} points: {result.status}"
             text += f" ({result.message})\n" if result.message else "\n"
