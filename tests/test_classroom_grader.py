@@ -52,6 +52,11 @@ def _cases(source):
         "swallowed_interrupt": ({"f": "import time\ndef f(x):\n    while True:\n        try:\n            time.sleep(10)\n"
                                       "        except BaseException:\n            pass"},
                                 None, _all_but("test_f", "test_partial"), {"test_f": "timed out"}),  # fmt: skip
+        "raises_interrupt": ({"f": "def f(x):\n    raise KeyboardInterrupt"}, None, _all_but("test_f", "test_partial"),
+                             {"test_f": "failed", "test_g": "passed"}),  # fmt: skip
+        "starts_a_program": ({"f": "def f(x):\n    import subprocess\n    subprocess.run(['true'])\n"
+                                   "    return np.asarray(x, dtype=float) + 1"}, None, _all_but("test_f", "test_partial"),
+                             {"test_f": "failed"}),  # fmt: skip
         "loop_at_top_level": ({"ratio": "while True:\n    pass"}, None, _all_but("test_ratio"), {"test_ratio": "failed"}),
         "rebinds_np_testing": ({"f": "np.testing.assert_allclose = lambda *a, **k: None\n"
                                      "np.allclose = lambda *a, **k: True\n" + WRONG_F},

@@ -183,7 +183,7 @@ def _restore(submitted, solution, notes: list[str]):
     return cells, missing
 
 
-class _Session:
+class _Runner:
     """The student's process, restarted (and its cells run again) after a timeout or its end."""
 
     def __init__(self, fence: Fence, cells: list[tuple[str, str]], timeout: float, cap_deadline: float,
@@ -271,9 +271,9 @@ class _StudentRaised(Exception):
 class _Proxy:
     """Stands for a function of the student's in the grader: calls it in the student's process."""
 
-    def __init__(self, name: str, session: _Session, namespace: dict, proxies: dict):
+    def __init__(self, name: str, runner: _Runner, namespace: dict, proxies: dict):
         self.__name__ = self._name = name
-        self._session, self._namespace, self._proxies = session, namespace, proxies
+        self._runner, self._namespace, self._proxies = runner, namespace, proxies
 
     def __call__(self, *args, **kwargs):
         overrides = [n for n, p in self._proxies.items() if n != self._name and self._namespace.get(n) is not p]
@@ -284,11 +284,11 @@ class _Proxy:
             return self._namespace[name](*cargs, **ckwargs)
 
         try:
-            return self._session.call(self._name, args, kwargs, overrides, on_callback)
+            return self._runner.call(self._name, args, kwargs, overrides, on_callback)
         except StudentError as exc:
             message = f"your {self._name} raised {exc}"
-            if "is not defined" in str(exc) and self._session.errors:  # say why: the cell that defines it failed
-                cell, why = next(iter(self._session.errors.items()))
+            if "is not defined" in str(exc) and self._runner.errors:  # say why: the cell that defines it failed
+                cell, why = next(iter(self._runner.errors.items()))
                 message = f"your {self._name} is not defined: cell {cell!r} {why}"
             raise _StudentRaised(message) from None
 
@@ -336,7 +336,7 @@ def _score(value, max_points: float) -> tuple[float, str]:
     return value, ""
 
 
-def _grade_test(cell, namespace: dict, session: _Session) -> TestResult:
+def _grade_test(cell, namespace: dict, runner: _Runner) -> TestResult:
     gid = meta(cell).get("grade_id", "?")
     max_points = _points_of(cell)
     if max_points is None:
@@ -345,7 +345,7 @@ def _grade_test(cell, namespace: dict, session: _Session) -> TestResult:
         ast.parse(cell.source)
     except SyntaxError as exc:
         return TestResult(gid, 0.0, max_points, "malformed", _short(f"the test cell does not parse ({exc.msg}, line {exc.lineno})"))
-    if session.out_of_time():
+    if runner.out_of_time():
         return TestResult(gid, 0.0, max_points, "not run", "the submission's time cap was used up")
     sink = io.StringIO()
     try:
@@ -431,11 +431,11 @@ def grade(submission, source=None, source_dir=None, timeout: float = 120, time_c
             folders = [f for f in folders if not str(scratch.resolve()).startswith(str(f) + "/")]
             withheld = solution.metadata.get("vrlib", {}).get("withheld", []) if isinstance(solution.metadata.get("vrlib"), dict) else []
             fence = Fence(scratch, folders, memory_cap, output_cap, withheld)
-            session = _Session(fence, student, timeout, start + time_cap, report.notes)
+            runner = _Runner(fence, student, timeout, start + time_cap, report.notes)
             namespace: dict = {"__name__": "__main__"}
             proxies: dict = {}
             for name in solution_names(solution):
-                proxies[name] = _Proxy(name, session, namespace, proxies)
+                proxies[name] = _Proxy(name, runner, namespace, proxies)
             results = {}
             try:
                 for i, cell in enumerate(cells[: last_test + 1]):
@@ -443,7 +443,7 @@ def grade(submission, source=None, source_dir=None, timeout: float = 120, time_c
                         continue
                     if is_test(cell):
                         namespace.update(proxies)  # the student's functions, never the test's rebindings
-                        results[meta(cell)["grade_id"]] = _grade_test(cell, namespace, session)
+                        results[meta(cell)["grade_id"]] = _grade_test(cell, namespace, runner)
                     elif is_locked(cell):
                         try:
                             with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
@@ -453,16 +453,16 @@ def grade(submission, source=None, source_dir=None, timeout: float = 120, time_c
                             report.notes.append(f"the assignment's cell {meta(cell).get('grade_id')!r} raised "
                                                 f"{_first_line(exc)}")  # fmt: skip
                 try:
-                    if not session.fence.alive and not results and student:
-                        session.ensure()  # nothing called the student: still say what the cells did
+                    if not runner.fence.alive and not results and student:
+                        runner.ensure()  # nothing called the student: still say what the cells did
                 except _CapReached:
                     pass
             finally:
                 report.output = fence.output()
                 fence.stop()
-            for name, why in session.errors.items():
+            for name, why in runner.errors.items():
                 report.notes.append(f"cell {name!r} {why}")
-            if session.out_of_time():
+            if runner.out_of_time():
                 report.notes.append(f"the submission used up its time cap ({time_cap:g} s)")
             for cell in solution.cells:
                 if not is_test(cell):
