@@ -6,6 +6,7 @@ wrong answer per assignment loses points.  (The grader's faults: tests/test_clas
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 
@@ -171,3 +172,22 @@ def test_questions_are_graded_on_their_own(graded_class):
     """A wrong KDE costs the KDE's points only: domias_score is graded with vrlib's KDE."""
     tests = {t.grade_id: t for t in graded_class[("wrong", "03_domias")].tests}
     assert tests["a3_test_kde"].status == "failed" and tests["a3_test_domias"].status == "passed"
+
+
+@pytest.mark.slow
+@pytest.mark.realdata
+@pytest.mark.skipif(os.environ.get("VRLIB_CLASSROOM_E2E") != "1", reason="set VRLIB_CLASSROOM_E2E=1 (minutes, real data)")
+@pytest.mark.parametrize("path", ASSIGNMENTS, ids=lambda p: p.stem)
+def test_solution_notebook_runs_end_to_end(path, tmp_path):
+    """The whole solution notebook, real-data part included, in a Jupyter kernel (what a student runs)."""
+    from nbclient import NotebookClient
+
+    from conftest import require_real
+
+    require_real(*{"03": ("cal_housing.data",)}.get(path.name[:2], ("adult.data", "adult.test")))
+    nb = nbformat.read(path, as_version=4)
+    start = time.monotonic()
+    NotebookClient(nb, timeout=1800, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    print(f"{path.name}: {time.monotonic() - start:.0f} s")
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+    assert not errors
