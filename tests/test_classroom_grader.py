@@ -104,6 +104,7 @@ def graded(tmp_path_factory):
             path.write_bytes(released.read_bytes())
         else:
             submission(released, path, answers, edit)
+    (tmp / "submissions" / "unreadable.ipynb").write_text("{ not a notebook")
     start = time.monotonic()
     results = classroom.grade_class(tmp / "submissions", tmp / "book", source_dir=source.parent, jobs=2,
                                     timeout=TIMEOUT, time_cap=90, memory_cap="1G")  # fmt: skip
@@ -153,7 +154,10 @@ def test_gradebook_and_grades_csv(graded):
     with open(tmp / "book" / "gradebook.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert list(rows[0]) == ["student", "assignment", "test", "points", "max_points", "status", "message"]
-    assert len(rows) == len(cases) * len(POINTS)
+    assert len(rows) == len(cases) * len(POINTS) + 1
+    unreadable = [r for r in rows if r["student"] == "unreadable"]
+    assert len(unreadable) == 1 and unreadable[0]["status"] == "not graded"
+    assert "not a readable Jupyter notebook" in unreadable[0]["message"]
     with open(tmp / "book" / "grades.csv", newline="") as f:
         grades = {r["student_id"]: r for r in csv.DictReader(f)}
     assert list(next(iter(grades.values()))) == ["assignment", "duedate", "timestamp", "student_id", "last_name",
