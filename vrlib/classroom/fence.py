@@ -233,7 +233,6 @@ class Fence:
         self.hidden = [str(Path(h).resolve()) for h in hidden]
         self.memory_cap, self.output_cap, self.withheld = int(memory_cap), int(output_cap), list(withheld)
         self.proc: subprocess.Popen | None = None
-        self.exit_reason = ""
         self._starts = 0
 
     # ----------------------------------------------------------------- process
@@ -257,7 +256,7 @@ class Fence:
             "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg", "MPLCONFIGDIR": str(self.scratch / ".mpl"),
             "XDG_CACHE_HOME": str(self.scratch / ".cache"), "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
             "MKL_NUM_THREADS": "1", "MALLOC_ARENA_MAX": "2", "PYTHONUNBUFFERED": "1",
-            "VRLIB_STUDENT_CONFIG": _json(config),
+            "TMPDIR": str(self.scratch), "HOME": str(self.scratch), "VRLIB_STUDENT_CONFIG": _json(config),
         })  # fmt: skip
         n = self._starts
         self._out = open(self.scratch / f".stdout-{n}", "wb")
@@ -272,7 +271,6 @@ class Fence:
             os.close(to_child_r)
             os.close(from_child_w)
         self._to, self._from = to_child_w, from_child_r
-        self.exit_reason = ""
         reply = self._wait(deadline)
         if reply[0] != "ready":
             self.stop()
