@@ -57,6 +57,8 @@ def _cases(source):
         "starts_a_program": ({"f": "def f(x):\n    import subprocess\n    subprocess.run(['true'])\n"
                                    "    return np.asarray(x, dtype=float) + 1"}, None, _all_but("test_f", "test_partial"),
                              {"test_f": "failed"}),  # fmt: skip
+        "calls_back_forever": ({"g": "def g(x):\n    while True:\n        f(x)"}, None, _all_but("test_g"),
+                               {"test_g": "timed out", "test_f": "passed"}),  # fmt: skip
         "loop_at_top_level": ({"ratio": "while True:\n    pass"}, None, _all_but("test_ratio"), {"test_ratio": "failed"}),
         "rebinds_np_testing": ({"f": "np.testing.assert_allclose = lambda *a, **k: None\n"
                                      "np.allclose = lambda *a, **k: True\n" + WRONG_F},

@@ -338,8 +338,11 @@ class Fence:
             if reply[0] == "callback" and on_callback is not None and len(reply) == 4:
                 _, name, args, kwargs = reply
                 try:
-                    result = on_callback(name, tuple(args), dict(kwargs))
+                    result = _within(deadline, lambda: on_callback(name, tuple(args), dict(kwargs)))
                     message = ("result", result)
+                except StudentTimeout:  # the reference, on what the student sent, ran past the deadline
+                    self.stop()
+                    raise
                 except Exception as exc:  # the reference raised: tell the student's code
                     message = ("error", f"{type(exc).__name__}: {exc}")
                 send(self._to, message)
@@ -384,6 +387,32 @@ class Fence:
                 if data.strip():
                     parts.append(data.decode("utf-8", "replace"))
         return "".join(parts)
+
+
+def _within(deadline: float, function):
+    """``function()``, stopped with :class:`StudentTimeout` at ``deadline`` (in the main thread; else unbounded).
+
+    Callbacks compute a reference in the grader on arguments the student's code chose: a
+    deadline keeps a hostile call from holding the grader.
+    """
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return function()
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise StudentTimeout()
+
+    def alarm(signum, frame):
+        raise StudentTimeout()
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, left)
+    try:
+        return function()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _json(obj) -> str:
