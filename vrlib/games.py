@@ -61,6 +61,7 @@ import pandas as pd
 
 from vrlib import parallel
 from vrlib.cache import decode_table, fingerprint_table
+from vrlib.coded import CodedTable
 from vrlib.data import Schema, prepare
 from vrlib.errors import VrlibError
 from vrlib.synthesis import GeneratorSpec, SynthesisJob, resolve_cache, dataset_key, synthesize
@@ -305,6 +306,7 @@ class TraditionalGame:
         self.columns_ = tuple(self.data_.columns)
         self.categories_ = {c: self.data_[c].cat.categories for c in schema.categorical}
         self.fingerprint_ = fingerprint_table(self.data_, schema)
+        self.coded_ = CodedTable(self.data_, schema)  # what the workers fit on: training sets are row positions
         self.factory_ = GeneratorSpec(self.generator, self.generator_params)
         self.cache_ = resolve_cache(self.cache)
         aux, test = split_population(len(self.data_), self.n_aux, self.n_test, self.seed)
@@ -389,10 +391,12 @@ class TraditionalGame:
     # ---------------------------------------------------------------- generation
 
     def _materialise(self, plans: list[DatasetPlan], desc: str, memo: dict | None = None,
-                     keep: bool = False) -> list[dict]:  # fmt: skip
+                     keep: bool = False, store: bool = True) -> list[dict]:  # fmt: skip
         """Encoded synthetic dataset of every plan: from ``memo``, else :func:`vrlib.synthesis.synthesize`.
 
-        With ``keep``, every dataset obtained here is also put in ``memo``.
+        With ``keep``, every dataset obtained here is also put in ``memo``.  With
+        ``store=False`` the datasets made here are not written to the cache (for
+        datasets no other target needs, whose results are cached by the caller).
         """
         out: list = [None] * len(plans)
         jobs, where = [], []
@@ -403,7 +407,8 @@ class TraditionalGame:
                 continue
             jobs.append(SynthesisJob(self.data_, self.schema_, self.factory_, self.n_synth, plan.fit_seed,
                                      plan.sample_seed, rows=plan.rows, categories=self.categories_,
-                                     fingerprint=self.fingerprint_))  # fmt: skip
+                                     fingerprint=self.fingerprint_, coded=self.coded_, keep=store,
+                                     known_key=plan.key))  # fmt: skip
             where.append(j)
         made = synthesize(jobs, cache=self.cache_ if self.cache_ is not None else False, n_jobs=self.n_jobs,
                           scheduler=self.scheduler, desc=desc, progress=self.progress, stats=self.stats_)  # fmt: skip
@@ -416,10 +421,11 @@ class TraditionalGame:
     def _datasets(self, plans, desc, memo=None) -> SyntheticDatasets:
         return self._dataset_groups([plans], desc, memo)[0]
 
-    def _dataset_groups(self, groups: list[list[DatasetPlan]], desc, memo=None) -> list[SyntheticDatasets]:
+    def _dataset_groups(self, groups: list[list[DatasetPlan]], desc, memo=None,
+                        store: bool = True) -> list[SyntheticDatasets]:  # fmt: skip
         """A :class:`SyntheticDatasets` per group of plans, all generated in one parallel batch
-        (each batch costs the pool a start and a tail of idle workers)."""
-        arrays = self._materialise([p for plans in groups for p in plans], desc, memo)
+        (each batch costs the pool a start and a tail of idle workers); ``store`` as for :meth:`_materialise`."""
+        arrays = self._materialise([p for plans in groups for p in plans], desc, memo, store=store)
         out, start = [], 0
         for plans in groups:
             out.append(SyntheticDatasets.from_arrays(arrays[start: start + len(plans)], [p.label for p in plans],

@@ -227,6 +227,29 @@ def _code_hash(*functions) -> str:
     return hashlib.sha256("".join(inspect.getsource(f) for f in functions).encode()).hexdigest()
 
 
+def shared_plans(game: ModelSeededGame, plans) -> dict:
+    """The plans (key -> plan) of the datasets that other records of D need too, among ``plans``.
+
+    ``plans`` holds, per record, ``(shadow, traditional test, model-seeded test)`` plan
+    lists.  Shared are the datasets the games make the same for every record (the OUT
+    datasets of both traditional sides when ``game.share_out``, the model-seeded IN
+    datasets: D itself) and any dataset two of the given records need.  They are made
+    first, written to the cache and kept in memory; a record's own datasets are made
+    with it and not cached (its result is), so the cache holds what a resumed or larger
+    run reuses, not 600 datasets per record that nothing reads again.
+    """
+    plans = list(plans)
+    uses = Counter(k for ps in plans for k in {p.key for batch in ps for p in batch})
+    shared = {}
+    for shadow, traditional, seeded in plans:
+        for batch, label in ((shadow, 0 if game.share_out else None), (traditional, 0 if game.share_out else None),
+                             (seeded, 1)):  # fmt: skip
+            for p in batch:
+                if p.label == label or uses[p.key] > 1:
+                    shared[p.key] = p
+    return shared
+
+
 def attack_records(game: ModelSeededGame, records, settings: dict, seed: int, progress: bool = True) -> dict:
     """Test labels, scores and runs of both games for each record, from the cache or computed.
 
@@ -258,8 +281,7 @@ def attack_records(game: ModelSeededGame, records, settings: dict, seed: int, pr
     if not todo:
         return out
     plans = {r: (game.shadow_plans(r), TraditionalGame.test_plans(game, r), game.test_plans(r)) for r in todo}
-    uses = Counter(k for ps in plans.values() for k in {p.key for batch in ps for p in batch})
-    shared = {p.key: p for ps in plans.values() for batch in ps for p in batch if uses[p.key] > 1}
+    shared = shared_plans(game, plans.values())
     memo: dict = {}
     if shared:
         game._materialise(list(shared.values()), "datasets shared by the records", memo, keep=True)
@@ -267,7 +289,9 @@ def attack_records(game: ModelSeededGame, records, settings: dict, seed: int, pr
     for r in bar:
         shadow_plans, traditional_plans, seeded_plans = plans[r]
         target = game.data_.loc[[r]]
-        shadow, *tests = game._dataset_groups([shadow_plans, traditional_plans, seeded_plans], f"datasets of {r}", memo)
+        # Only this record needs these datasets: not written to the synthetic cache (its result is cached below).
+        shadow, *tests = game._dataset_groups([shadow_plans, traditional_plans, seeded_plans], f"datasets of {r}", memo,
+                                              store=False)  # fmt: skip
         attack_seed = parallel.derive_seed(seed, "lost attack", str(r))
         model = make_attack("query", schema, settings, attack_seed).fit(shadow, shadow.labels, target)
         arrays = {}
