@@ -45,6 +45,8 @@ class CodedTable:
         Column -> category Index of each categorical column.
     index : Index
         The table's index labels.
+    fit_schema : Schema
+        ``schema.subset(columns)``: the schema a generator fitted on this table holds.
     """
 
     def __init__(self, df: pd.DataFrame, schema: Schema):
@@ -58,6 +60,7 @@ class CodedTable:
         self.dtypes = data.dtypes.to_dict()
         self.categories = {c: self.dtypes[c].categories for c in schema.categorical}
         self.index = data.index
+        self.fit_schema = schema.subset(list(self.columns))  # what a fit on this table calls its schema_
         self._values = {}
         for c in self.columns:
             if c in schema.categorical:
@@ -97,6 +100,11 @@ class CodedTable:
             raise VrlibError(f"unknown column {c!r}; the columns are {list(self.columns)}")
         values = self._values[c]
         return values.copy() if rows is None else values[self.check_rows(rows)]
+
+    def take(self, c: str, rows: np.ndarray) -> np.ndarray:
+        """:meth:`column` without the checks, for ``rows`` that :meth:`check_rows` has returned
+        (a generator's fit reads every column at the same checked rows)."""
+        return self._values[c][rows]
 
     def frame(self, rows=None) -> pd.DataFrame:
         """The rows as the DataFrame ``prepare(df, schema).iloc[rows]`` (dtypes, categories and index labels)."""

@@ -136,7 +136,7 @@ class Generator:
         self.fitted_ = False
         self.columns_ = list(table.columns)
         self.dtypes_ = dict(table.dtypes)
-        self.schema_ = table.schema.subset(self.columns_)
+        self.schema_ = table.fit_schema
         self.n_train_ = len(rows)
         self._fit_coded(table, rows, rng)
         self.fitted_ = True

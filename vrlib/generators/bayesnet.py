@@ -343,7 +343,7 @@ class PrivBayes(Generator):
 
     def _fit_coded(self, table, rows: np.ndarray, rng: np.random.Generator) -> None:
         """:meth:`_fit` on rows of a :class:`vrlib.coded.CodedTable` (the same numbers, no DataFrame)."""
-        self._fit_codes(*self._encode_columns(lambda c: table.column(c, rows), len(rows)), rng)
+        self._fit_codes(*self._encode_columns(lambda c: table.take(c, rows), len(rows)), rng)
 
     def _fit_codes(self, codes: np.ndarray, domains: np.ndarray, rng: np.random.Generator) -> None:
         """Structure, noisy marginals and sampling tables from the integer codes (d, n) and domain sizes."""

@@ -88,7 +88,7 @@ class Synthpop(Generator):
     def _fit_coded(self, table, rows: np.ndarray, rng: np.random.Generator) -> None:
         """:meth:`_fit` on rows of a :class:`vrlib.coded.CodedTable` (the same numbers, no DataFrame)."""
         order = self._order()
-        self._fit_values({c: table.column(c, rows) for c in order}, len(rows), rng)
+        self._fit_values({c: table.take(c, rows) for c in order}, len(rows), rng)
 
     def _order(self) -> list:
         order = list(self.columns_) if self.visit_sequence is None else list(self.visit_sequence)
