@@ -93,3 +93,44 @@ def _bad_epsilon():
     gen = get_generator("privbayes", epsilon=1.0)
     gen.epsilon = -1.0  # changed after construction: fit_coded checks the parameters again, as fit does
     return gen
+
+
+# --------------------------------------------------------------------------- the synthesis pipeline
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_synthesize_on_a_coded_table_is_the_dataframe_path(tmp_path, n_jobs):
+    from vrlib.cache import Cache
+    from vrlib.synthesis import GeneratorSpec, SynthesisJob, synthesize
+
+    df, schema = _table(5)
+    table = CodedTable(df, schema)
+    spec = GeneratorSpec("baynet")
+    rng = np.random.default_rng(0)
+    subsets = [np.sort(rng.choice(len(df), size=120, replace=False)) for _ in range(7)]
+
+    def jobs(coded, keep=True):
+        return [SynthesisJob(df, schema, spec, 90, 10 + i, 20 + i, rows=rows, coded=coded, keep=keep)
+                for i, rows in enumerate(subsets)]  # fmt: skip
+
+    plain = synthesize(jobs(None), cache=False, n_jobs=1, progress=False)
+    store = Cache(tmp_path, "synthetic")
+    coded = synthesize(jobs(table), cache=store, n_jobs=n_jobs, progress=False)
+    for a, b in zip(plain, coded):
+        for k in ("codes", "continuous"):
+            np.testing.assert_array_equal(a[k], b[k])
+    assert all(store.get(j.key) is not None for j in jobs(table))  # written, one entry per dataset
+    other = Cache(tmp_path / "other", "synthetic")
+    synthesize(jobs(table, keep=False), cache=other, n_jobs=n_jobs, progress=False)
+    assert all(other.get(j.key) is None for j in jobs(table))  # keep=False: made, not written
+
+
+def test_batch_sizes_and_a_coded_table_of_another_table():
+    from vrlib.synthesis import MAX_BATCH, SynthesisJob, batch_size
+
+    assert batch_size(900, 1) == 900  # one process: one task
+    assert batch_size(900, 2) == MAX_BATCH
+    assert batch_size(100, 2) == 50 and batch_size(3, 8) == 1 and batch_size(0, 2) == 1
+    df, schema = _table()
+    with pytest.raises(VrlibError, match="not the job's table"):
+        SynthesisJob(df.iloc[:10], schema, "baynet", 5, 0, 1, coded=CodedTable(df, schema))

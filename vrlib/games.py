@@ -356,8 +356,11 @@ class TraditionalGame:
         key = dataset_key(self.fingerprint_, self.factory_, self.n_synth, fit_seed, sample_seed, rows)
         return DatasetPlan(rows, label, fit_seed, sample_seed, key)
 
-    def _traditional_plans(self, pool: str, target: int, count: int) -> list[DatasetPlan]:
-        """IN plans then OUT plans for one side, skipping draws that contain the target (rejection)."""
+    def _traditional_plans(self, pool: str, target: int, count: int, labels=(1, 0)) -> list[DatasetPlan]:
+        """IN plans then OUT plans for one side, skipping draws that contain the target (rejection).
+
+        ``labels`` limits them to one side: ``(0,)`` gives the OUT plans alone.
+        """
         n_in, n_out = count // 2, count - count // 2
         out_stream = "out" if self.share_out else f"out-for-{target}"
         # IN datasets are fitted per target anyway, so their bases come from the target's own
@@ -365,6 +368,8 @@ class TraditionalGame:
         in_stream = out_stream if self.paired else f"in-for-{target}"
         plans = []
         for stream, label, wanted in ((in_stream, 1, n_in), (out_stream, 0, n_out)):
+            if label not in labels:
+                continue
             i = found = 0
             while found < wanted:
                 draw = self._draw(pool, stream, i)
@@ -379,6 +384,26 @@ class TraditionalGame:
                     found += 1
                 i += 1
         return plans
+
+    def shared_plans(self, target) -> list[DatasetPlan]:
+        """The plans of ``target`` that other targets share: its OUT shadow and test datasets (none without
+        ``share_out``); cheap, since they are computed once per game and only checked against the target."""
+        if not self.share_out:
+            return []
+        p = self._position(target)
+        return [*self._traditional_plans("aux", p, self.n_shadow, labels=(0,)),
+                *self._traditional_plans("test", p, self.n_test_datasets, labels=(0,))]  # fmt: skip
+
+    def forget(self, target) -> None:
+        """Drop the memoised draws of ``target``'s own streams (its IN bases; its OUT bases without ``share_out``).
+
+        A game over many targets otherwise keeps every target's draws (``n_records``
+        positions per dataset) for its whole life: gigabytes over 1,000 targets.
+        """
+        p = self._position(target)
+        own = (f"in-for-{p}", f"out-for-{p}")
+        for key in [k for k in self._draws if k[1] in own]:
+            del self._draws[key]
 
     def shadow_plans(self, target) -> list[DatasetPlan]:
         """How each shadow dataset of ``target`` is made (IN first, then OUT)."""

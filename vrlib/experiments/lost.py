@@ -227,34 +227,42 @@ def _code_hash(*functions) -> str:
     return hashlib.sha256("".join(inspect.getsource(f) for f in functions).encode()).hexdigest()
 
 
-def shared_plans(game: ModelSeededGame, plans) -> dict:
-    """The plans (key -> plan) of the datasets that other records of D need too, among ``plans``.
+def shared_plans(game: ModelSeededGame, records) -> dict:
+    """The plans (key -> plan) of the datasets all records of D share, for these records.
 
-    ``plans`` holds, per record, ``(shadow, traditional test, model-seeded test)`` plan
-    lists.  Shared are the datasets the games make the same for every record (the OUT
-    datasets of both traditional sides when ``game.share_out``, the model-seeded IN
-    datasets: D itself) and any dataset two of the given records need.  They are made
-    first, written to the cache and kept in memory; a record's own datasets are made
-    with it and not cached (its result is), so the cache holds what a resumed or larger
-    run reuses, not 600 datasets per record that nothing reads again.
+    Shared are the datasets the games make the same for every record: the OUT datasets of
+    both traditional sides (``game.share_out``; a record skips the draws that contain it,
+    so the union over the records is taken) and the model-seeded IN datasets (D itself).
+    They are made first, written to the cache and kept in memory; a record's own
+    datasets (its IN shadow and traditional test datasets, its model-seeded OUT ones) are
+    made with it and not cached, since its result is: the cache holds what a resumed or
+    larger run reuses, not some 900 datasets per record that nothing reads again.
     """
-    plans = list(plans)
-    uses = Counter(k for ps in plans for k in {p.key for batch in ps for p in batch})
     shared = {}
-    for shadow, traditional, seeded in plans:
-        for batch, label in ((shadow, 0 if game.share_out else None), (traditional, 0 if game.share_out else None),
-                             (seeded, 1)):  # fmt: skip
-            for p in batch:
-                if p.label == label or uses[p.key] > 1:
-                    shared[p.key] = p
+    records = list(records)
+    for r in records:
+        shared.update((p.key, p) for p in game.shared_plans(r))
+    if records:
+        shared.update((p.key, p) for p in game.test_plans(records[0]) if p.label == 1)
     return shared
+
+
+def record_plans(game: ModelSeededGame, record) -> tuple[list, list, list]:
+    """``(shadow, traditional test, model-seeded test)`` plans of one record (its own draws then forgotten)."""
+    plans = (game.shadow_plans(record), TraditionalGame.test_plans(game, record), game.test_plans(record))
+    game.forget(record)
+    return plans
 
 
 def attack_records(game: ModelSeededGame, records, settings: dict, seed: int, progress: bool = True) -> dict:
     """Test labels, scores and runs of both games for each record, from the cache or computed.
 
-    The datasets two or more records need (model-seeded IN, traditional OUT, shadow OUT)
-    are generated first, once, and kept in memory while the records are attacked.
+    The datasets all records need (:func:`shared_plans`: model-seeded IN, traditional
+    OUT, shadow OUT) are generated first, once, cached and kept in memory while the
+    records are attacked one at a time, each with plans of its own made when its turn
+    comes (so memory does not grow with the number of records).  Each record's result
+    is cached as soon as it is computed: a stopped run resumes at the first record
+    without one.
 
     Returns
     -------
@@ -280,14 +288,13 @@ def attack_records(game: ModelSeededGame, records, settings: dict, seed: int, pr
     todo = [r for r in records if r not in out]
     if not todo:
         return out
-    plans = {r: (game.shadow_plans(r), TraditionalGame.test_plans(game, r), game.test_plans(r)) for r in todo}
-    shared = shared_plans(game, plans.values())
+    shared = shared_plans(game, todo)
     memo: dict = {}
     if shared:
         game._materialise(list(shared.values()), "datasets shared by the records", memo, keep=True)
     bar = tqdm(todo, desc="attacking records in both games", mininterval=10, disable=not progress)
     for r in bar:
-        shadow_plans, traditional_plans, seeded_plans = plans[r]
+        shadow_plans, traditional_plans, seeded_plans = record_plans(game, r)
         target = game.data_.loc[[r]]
         # Only this record needs these datasets: not written to the synthetic cache (its result is cached below).
         shadow, *tests = game._dataset_groups([shadow_plans, traditional_plans, seeded_plans], f"datasets of {r}", memo,
