@@ -341,6 +341,40 @@ def test_profiles_and_paper_values():
     assert paper.loc[paper.t == 0.8, "high"].item() == 0.94
 
 
+def test_sweep_records_and_the_notebook_parts():
+    paper = lost.settings_for("paper")
+    assert lost.sweep_records(paper) == 1000
+    assert lost.sweep_records(paper, 10_000) == dict(paper["size_targets"])[10_000] < 1000
+    assert lost.sweep_records(paper, 100) == 100  # never more than the records of D
+    parts = lost.notebook_parts(paper).set_index("part")
+    # The sweeps at the profile's |D| reuse the headline's records (same game, cached): nothing new.
+    assert parts.loc["Fig. 3, |D| = 1,000", "new_records"] == 0 and parts.loc["Fig. 4, epsilon = inf", "new_records"] == 0
+    assert parts.loc["Fig. 3, |D| = 10,000", "records"] == lost.sweep_records(paper, 10_000)
+    assert parts.loc["Fig. 5", "new_games"] == paper["n_datasets"]
+    costs = pd.DataFrame([dict(dataset="adult", generator="synthpop", epsilon=np.nan, n_records=1000, record_cpu_s=10.0,
+                               shared_cpu_s=100.0, seeded_in_cpu_s=20.0)])  # fmt: skip
+    one = lost.predicted_cost(lost.notebook_parts(paper).iloc[:1], costs, workers=2).iloc[0]
+    assert one.cpu_hours == pytest.approx((1000 * 10 + 100) / 3600) and one.hours_on_workers == one.cpu_hours / 2
+    fig5 = lost.predicted_cost(lost.notebook_parts(paper).query("part == 'Fig. 5'"), costs).iloc[0]
+    assert fig5.cpu_hours == pytest.approx(paper["n_datasets"] * (10 + 20) / 3600)
+    with pytest.raises(VrlibError, match="no measured cost"):
+        lost.predicted_cost(lost.notebook_parts(paper), costs)
+    with pytest.raises(VrlibError, match="size_targets"):
+        lost.settings_for("quick", size_targets=((100, 0),))
+
+
+def test_measured_record_cost_on_adult(tmp_path, monkeypatch):
+    from conftest import require_real
+
+    require_real("adult.data", "adult.test")
+    monkeypatch.setenv("VRLIB_CACHE_DIR", str(tmp_path / "cache"))
+    cost = lost.measure_record_cost("adult", "baynet", profile="smoke", fraction=0.5)
+    assert cost["record_cpu_s"] > 0 and cost["shared_cpu_s"] >= cost["seeded_in_cpu_s"] >= 0
+    assert not (tmp_path / "cache").exists()  # measured in a cache of its own
+    with pytest.raises(VrlibError, match="fraction"):
+        lost.measure_record_cost("adult", "baynet", profile="smoke", fraction=0)
+
+
 def test_bad_input_of_the_experiments_on_adult():
     from conftest import require_real
 
