@@ -36,7 +36,6 @@ from __future__ import annotations
 import hashlib
 import inspect
 import math
-from collections import Counter
 
 import numpy as np
 import pandas as pd
