@@ -128,7 +128,7 @@ def test_synthesize_on_a_coded_table_is_the_dataframe_path(tmp_path, n_jobs):
 def test_batch_sizes_and_a_coded_table_of_another_table():
     from vrlib.synthesis import MAX_BATCH, SynthesisJob, batch_size
 
-    assert batch_size(900, 1) == 900  # one process: one task
+    assert batch_size(900, 1) == 1  # one process: a task per dataset, each cached as soon as it is made
     assert batch_size(900, 2) == MAX_BATCH
     assert batch_size(100, 2) == 50 and batch_size(3, 8) == 1 and batch_size(0, 2) == 1
     df, schema = _table()

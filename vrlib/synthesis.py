@@ -387,12 +387,11 @@ workers finish together."""
 
 
 def batch_size(n_datasets: int, width: int) -> int:
-    """Datasets per task: all of them in one task for one worker, else an even share per worker, at most
-    :data:`MAX_BATCH`."""
-    if n_datasets <= 0:
+    """Datasets per task: one in a single process (nothing is pickled there, and every finished dataset
+    is written to the cache at once, so an interrupted run keeps it), else an even share per worker,
+    at most :data:`MAX_BATCH` (an interruption then loses at most the batches in flight)."""
+    if n_datasets <= 0 or width <= 1:
         return 1
-    if width <= 1:
-        return n_datasets
     return max(1, min(MAX_BATCH, -(-n_datasets // width)))
 
 
