@@ -31,6 +31,7 @@ def test_round_trip_and_columns():
     rows = np.array([5, 3, 399, 0])
     pd.testing.assert_frame_equal(table.frame(rows), df.iloc[rows])
     np.testing.assert_array_equal(table.column("c1", rows), df["c1"].array.codes[rows].astype(np.int64))
+    assert table.column("c1", rows).dtype == np.int64 and table.take("c1", rows).dtype == np.int64
     np.testing.assert_array_equal(table.column("x0", rows), df["x0"].to_numpy()[rows])
     col = table.column("x0")
     col[:] = 0  # a copy: the table is not changed through it

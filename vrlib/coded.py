@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from vrlib.cache import _code_dtype
 from vrlib.data import Schema, prepare
 from vrlib.errors import VrlibError
 
@@ -61,10 +62,12 @@ class CodedTable:
         self.categories = {c: self.dtypes[c].categories for c in schema.categorical}
         self.index = data.index
         self.fit_schema = schema.subset(list(self.columns))  # what a fit on this table calls its schema_
+        # Codes stored in the smallest unsigned type that holds them (the table travels to every
+        # worker with each batch of datasets), read back as int64.
         self._values = {}
         for c in self.columns:
             if c in schema.categorical:
-                self._values[c] = np.ascontiguousarray(data[c].array.codes, dtype=np.int64)
+                self._values[c] = np.ascontiguousarray(data[c].array.codes, dtype=_code_dtype(len(self.categories[c])))
             else:
                 self._values[c] = data[c].to_numpy(dtype=np.float64, copy=True)
 
@@ -99,12 +102,14 @@ class CodedTable:
         if c not in self._values:
             raise VrlibError(f"unknown column {c!r}; the columns are {list(self.columns)}")
         values = self._values[c]
-        return values.copy() if rows is None else values[self.check_rows(rows)]
+        values = values.copy() if rows is None else values[self.check_rows(rows)]
+        return values.astype(np.int64, copy=False) if c in self.categories else values
 
     def take(self, c: str, rows: np.ndarray) -> np.ndarray:
         """:meth:`column` without the checks, for ``rows`` that :meth:`check_rows` has returned
         (a generator's fit reads every column at the same checked rows)."""
-        return self._values[c][rows]
+        values = self._values[c][rows]
+        return values.astype(np.int64, copy=False) if c in self.categories else values
 
     def frame(self, rows=None) -> pd.DataFrame:
         """The rows as the DataFrame ``prepare(df, schema).iloc[rows]`` (dtypes, categories and index labels)."""
@@ -112,5 +117,5 @@ class CodedTable:
         out = {}
         for c in self.columns:
             v = self._values[c][rows]
-            out[c] = pd.Categorical.from_codes(v, dtype=self.dtypes[c]) if c in self.categories else v
+            out[c] = pd.Categorical.from_codes(v.astype(np.int64), dtype=self.dtypes[c]) if c in self.categories else v
         return pd.DataFrame(out, index=self.index[rows], columns=list(self.columns))
