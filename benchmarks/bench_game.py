@@ -22,9 +22,20 @@ What is measured and what is extrapolated:
 Generator: the project's BayNet (``get_generator("baynet")``) when it is available,
 otherwise a bootstrap stand-in; the output says which.
 
+With ``--pipeline-only``, only the cost of one dataset through the synthesis pipeline
+(plans → fit → sample → encode → cache write, as a game makes its datasets) is measured,
+for the old code (the package of git commit ``--old``, imported beside the current one by
+``benchmarks/_oldlib.py``) and the new, in this process, on the same ``--datasets`` shadow
+plans of one target (BayNet, 1,000 Adult rows each, cold caches), in one process
+(``--n-jobs 1``, the default there: CPU time of this process) or several; and the fit
+alone (the generator on the same rows: a DataFrame for the old code, row positions of the
+game's coded table for the new).  Keys ``ms_per_dataset`` and ``fit_ms``, old and new, in
+CPU milliseconds; both must give the same datasets (``identical_datasets``).
+
 Usage::
 
     VRLIB_DATA_DIR=... python benchmarks/bench_game.py [--targets 10] [--fraction 0.05] [--n-jobs -1]
+    VRLIB_DATA_DIR=... python benchmarks/bench_game.py --pipeline-only [--datasets 200] [--old main]
 
 The last printed line is one JSON object.
 """
@@ -85,8 +96,70 @@ def distinct_fits(game, targets) -> int:
     return len(keys)
 
 
+def pipeline(args) -> dict:
+    """CPU ms per dataset through the synthesis pipeline and per fit, old code against new (see the module doc)."""
+    import importlib
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _oldlib import load_old
+    from bench_lost import cpu_seconds, load_average
+
+    old, commit = load_old(args.old)
+    n_jobs = 1 if args.n_jobs is None else args.n_jobs
+    result = {"generator": "baynet", "datasets": args.datasets, "workers": n_jobs, "old_commit": commit,
+              "load_before": load_average()}  # fmt: skip
+    made = {}
+    for name, lib in (("old", old), ("new", vrlib)):
+        games = importlib.import_module(f"{lib.__name__}.games")
+        generators = importlib.import_module(f"{lib.__name__}.generators")
+        cache = importlib.import_module(f"{lib.__name__}.cache")
+        df, schema = lib.load("adult")
+        sizes = dict(PAPER, n_shadow=args.datasets)
+        best = {}
+        for repeat in range(args.repeats):
+            with tempfile.TemporaryDirectory() as tmp:
+                game = games.TraditionalGame("baynet", **sizes, seed=args.seed + repeat, n_jobs=n_jobs,
+                                             cache=cache.Cache(tmp, "synthetic"), progress=False).fit(df, schema)  # fmt: skip
+                target = game.data_.index[game._pools["aux"][0]]
+                plans = game.shadow_plans(target)
+                game._materialise(plans[:2], "warm-up")  # imports, first calls
+                c0 = cpu_seconds()
+                arrays = game._materialise(plans[2:], "timed")
+                pipe = (cpu_seconds() - c0) / (len(plans) - 2)
+                # The fit alone, on the same rows, as each version's pipeline fits.
+                c0 = cpu_seconds()
+                for p in plans[2:]:
+                    gen = generators.get_generator("baynet")
+                    if name == "new":
+                        gen.fit_coded(game.coded_, p.rows, p.fit_seed)
+                    else:
+                        gen.fit(game.data_.iloc[p.rows], schema, p.fit_seed)
+                fit = (cpu_seconds() - c0) / (len(plans) - 2)
+            best["pipe"] = min(best.get("pipe", np.inf), pipe)
+            best["fit"] = min(best.get("fit", np.inf), fit)
+            if repeat == 0:
+                made[name] = arrays
+        result[name] = {"ms_per_dataset": best["pipe"] * 1000, "fit_ms": best["fit"] * 1000}
+        print(f"{name}: {best['pipe'] * 1000:.2f} CPU ms per dataset through the pipeline, fit {best['fit'] * 1000:.2f} ms "
+              f"(best of {args.repeats})", flush=True)  # fmt: skip
+    identical = all(np.array_equal(a[k], b[k]) for a, b in zip(made["old"], made["new"]) for k in a)
+    result.update(
+        ms_per_dataset={"old": result["old"]["ms_per_dataset"], "new": result["new"]["ms_per_dataset"]},
+        fit_ms={"old": result["old"]["fit_ms"], "new": result["new"]["fit_ms"]},
+        identical_datasets=bool(identical), load_after=load_average(),
+    )  # fmt: skip
+    return result
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pipeline-only", action="store_true",
+                        help="only the cost of one dataset through the synthesis pipeline, old code against new")
+    parser.add_argument("--datasets", type=int, default=200, help="datasets timed with --pipeline-only")
+    parser.add_argument("--repeats", type=int, default=3, help="repeats with --pipeline-only (the best counts)")
+    parser.add_argument("--old", default="main", help="git commit of the old code (--pipeline-only)")
     parser.add_argument("--targets", type=int, default=10, help="R, targets sharing the OUT datasets")
     parser.add_argument("--measure-targets", type=int, default=3, help="targets in the timed runs")
     parser.add_argument("--fraction", type=float, default=0.05, help="fraction of the datasets actually generated")
@@ -96,6 +169,9 @@ def main(argv=None):
                         help="datasets for the attack timing (default: the paper's 4,200)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    if args.pipeline_only:
+        print(json.dumps(pipeline(args)))
+        return
     n_jobs = default_n_jobs() if args.n_jobs is None else args.n_jobs
     cores = os.cpu_count() if n_jobs < 0 else n_jobs
 

@@ -20,7 +20,17 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
   fi
 fi
 
+# nbgrader starts its helpers (alembic) by name: a .pth file puts the venv's bin/ on PATH for every
+# Python of the venv, so .venv/bin/nbgrader works without activating the venv.
+venv_bin_on_path() {
+  local site
+  site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  echo 'import os, sys; b = os.path.join(sys.prefix, "bin"); p = os.environ.get("PATH", ""); b in p.split(os.pathsep) or os.environ.__setitem__("PATH", b + os.pathsep + p)' \
+    > "$site/vrlib_venv_bin.pth"
+}
+
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$want" ]]; then
+  venv_bin_on_path
   exit 0
 fi
 
@@ -35,5 +45,6 @@ echo "setup: installing vrlib and its dependencies into $VENV (first time: a few
 "$VENV/bin/python" -m pip install --quiet "torch==${VRLIB_TORCH_VERSION:-2.13.0}"
 # Every other package at the version the committed outputs were made with (constraints.txt).
 "$VENV/bin/python" -m pip install --quiet -c constraints.txt -e ".[test]"
+venv_bin_on_path
 echo "$want" > "$STAMP"
 echo "setup: done"

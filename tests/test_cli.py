@@ -1,10 +1,11 @@
-"""The ``vrlib rank`` command: its output formats and its one-line errors."""
+"""The ``vrlib`` command: ``rank``'s output formats, ``classroom generate`` and ``grade``; one-line errors."""
 
 import io
 import json
 import subprocess
 import sys
 
+import nbformat
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,6 +14,7 @@ from vrlib.cli import main
 from vrlib.data import read_csv
 from vrlib.selection import vulnerability_scores
 
+from classroom_tiny import POINTS, make_assignment, submission, tiny_notebook
 from conftest import make_table, require_real
 
 
@@ -112,3 +114,51 @@ def test_console_script_on_adult():
     assert lines[0] == "index,score" and len(lines) == 11
     scores = [float(line.split(",")[1]) for line in lines[1:]]
     assert scores == sorted(scores, reverse=True)
+
+
+# --------------------------------------------------------------------------- vrlib classroom
+
+
+def test_classroom_generate_writes_release_and_checksums(capsys, tmp_path):
+    (tmp_path / "src").mkdir()
+    nbformat.write(tiny_notebook(), tmp_path / "src" / "00_tiny.ipynb")
+    code, out, err = run(capsys, "classroom", "generate", "--source-dir", str(tmp_path / "src"),
+                         "--release-dir", str(tmp_path / "out"))  # fmt: skip
+    assert code == 0, err
+    assert (tmp_path / "out" / "00_tiny.ipynb").is_file() and "SHA256SUMS" in out
+    assert "00_tiny.ipynb" in (tmp_path / "src" / "SHA256SUMS").read_text()
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["missing.ipynb"], "does not exist"),
+        (["{dir}"], "needs --gradebook"),
+        (["{dir}", "--gradebook", "{book}", "--jobs", "0"], "jobs must be"),
+        (["{dir}", "--gradebook", "{book}", "--memory-cap", "lots"], "cannot read the size"),
+        (["{dir}", "--gradebook", "{book}", "--source", "x.ipynb"], "apply to a single notebook"),
+    ],
+)
+def test_classroom_grade_errors_are_one_line(capsys, tmp_path, args, message):
+    (tmp_path / "subs").mkdir()
+    argv = [a.replace("{dir}", str(tmp_path / "subs")).replace("{book}", str(tmp_path / "book")) for a in args]
+    code, out, err = run(capsys, "classroom", "grade", *argv)
+    assert code == 2 and out == "" and message in err and err.count("\n") == 1, err
+
+
+@pytest.mark.slow
+def test_classroom_grade_a_class_and_one_notebook(capsys, tmp_path):
+    source, released = make_assignment(tmp_path)
+    submission(released, tmp_path / "subs" / "ada" / "00_tiny.ipynb")
+    submission(released, tmp_path / "subs" / "bob" / "00_tiny.ipynb", {"f": "def f(x):\n    return x"})
+    code, out, err = run(capsys, "classroom", "grade", str(tmp_path / "subs"), "--gradebook", str(tmp_path / "book"),
+                         "--source-dir", str(source.parent), "--jobs", "2", "--feedback", "--timeout", "30")  # fmt: skip
+    assert code == 0, err
+    assert "graded ada / 00_tiny" in err and "gradebook.csv" in out
+    rows = (tmp_path / "book" / "gradebook.csv").read_text().splitlines()
+    assert rows[0] == "student,assignment,test,points,max_points,status,message" and len(rows) == 1 + 2 * len(POINTS)
+    assert (tmp_path / "book" / "feedback" / "bob" / "00_tiny.ipynb").is_file()
+    code, out, err = run(capsys, "classroom", "grade", str(tmp_path / "subs" / "bob" / "00_tiny.ipynb"),
+                         "--source", str(source), "--format", "json", "--timeout", "30")  # fmt: skip
+    report = json.loads(out)
+    assert code == 0 and report["max_points"] == sum(POINTS.values()) and report["points"] < report["max_points"]

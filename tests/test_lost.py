@@ -149,6 +149,60 @@ def test_shared_side_fitted_once(monkeypatch, tmp_path):
     assert Bootstrap.fits == 0 and set(again) == set(records)
 
 
+def test_a_stopped_run_resumes_where_it_was(monkeypatch, tmp_path):
+    from vrlib.cache import Cache
+
+    monkeypatch.setenv("VRLIB_CACHE_DIR", str(tmp_path / "a"))
+    game, settings = _game(n_games=4, n_runs=2, n_shadow=4)
+    game.cache_ = Cache(tmp_path / "a", "synthetic")
+    records = lost.choose_records(game, 3, seed=3)
+    real = lost.make_attack
+    attacked = []
+
+    def stops_at_the_third(*args, **kwargs):
+        if len(attacked) == 2:
+            raise KeyboardInterrupt("stopped")
+        attacked.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(lost, "make_attack", stops_at_the_third)
+    with pytest.raises(KeyboardInterrupt):
+        lost.attack_records(game, records, settings, seed=3, progress=False)
+    monkeypatch.setattr(lost, "make_attack", real)
+    # Cached: the shared datasets and two records' results, not the records' own datasets.
+    shared = lost.shared_plans(game, records)
+    assert all(game.cache_.get(k) is not None for k in shared)
+    own = [p for p in lost.record_plans(game, records[0])[0] if p.key not in shared]
+    assert own and all(game.cache_.get(p.key) is None for p in own)
+    Bootstrap.fits = 0
+    resumed = lost.attack_records(game, records, settings, seed=3, progress=False)
+    assert Bootstrap.fits == 2 + 4 + 4  # only the third record's own datasets: shadow IN, test IN, model-seeded OUT
+    # The same results as a run that was never stopped.
+    monkeypatch.setenv("VRLIB_CACHE_DIR", str(tmp_path / "b"))
+    fresh_game, _ = _game(n_games=4, n_runs=2, n_shadow=4)
+    fresh = lost.attack_records(fresh_game, records, settings, seed=3, progress=False)
+    for r in records:
+        for k, v in fresh[r].items():
+            np.testing.assert_array_equal(resumed[r][k], v)
+
+
+def test_choose_records_is_a_seeded_order_and_draws_are_forgotten():
+    game, settings = _game(n_games=4, n_runs=2, n_shadow=4)
+    five = lost.choose_records(game, 5, seed=3)
+    assert five == lost.choose_records(game, 5, seed=3)  # deterministic
+    assert lost.choose_records(game, 2, seed=3) == five[:2]  # fewer records: a prefix of more
+    assert set(five) <= set(game.dataset_index_) and len(set(five)) == 5
+    assert lost.choose_records(game, 5, seed=4) != five  # another seed, another order
+    assert sorted(lost.choose_records(game, 10**6, seed=3)) == sorted(game.dataset_index_)  # all of D
+    lost.record_plans(game, five[0])
+    before = len(game._draws)
+    for r in five[1:]:
+        lost.record_plans(game, r)
+    # Only the shared streams' draws stay (a few more OUT draws where a record was skipped), not each record's own.
+    assert len(game._draws) <= before + 4
+    assert not any(k[1].startswith("in-for-") for k in game._draws)
+
+
 def test_each_game_is_scored_on_its_own_test_datasets(monkeypatch, tmp_path):
     # The scores stored for each game are the attack's on that game's test datasets, rebuilt here.
     from vrlib import parallel
@@ -285,6 +339,40 @@ def test_profiles_and_paper_values():
     paper = lost.paper_values()
     assert {"quantity", "t", "low", "high", "statement"} <= set(paper.columns)
     assert paper.loc[paper.t == 0.8, "high"].item() == 0.94
+
+
+def test_sweep_records_and_the_notebook_parts():
+    paper = lost.settings_for("paper")
+    assert lost.sweep_records(paper) == 1000
+    assert lost.sweep_records(paper, 10_000) == dict(paper["size_targets"])[10_000] < 1000
+    assert lost.sweep_records(paper, 100) == 100  # never more than the records of D
+    parts = lost.notebook_parts(paper).set_index("part")
+    # The sweeps at the profile's |D| reuse the headline's records (same game, cached): nothing new.
+    assert parts.loc["Fig. 3, |D| = 1,000", "new_records"] == 0 and parts.loc["Fig. 4, epsilon = inf", "new_records"] == 0
+    assert parts.loc["Fig. 3, |D| = 10,000", "records"] == lost.sweep_records(paper, 10_000)
+    assert parts.loc["Fig. 5", "new_games"] == paper["n_datasets"]
+    costs = pd.DataFrame([dict(dataset="adult", generator="synthpop", epsilon=np.nan, n_records=1000, record_cpu_s=10.0,
+                               shared_cpu_s=100.0, seeded_in_cpu_s=20.0)])  # fmt: skip
+    one = lost.predicted_cost(lost.notebook_parts(paper).iloc[:1], costs, workers=2).iloc[0]
+    assert one.cpu_hours == pytest.approx((1000 * 10 + 100) / 3600) and one.hours_on_workers == one.cpu_hours / 2
+    fig5 = lost.predicted_cost(lost.notebook_parts(paper).query("part == 'Fig. 5'"), costs).iloc[0]
+    assert fig5.cpu_hours == pytest.approx(paper["n_datasets"] * (10 + 20) / 3600)
+    with pytest.raises(VrlibError, match="no measured cost"):
+        lost.predicted_cost(lost.notebook_parts(paper), costs)
+    with pytest.raises(VrlibError, match="size_targets"):
+        lost.settings_for("quick", size_targets=((100, 0),))
+
+
+def test_measured_record_cost_on_adult(tmp_path, monkeypatch):
+    from conftest import require_real
+
+    require_real("adult.data", "adult.test")
+    monkeypatch.setenv("VRLIB_CACHE_DIR", str(tmp_path / "cache"))
+    cost = lost.measure_record_cost("adult", "baynet", profile="smoke", fraction=0.5)
+    assert cost["record_cpu_s"] > 0 and cost["shared_cpu_s"] >= cost["seeded_in_cpu_s"] >= 0
+    assert not (tmp_path / "cache").exists()  # measured in a cache of its own
+    with pytest.raises(VrlibError, match="fraction"):
+        lost.measure_record_cost("adult", "baynet", profile="smoke", fraction=0)
 
 
 def test_bad_input_of_the_experiments_on_adult():

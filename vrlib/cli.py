@@ -4,7 +4,7 @@ Examples
 --------
 ``vrlib rank --dataset adult --k 5 --top 10 --format csv``
 ``vrlib rank --csv people.csv --categorical sex,job --continuous age,income --dropna``
-``vrlib classroom generate`` and ``vrlib classroom grade SUBMISSION.ipynb`` (see :mod:`vrlib.classroom`)
+``vrlib classroom generate`` and ``vrlib classroom grade SUBMISSIONS/ --gradebook DIR --jobs 4`` (see :mod:`vrlib.classroom`)
 ``vrlib audit --train TRAIN.csv --synthetic RELEASE.csv --holdout HOLDOUT.csv --categorical … --continuous … --out DIR``
 writes a privacy report on a synthetic release (see :mod:`vrlib.audit`; exit status 3 when ``--policy`` is violated)
 ``vrlib scorecard`` regenerates ``figures/SCORECARD.md``, ``figures/PROVENANCE.md`` and the README's summary
@@ -81,13 +81,25 @@ def _add_classroom(sub) -> None:
                             description="Write the student versions of the solution notebooks.")  # fmt: skip
     gen.add_argument("--source-dir", default=None, help="solution notebooks (default notebooks/assignments)")
     gen.add_argument("--release-dir", default=None, help="where the student versions go (default SOURCE_DIR/release)")
-    grade = action.add_parser("grade", help="run a submission with its hidden tests and print its points",
-                              description="Run a submission with its hidden tests restored; print points per test.")  # fmt: skip
-    grade.add_argument("submission", help="the student's notebook")
-    grade.add_argument("--source", default=None, help="its solution notebook (default: found by file name)")
-    grade.add_argument("--timeout", type=int, default=120, help="seconds each cell may run (default 120)")
+    grade = action.add_parser(
+        "grade", help="grade a submission or a class of them into a gradebook",
+        description="Grade submissions: the student's code in a fenced process, the hidden tests in the grader. "
+                    "SUBMISSIONS is a notebook, a folder of <student>.ipynb, a folder of <student>/ folders, "
+                    "or nbgrader's submitted/<student>/<assignment>/ layout.")  # fmt: skip
+    grade.add_argument("submissions", metavar="SUBMISSIONS", help="a notebook or a folder of submissions")
+    grade.add_argument("--gradebook", default=None, metavar="DIR",
+                       help="write reports/, gradebook.csv and grades.csv here (needed for a folder)")  # fmt: skip
+    grade.add_argument("--jobs", type=int, default=1, help="submissions graded at once (default 1)")
+    grade.add_argument("--feedback", action="store_true", help="also write each graded notebook (feedback/ of the gradebook)")
+    grade.add_argument("--source", default=None, help="the solution notebook of a single submission (default: found by name)")
+    grade.add_argument("--source-dir", default=None, help="solution notebooks (default notebooks/assignments)")
+    grade.add_argument("--timeout", type=float, default=120, help="seconds one cell or one call may run (default 120)")
+    grade.add_argument("--time-cap", type=float, default=600, help="seconds a whole submission may use (default 600)")
+    grade.add_argument("--memory-cap", default="4G", help="address space of the student's process (default 4G)")
+    grade.add_argument("--output-cap", default="100k", help="printed output kept per submission (default 100k)")
     grade.add_argument("--format", choices=("table", "json"), default="table", help="output format")
-    grade.add_argument("--executed", default=None, metavar="FILE", help="also write the graded notebook, with outputs")
+    grade.add_argument("--executed", default=None, metavar="FILE",
+                       help="a single submission: write its graded notebook here (as --feedback does)")  # fmt: skip
 
 
 def _add_audit(sub) -> None:
@@ -156,13 +168,38 @@ def _audit(args) -> tuple[str, int]:
 
 
 def _classroom(args) -> str:
+    from pathlib import Path
+
     from vrlib import classroom
+    from vrlib.classroom.fence import parse_size
 
     if args.action == "generate":
         written = classroom.generate(args.source_dir, args.release_dir)
-        return "\n".join(f"wrote {p}" for p in written)
-    report = classroom.grade(args.submission, source=args.source, timeout=args.timeout, executed=args.executed)
-    return json.dumps(report.to_dict(), indent=1) if args.format == "json" else report.format()
+        sums = classroom.assignments(args.source_dir)[0].parent / "SHA256SUMS"
+        return "\n".join([f"wrote {p}" for p in written] + [f"wrote {sums}"])
+    options = {"timeout": args.timeout, "time_cap": args.time_cap, "memory_cap": parse_size(args.memory_cap),
+               "output_cap": parse_size(args.output_cap)}  # fmt: skip
+    path = Path(args.submissions)
+    if path.is_file() and args.gradebook is None:
+        report = classroom.grade(path, source=args.source, source_dir=args.source_dir, feedback=args.executed, **options)
+        return json.dumps(report.to_dict(), indent=1) if args.format == "json" else report.format()
+    if args.gradebook is None:
+        raise VrlibError(f"{path} is not a notebook: grading a folder needs --gradebook DIR" if path.exists()
+                         else f"{path} does not exist")  # fmt: skip
+    if args.source is not None or args.executed is not None:
+        raise VrlibError("--source and --executed apply to a single notebook graded without --gradebook")
+
+    def progress(sub, report):
+        print(f"graded {sub.student} / {sub.assignment}: {report.points:g} / {report.max_points:g}"
+              f" ({report.seconds:.0f} s)", file=sys.stderr, flush=True)  # fmt: skip
+
+    results = classroom.grade_class(path, args.gradebook, source_dir=args.source_dir, jobs=args.jobs,
+                                    feedback=args.feedback, progress=progress, **options)  # fmt: skip
+    if args.format == "json":
+        return json.dumps([{"student": s.student, "assignment": s.assignment, **r.to_dict()} for s, r in results], indent=1)
+    lines = [f"{s.student:<20} {s.assignment:<36} {r.points:>6g} / {r.max_points:<6g}" for s, r in results]
+    book = Path(args.gradebook)
+    return "\n".join(lines + [f"wrote {book / 'gradebook.csv'} and {book / 'grades.csv'}"])
 
 
 def _rank(args) -> str:

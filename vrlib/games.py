@@ -61,6 +61,7 @@ import pandas as pd
 
 from vrlib import parallel
 from vrlib.cache import decode_table, fingerprint_table
+from vrlib.coded import CodedTable
 from vrlib.data import Schema, prepare
 from vrlib.errors import VrlibError
 from vrlib.synthesis import GeneratorSpec, SynthesisJob, resolve_cache, dataset_key, synthesize
@@ -305,6 +306,7 @@ class TraditionalGame:
         self.columns_ = tuple(self.data_.columns)
         self.categories_ = {c: self.data_[c].cat.categories for c in schema.categorical}
         self.fingerprint_ = fingerprint_table(self.data_, schema)
+        self.coded_ = CodedTable(self.data_, schema)  # what the workers fit on: training sets are row positions
         self.factory_ = GeneratorSpec(self.generator, self.generator_params)
         self.cache_ = resolve_cache(self.cache)
         aux, test = split_population(len(self.data_), self.n_aux, self.n_test, self.seed)
@@ -354,8 +356,11 @@ class TraditionalGame:
         key = dataset_key(self.fingerprint_, self.factory_, self.n_synth, fit_seed, sample_seed, rows)
         return DatasetPlan(rows, label, fit_seed, sample_seed, key)
 
-    def _traditional_plans(self, pool: str, target: int, count: int) -> list[DatasetPlan]:
-        """IN plans then OUT plans for one side, skipping draws that contain the target (rejection)."""
+    def _traditional_plans(self, pool: str, target: int, count: int, labels=(1, 0)) -> list[DatasetPlan]:
+        """IN plans then OUT plans for one side, skipping draws that contain the target (rejection).
+
+        ``labels`` limits them to one side: ``(0,)`` gives the OUT plans alone.
+        """
         n_in, n_out = count // 2, count - count // 2
         out_stream = "out" if self.share_out else f"out-for-{target}"
         # IN datasets are fitted per target anyway, so their bases come from the target's own
@@ -363,6 +368,8 @@ class TraditionalGame:
         in_stream = out_stream if self.paired else f"in-for-{target}"
         plans = []
         for stream, label, wanted in ((in_stream, 1, n_in), (out_stream, 0, n_out)):
+            if label not in labels:
+                continue
             i = found = 0
             while found < wanted:
                 draw = self._draw(pool, stream, i)
@@ -378,6 +385,26 @@ class TraditionalGame:
                 i += 1
         return plans
 
+    def shared_plans(self, target) -> list[DatasetPlan]:
+        """The plans of ``target`` that other targets share: its OUT shadow and test datasets (none without
+        ``share_out``); cheap, since they are computed once per game and only checked against the target."""
+        if not self.share_out:
+            return []
+        p = self._position(target)
+        return [*self._traditional_plans("aux", p, self.n_shadow, labels=(0,)),
+                *self._traditional_plans("test", p, self.n_test_datasets, labels=(0,))]  # fmt: skip
+
+    def forget(self, target) -> None:
+        """Drop the memoised draws of ``target``'s own streams (its IN bases; its OUT bases without ``share_out``).
+
+        A game over many targets otherwise keeps every target's draws (``n_records``
+        positions per dataset) for its whole life: gigabytes over 1,000 targets.
+        """
+        p = self._position(target)
+        own = (f"in-for-{p}", f"out-for-{p}")
+        for key in [k for k in self._draws if k[1] in own]:
+            del self._draws[key]
+
     def shadow_plans(self, target) -> list[DatasetPlan]:
         """How each shadow dataset of ``target`` is made (IN first, then OUT)."""
         return self._traditional_plans("aux", self._position(target), self.n_shadow)
@@ -389,10 +416,12 @@ class TraditionalGame:
     # ---------------------------------------------------------------- generation
 
     def _materialise(self, plans: list[DatasetPlan], desc: str, memo: dict | None = None,
-                     keep: bool = False) -> list[dict]:  # fmt: skip
+                     keep: bool = False, store: bool = True) -> list[dict]:  # fmt: skip
         """Encoded synthetic dataset of every plan: from ``memo``, else :func:`vrlib.synthesis.synthesize`.
 
-        With ``keep``, every dataset obtained here is also put in ``memo``.
+        With ``keep``, every dataset obtained here is also put in ``memo``.  With
+        ``store=False`` the datasets made here are not written to the cache (for
+        datasets no other target needs, whose results are cached by the caller).
         """
         out: list = [None] * len(plans)
         jobs, where = [], []
@@ -403,7 +432,8 @@ class TraditionalGame:
                 continue
             jobs.append(SynthesisJob(self.data_, self.schema_, self.factory_, self.n_synth, plan.fit_seed,
                                      plan.sample_seed, rows=plan.rows, categories=self.categories_,
-                                     fingerprint=self.fingerprint_))  # fmt: skip
+                                     fingerprint=self.fingerprint_, coded=self.coded_, keep=store,
+                                     known_key=plan.key))  # fmt: skip
             where.append(j)
         made = synthesize(jobs, cache=self.cache_ if self.cache_ is not None else False, n_jobs=self.n_jobs,
                           scheduler=self.scheduler, desc=desc, progress=self.progress, stats=self.stats_)  # fmt: skip
@@ -416,10 +446,11 @@ class TraditionalGame:
     def _datasets(self, plans, desc, memo=None) -> SyntheticDatasets:
         return self._dataset_groups([plans], desc, memo)[0]
 
-    def _dataset_groups(self, groups: list[list[DatasetPlan]], desc, memo=None) -> list[SyntheticDatasets]:
+    def _dataset_groups(self, groups: list[list[DatasetPlan]], desc, memo=None,
+                        store: bool = True) -> list[SyntheticDatasets]:  # fmt: skip
         """A :class:`SyntheticDatasets` per group of plans, all generated in one parallel batch
-        (each batch costs the pool a start and a tail of idle workers)."""
-        arrays = self._materialise([p for plans in groups for p in plans], desc, memo)
+        (each batch costs the pool a start and a tail of idle workers); ``store`` as for :meth:`_materialise`."""
+        arrays = self._materialise([p for plans in groups for p in plans], desc, memo, store=store)
         out, start = [], 0
         for plans in groups:
             out.append(SyntheticDatasets.from_arrays(arrays[start: start + len(plans)], [p.label for p in plans],

@@ -30,6 +30,7 @@ import pandas as pd
 
 from vrlib import parallel
 from vrlib.cache import Cache, encode_table, fingerprint_table, make_key, serialise, source_hash
+from vrlib.coded import CodedTable
 from vrlib.data import Schema
 from vrlib.errors import VrlibError
 from vrlib.generators.base import Generator
@@ -142,6 +143,16 @@ class SynthesisJob:
         Category sets the stored codes refer to; default ``table``'s own.
     fingerprint : str, optional
         :func:`vrlib.cache.fingerprint_table` of ``table`` when the caller already has it.
+    coded : CodedTable, optional
+        ``table`` as a :class:`vrlib.coded.CodedTable` (the same rows, in the same order).
+        With it, the job travels to its worker as row positions, in a batch with the
+        other jobs on the same coded table, and is fitted by
+        :meth:`~vrlib.generators.base.Generator.fit_coded` (the same model as the fit on
+        the DataFrame); the coded table is pickled once per batch, not a DataFrame per job.
+    keep : bool
+        Write the dataset to the cache when it is made (default).  ``False`` for datasets
+        no other computation will ask for again (their result is cached elsewhere);
+        a cached copy is still read when there is one.
     """
 
     table: pd.DataFrame
@@ -154,6 +165,20 @@ class SynthesisJob:
     params: Mapping | None = None
     categories: Mapping | None = None
     fingerprint: str | None = field(default=None, repr=False)
+    coded: CodedTable | None = field(default=None, repr=False)
+    keep: bool = True
+    known_key: str | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        if self.coded is not None:
+            if not isinstance(self.coded, CodedTable):
+                raise VrlibError(f"coded must be a vrlib.coded.CodedTable, got {type(self.coded).__name__}")
+            if len(self.coded) != len(self.table) or self.coded.columns != tuple(self.table.columns):
+                raise VrlibError(
+                    f"the coded table ({len(self.coded)} rows, columns {list(self.coded.columns)}) is not the job's "
+                    f"table ({len(self.table)} rows, columns {list(self.table.columns)}); build it with "
+                    "CodedTable(table, schema)"
+                )
 
     @cached_property
     def spec(self) -> GeneratorSpec:
@@ -161,7 +186,13 @@ class SynthesisJob:
 
     @cached_property
     def key(self) -> str:
-        """Hash of the training data, rows, generator identity (with its code), seeds, ``n`` and this module's code."""
+        """Hash of the training data, rows, generator identity (with its code), seeds, ``n`` and this module's code.
+
+        ``known_key``, when given, is taken as this hash (a caller that has computed
+        :func:`dataset_key` for the job already, as the games do for their plans).
+        """
+        if self.known_key is not None:
+            return self.known_key
         fp = self.fingerprint or fingerprint_table(self.table, self.schema)
         return dataset_key(fp, self.spec, self.n, self.fit_seed, self.sample_seed, self.rows)
 
@@ -182,9 +213,24 @@ def _fit_and_sample(task) -> tuple[dict[str, np.ndarray], bytes | None]:
     (serialised here so that compression runs in the workers, not in the client).
     """
     train, schema, spec, fit_seed, sample_seed, n, categories, compress = task
+    return _make_one(spec, schema, n, categories, compress, fit_seed, sample_seed, train=train)
+
+
+def _fit_and_sample_coded(task) -> list[tuple[dict[str, np.ndarray], bytes | None]]:
+    """A batch of datasets on one coded table: ``[(arrays, entry or None)]`` per ``(rows, seeds, compress)``."""
+    coded, schema, spec, n, categories, items = task
+    return [_make_one(spec, schema, n, categories, compress, fit_seed, sample_seed, coded=coded, rows=rows)
+            for rows, fit_seed, sample_seed, compress in items]  # fmt: skip
+
+
+def _make_one(spec, schema, n, categories, compress, fit_seed, sample_seed, train=None, coded=None, rows=None):
+    """Fit a fresh generator on ``train`` (or ``rows`` of ``coded``) and sample ``n`` encoded rows."""
     start = time.perf_counter()
     gen = spec()
-    fitted = gen.fit(train, schema, fit_seed)
+    if coded is not None and isinstance(gen, Generator):
+        fitted = gen.fit_coded(coded, rows, fit_seed)
+    else:
+        fitted = gen.fit(coded.frame(rows) if coded is not None else train, schema, fit_seed)
     gen = fitted if fitted is not None else gen
     if isinstance(gen, Generator) and type(gen).sample is Generator.sample:  # ours: straight to the arrays
         arrays = gen.sample_encoded(n, sample_seed, schema, categories)
@@ -287,23 +333,66 @@ def synthesize(jobs: Sequence[SynthesisJob], *, cache=True, n_jobs: int | None =
             todo[job.key] = [j]
     keys = list(todo)
     compress = None if store is None else store.compress
-    tasks = []
+    # Jobs on a coded table go in batches (one task per batch); the others one task each.
+    batches: dict[tuple, list[str]] = {}
+    tasks, owners = [], []
     for key in keys:
-        j = todo[key][0]
-        job = jobs[j]
-        tasks.append((job.train(), job.schema, job.spec, job.fit_seed, job.sample_seed, job.n, cats_of[j], compress))
+        job = jobs[todo[key][0]]
+        if job.coded is not None:
+            batches.setdefault((id(job.coded), id(job.generator), id(job.schema), id(job.categories), job.n), []).append(key)
+            continue
+        tasks.append((job.train(), job.schema, job.spec, job.fit_seed, job.sample_seed, job.n, cats_of[todo[key][0]],
+                      compress if job.keep else None))  # fmt: skip
+        owners.append([key])
+    n_single = len(tasks)
+    size = batch_size(len(keys) - n_single, parallel.width(n_jobs, scheduler) if batches else 1)
+    for group in batches.values():
+        for start in range(0, len(group), size):
+            part = group[start : start + size]
+            first = jobs[todo[part[0]][0]]
+            items = []
+            for key in part:
+                job = jobs[todo[key][0]]
+                rows = first.coded.check_rows(job.rows)
+                items.append((rows, job.fit_seed, job.sample_seed, compress if job.keep else None))
+            tasks.append((first.coded, first.schema, first.spec, first.n, cats_of[todo[part[0]][0]], items))
+            owners.append(part)
 
     def store_entry(i, result):
-        if store is not None:
-            store.write(keys[i], result[1])
+        if store is None:
+            return
+        for key, (_, entry) in zip(owners[i], [result] if i < n_single else result):
+            if entry is not None:
+                store.write(key, entry)
 
-    results = parallel.run(_fit_and_sample, tasks, n_jobs=n_jobs, scheduler=scheduler, desc=desc,
-                           progress=progress, on_result=store_entry)  # fmt: skip
-    stats["generated"] += len(tasks)
-    for key, (arrays, _) in zip(keys, results):
-        for j in todo[key]:
-            out[j] = arrays
+    results = parallel.run(_run_task, [(i < n_single, t) for i, t in enumerate(tasks)], n_jobs=n_jobs,
+                           scheduler=scheduler, desc=desc, progress=progress, on_result=store_entry)  # fmt: skip
+    stats["generated"] += len(keys)
+    for i, (part, result) in enumerate(zip(owners, results)):
+        for key, (arrays, _) in zip(part, [result] if i < n_single else result):
+            for j in todo[key]:
+                out[j] = arrays
     return out
 
 
-_SOURCE = source_hash(_fit_and_sample)
+def _run_task(task):
+    single, payload = task
+    return _fit_and_sample(payload) if single else _fit_and_sample_coded(payload)
+
+
+MAX_BATCH = 64
+"""Most datasets per parallel task on a coded table: large enough that pickling the table and
+starting a task cost little per dataset, small enough that a stopped run loses little and the
+workers finish together."""
+
+
+def batch_size(n_datasets: int, width: int) -> int:
+    """Datasets per task: one in a single process (nothing is pickled there, and every finished dataset
+    is written to the cache at once, so an interrupted run keeps it), else an even share per worker,
+    at most :data:`MAX_BATCH` (an interruption then loses at most the batches in flight)."""
+    if n_datasets <= 0 or width <= 1:
+        return 1
+    return max(1, min(MAX_BATCH, -(-n_datasets // width)))
+
+
+_SOURCE = source_hash(_fit_and_sample, _fit_and_sample_coded, _make_one)

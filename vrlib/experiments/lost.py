@@ -36,7 +36,6 @@ from __future__ import annotations
 import hashlib
 import inspect
 import math
-from collections import Counter
 
 import numpy as np
 import pandas as pd
@@ -59,17 +58,20 @@ register(
     {
         # CI: checks that everything runs, numbers meaningless.
         "smoke": dict(omega_rows=4000, n_targets=4, n_records=100, n_synth=None, n_shadow=20, n_games=10, n_runs=2,
-                      n_queries=2000, sizes=(50, 100), sweep_targets=3, epsilons=(1.0, math.inf), n_datasets=3,
-                      generators=("synthpop", "baynet")),
+                      n_queries=2000, sizes=(50, 100), sweep_targets=3, size_targets=((50, 2),),
+                      epsilons=(1.0, math.inf), n_datasets=3, generators=("synthpop", "baynet")),
         # Default: fits 20 minutes on 2 cores (see the notebook for the measured time).
         "quick": dict(omega_rows=None, n_targets=100, n_records=1000, n_synth=None, n_shadow=100, n_games=50,
-                      n_runs=2, n_queries=100_000, sizes=(100, 1000), sweep_targets=30,
+                      n_runs=2, n_queries=100_000, sizes=(100, 1000), sweep_targets=30, size_targets=(),
                       epsilons=(1.0, 10.0, 100.0, 1000.0, math.inf), n_datasets=15,
                       generators=("synthpop", "baynet")),
         # The paper's sizes where its summary gives them (authors' package: 500 + 500 shadow,
         # 100 + 100 evaluation datasets per record, 1,000 records, 30,000 auxiliary records).
+        # |D| = 10,000 on the first 100 records of the seeded order only: a record there costs
+        # about ten times one at |D| = 1,000 (the notebook measures and prints it, predicted_cost).
         "paper": dict(omega_rows=None, n_targets=1000, n_records=1000, n_synth=None, n_shadow=1000, n_games=200,
                       n_runs=2, n_queries=100_000, sizes=(100, 1000, 10_000), sweep_targets=1000,
+                      size_targets=((10_000, 100),),
                       epsilons=(1.0, 10.0, 100.0, 1000.0, math.inf), n_datasets=15,
                       generators=("synthpop", "baynet")),
     },
@@ -130,6 +132,9 @@ def _check_settings(settings: dict) -> dict:
         )
     for eps in settings["epsilons"]:
         check_epsilon(eps)
+    for pair in settings.get("size_targets", ()):
+        if len(pair) != 2 or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1 for v in pair):
+            raise VrlibError(f"size_targets must hold (|D|, records) pairs of positive integers (got {pair!r})")
     integer("n_synth", 1)
     return settings
 
@@ -137,6 +142,19 @@ def _check_settings(settings: dict) -> dict:
 def settings_for(profile: str = "quick", **overrides) -> dict:
     """The family's settings under ``profile`` with ``overrides``, checked (``n_synth`` None becomes ``n_records``)."""
     return _check_settings(profile_settings(FAMILY, profile, **overrides))
+
+
+def sweep_records(settings: dict, n_records: int | None = None) -> int:
+    """Records assessed in the sweeps (Figs. 3–4) at |D| = ``n_records`` (default the profile's |D|).
+
+    ``sweep_targets`` (at most ``n_targets``), lowered where ``size_targets`` names this |D|
+    (the paper profile's |D| = 10,000, whose records cost about ten times more; see
+    :func:`predicted_cost`), and never more than |D|.  The records are the first ones of :func:`choose_records`'
+    seeded order, a rule, not a choice.
+    """
+    n_records = settings["n_records"] if n_records is None else n_records
+    count = min(settings["sweep_targets"], settings["n_targets"], n_records)  # D has n_records records
+    return min(count, dict(settings.get("size_targets", ())).get(n_records, count))
 
 
 def check_epsilon(epsilon) -> float:
@@ -227,11 +245,42 @@ def _code_hash(*functions) -> str:
     return hashlib.sha256("".join(inspect.getsource(f) for f in functions).encode()).hexdigest()
 
 
+def shared_plans(game: ModelSeededGame, records) -> dict:
+    """The plans (key -> plan) of the datasets all records of D share, for these records.
+
+    Shared are the datasets the games make the same for every record: the OUT datasets of
+    both traditional sides (``game.share_out``; a record skips the draws that contain it,
+    so the union over the records is taken) and the model-seeded IN datasets (D itself).
+    They are made first, written to the cache and kept in memory; a record's own
+    datasets (its IN shadow and traditional test datasets, its model-seeded OUT ones) are
+    made with it and not cached, since its result is: the cache holds what a resumed or
+    larger run reuses, not some 900 datasets per record that nothing reads again.
+    """
+    shared = {}
+    records = list(records)
+    for r in records:
+        shared.update((p.key, p) for p in game.shared_plans(r))
+    if records:
+        shared.update((p.key, p) for p in game.test_plans(records[0]) if p.label == 1)
+    return shared
+
+
+def record_plans(game: ModelSeededGame, record) -> tuple[list, list, list]:
+    """``(shadow, traditional test, model-seeded test)`` plans of one record (its own draws then forgotten)."""
+    plans = (game.shadow_plans(record), TraditionalGame.test_plans(game, record), game.test_plans(record))
+    game.forget(record)
+    return plans
+
+
 def attack_records(game: ModelSeededGame, records, settings: dict, seed: int, progress: bool = True) -> dict:
     """Test labels, scores and runs of both games for each record, from the cache or computed.
 
-    The datasets two or more records need (model-seeded IN, traditional OUT, shadow OUT)
-    are generated first, once, and kept in memory while the records are attacked.
+    The datasets all records need (:func:`shared_plans`: model-seeded IN, traditional
+    OUT, shadow OUT) are generated first, once, cached and kept in memory while the
+    records are attacked one at a time, each with plans of its own made when its turn
+    comes (so memory does not grow with the number of records).  Each record's result
+    is cached as soon as it is computed: a stopped run resumes at the first record
+    without one.
 
     Returns
     -------
@@ -257,17 +306,17 @@ def attack_records(game: ModelSeededGame, records, settings: dict, seed: int, pr
     todo = [r for r in records if r not in out]
     if not todo:
         return out
-    plans = {r: (game.shadow_plans(r), TraditionalGame.test_plans(game, r), game.test_plans(r)) for r in todo}
-    uses = Counter(k for ps in plans.values() for k in {p.key for batch in ps for p in batch})
-    shared = {p.key: p for ps in plans.values() for batch in ps for p in batch if uses[p.key] > 1}
+    shared = shared_plans(game, todo)
     memo: dict = {}
     if shared:
         game._materialise(list(shared.values()), "datasets shared by the records", memo, keep=True)
     bar = tqdm(todo, desc="attacking records in both games", mininterval=10, disable=not progress)
     for r in bar:
-        shadow_plans, traditional_plans, seeded_plans = plans[r]
+        shadow_plans, traditional_plans, seeded_plans = record_plans(game, r)
         target = game.data_.loc[[r]]
-        shadow, *tests = game._dataset_groups([shadow_plans, traditional_plans, seeded_plans], f"datasets of {r}", memo)
+        # Only this record needs these datasets: not written to the synthetic cache (its result is cached below).
+        shadow, *tests = game._dataset_groups([shadow_plans, traditional_plans, seeded_plans], f"datasets of {r}", memo,
+                                              store=False)  # fmt: skip
         attack_seed = parallel.derive_seed(seed, "lost attack", str(r))
         model = make_attack("query", schema, settings, attack_seed).fit(shadow, shadow.labels, target)
         arrays = {}
@@ -488,3 +537,169 @@ def summarise_across_datasets(results: pd.DataFrame, metric: str = "auc") -> pd.
         paper_model_seeded_high=_paper("model_seeded_risk_over_15_datasets")["high"],
         paper_traditional=_paper("traditional_risk_of_that_record")["low"],
     )])  # fmt: skip
+
+
+# --------------------------------------------------------------------------- cost
+
+
+def _fits(settings: dict) -> tuple[int, int]:
+    """``(per record, shared)`` generator fits of a game with these sizes (shared: before the redraws of rejection)."""
+    n_shadow, n_test = settings["n_shadow"], settings["n_games"] * settings["n_runs"]
+    own = n_shadow // 2 + n_test // 2 + (n_test - n_test // 2)  # shadow IN, traditional IN, model-seeded OUT
+    shared = (n_shadow - n_shadow // 2) + (n_test - n_test // 2) + n_test // 2  # shadow OUT, traditional OUT, D
+    return own, shared
+
+
+def measure_record_cost(dataset: str = "adult", generator: str = "synthpop", *, profile: str = "quick",
+                        epsilon=None, fraction: float = 0.05, seed: int = 0, n_jobs: int = 1,
+                        **overrides) -> dict:  # fmt: skip
+    """Measured CPU seconds of one record of the comparison, and of the datasets all records share, at the profile's sizes.
+
+    Plays the comparison on two records of the seeded order (:func:`choose_records`) with
+    ``fraction`` of the profile's shadow datasets and games (at least 4 of each), in a
+    temporary cache and with a seed of its own (nothing of the real run is computed or
+    cached here): first the shared datasets and the first record, then the second record
+    alone.  Each part is scaled to the profile's sizes by its number of generator fits
+    (the attack's cost grows more slowly, so the scaling overstates it a little).  CPU
+    time is this process's (``n_jobs=1``, the default: everything runs here, so CPU time
+    is the work whatever else loads the machine).
+
+    Returns
+    -------
+    dict
+        ``record_cpu_s`` (one record's own datasets and attack), ``shared_cpu_s`` (the
+        shared datasets of one game), ``seeded_in_cpu_s`` (of which model-seeded IN: what
+        each further D of Fig. 5 needs), the measured ``fits`` and ``wall_s``, and the
+        setting (``dataset, generator, epsilon, n_records, fraction``).
+    """
+    import os
+    import tempfile
+    import time
+
+    if not 0 < fraction <= 1:
+        raise VrlibError(f"fraction must be in (0, 1] (got {fraction!r})")
+    settings = settings_for(profile, **overrides)
+    scaled = dict(settings, n_shadow=max(4, round(settings["n_shadow"] * fraction)),
+                  n_games=max(4, round(settings["n_games"] * fraction)))  # fmt: skip
+    name, params = generator_for(generator, epsilon)
+    own_full, shared_full = _fits(settings)
+    own_scaled, shared_scaled = _fits(scaled)
+    cost_seed = parallel.derive_seed(seed, "lost cost")
+    previous = os.environ.get("VRLIB_CACHE_DIR")
+    try:
+        with tempfile.TemporaryDirectory(prefix="vrlib-cost-") as tmp:
+            os.environ["VRLIB_CACHE_DIR"] = tmp
+            df, schema = load_omega(dataset, settings["omega_rows"], seed)
+            tiny = dict(scaled, n_shadow=4, n_games=4)  # imports and compiled code, not timed
+            warm = make_game(dataset, df, schema, name, params, tiny, cost_seed + 1, n_jobs=n_jobs)
+            attack_records(warm, choose_records(warm, 1, cost_seed + 1), tiny, cost_seed + 1, progress=False)
+            game = make_game(dataset, df, schema, name, params, scaled, cost_seed, n_jobs=n_jobs)
+            first, second = choose_records(game, 2, cost_seed)
+            c0, w0 = time.process_time(), time.perf_counter()
+            attack_records(game, [first], scaled, cost_seed, progress=False)
+            c1, w1 = time.process_time(), time.perf_counter()
+            fits_first = game.stats_["generated"]
+            attack_records(game, [second], scaled, cost_seed, progress=False)
+            c2, w2 = time.process_time(), time.perf_counter()
+    finally:
+        if previous is None:
+            os.environ.pop("VRLIB_CACHE_DIR", None)
+        else:
+            os.environ["VRLIB_CACHE_DIR"] = previous
+    record = (c2 - c1) * own_full / own_scaled
+    shared = max(c1 - c0 - (c2 - c1), 0.0) * shared_full / shared_scaled
+    n_test = settings["n_games"] * settings["n_runs"]
+    eps = math.inf if name == "baynet" else (params or {}).get("epsilon", np.nan)
+    return dict(dataset=dataset, generator=generator if epsilon is None else "privbayes", epsilon=float(eps),
+                n_records=settings["n_records"], fraction=fraction, record_cpu_s=record, shared_cpu_s=shared,
+                seeded_in_cpu_s=shared * (n_test // 2) / shared_full, fits=game.stats_["generated"],
+                fits_first=fits_first, wall_s=w2 - w0)  # fmt: skip
+
+
+def notebook_parts(settings: dict, dataset: str = "adult", census: bool = False) -> pd.DataFrame:
+    """What notebook 06 computes under ``settings``, part by part, and what each part adds to the earlier ones.
+
+    Columns: ``part``, ``dataset``, ``generator``, ``epsilon``, ``n_records`` (|D|),
+    ``records`` (records assessed), ``new_records`` (those whose results no earlier part
+    has: a sweep at the profile's |D| assesses a prefix of the headline's records, with
+    the same game, so its results come from the cache) and ``new_games`` (games whose
+    shared datasets are made: 1 per new setting, ``n_datasets`` for Fig. 5, whose
+    datasets D_j share the headline game's shadow and traditional datasets and need only
+    their own model-seeded IN ones).  ``census=True`` adds the headline setting on Census.
+    """
+    rows, done = [], {}
+
+    def add(part, data, generator, epsilon, n_records, records, fig5=False):
+        key = (data, generator, None if np.isnan(epsilon) else float(epsilon), n_records)
+        new = 0 if fig5 else max(records - done.get(key, 0), 0)
+        rows.append(dict(part=part, dataset=data, generator=generator, epsilon=float(epsilon), n_records=n_records,
+                         records=records, new_records=records if fig5 else new,
+                         new_games=settings["n_datasets"] if fig5 else int(key not in done and new > 0)))  # fmt: skip
+        if not fig5:
+            done[key] = max(done.get(key, 0), records)
+
+    n = settings["n_records"]
+    for g in settings["generators"]:
+        add(f"Figs. 1-2, {g}", dataset, g, math.inf if g == "baynet" else np.nan, n, min(settings["n_targets"], n))
+    for size in settings["sizes"]:
+        add(f"Fig. 3, |D| = {size:,}", dataset, "synthpop", np.nan, size, sweep_records(settings, size))
+    for eps in settings["epsilons"]:
+        g = "baynet" if math.isinf(eps) else "privbayes"
+        add(f"Fig. 4, epsilon = {eps:g}", dataset, g, eps, n, sweep_records(settings))
+    add("Fig. 5", dataset, "synthpop", np.nan, n, settings["n_datasets"], fig5=True)
+    if census:
+        add("Census, synthpop", "census", "synthpop", np.nan, n, min(settings["n_targets"], n))
+    return pd.DataFrame(rows)
+
+
+def predicted_cost(parts: pd.DataFrame, costs: pd.DataFrame, workers: int = 2) -> pd.DataFrame:
+    """Predicted CPU hours of each part of :func:`notebook_parts` from measured costs (:func:`measure_record_cost`).
+
+    A part costs ``new_records × record_cpu_s + new_games × shared_cpu_s`` of its setting's
+    measurement (Fig. 5: ``n_datasets × (record_cpu_s + seeded_in_cpu_s)``).  ``hours_on_workers``
+    divides by ``workers`` (the fits and the forest spread over the cores; the rest, about
+    a tenth, does not, so it is a lower bound).
+
+    Raises
+    ------
+    VrlibError
+        When a part needs a setting that ``costs`` has no measurement of.
+    """
+    out = []
+    for part in parts.itertuples(index=False):
+        match = costs[(costs.dataset == part.dataset) & (costs.generator == part.generator)
+                      & (costs.n_records == part.n_records)
+                      & ((costs.epsilon == part.epsilon) | (costs.epsilon.isna() & np.isnan(part.epsilon)))]  # fmt: skip
+        if match.empty:
+            raise VrlibError(
+                f"no measured cost for {part.part!r} ({part.dataset}, {part.generator}, epsilon {part.epsilon}, "
+                f"|D| = {part.n_records}); measure it with measure_record_cost"
+            )
+        m = match.iloc[0]
+        if part.part == "Fig. 5":
+            cpu = part.new_games * (m.record_cpu_s + m.seeded_in_cpu_s)
+        else:
+            cpu = part.new_records * m.record_cpu_s + part.new_games * m.shared_cpu_s
+        out.append(dict(part._asdict(), record_cpu_s=float(m.record_cpu_s), cpu_hours=cpu / 3600,
+                        hours_on_workers=cpu / 3600 / workers))  # fmt: skip
+    return pd.DataFrame(out)
+
+
+def measure_notebook_cost(settings_profile: str = "quick", dataset: str = "adult", *, census: bool = False,
+                          fraction: float = 0.05, seed: int = 0, **overrides) -> pd.DataFrame:  # fmt: skip
+    """:func:`measure_record_cost` for every setting :func:`notebook_parts` needs (one row each)."""
+    settings = settings_for(settings_profile, **overrides)
+    parts = notebook_parts(settings, dataset, census)
+    rows = []
+    for key, _ in parts.groupby(["dataset", "generator", "epsilon", "n_records"], dropna=False, sort=False):
+        data, generator, eps, n = key
+        kw = dict(overrides, n_records=int(n))
+        if generator == "privbayes":
+            rows.append(measure_record_cost(data, "privbayes", profile=settings_profile, epsilon=eps, fraction=fraction,
+                                            seed=seed, **kw))  # fmt: skip
+        else:
+            rows.append(measure_record_cost(data, generator, profile=settings_profile, fraction=fraction, seed=seed,
+                                            **kw))  # fmt: skip
+    costs = pd.DataFrame(rows)
+    costs.loc[costs.generator == "synthpop", "epsilon"] = np.nan
+    return costs

@@ -277,17 +277,29 @@ class PrivBayes(Generator):
 
     def _encode(self, df: pd.DataFrame):
         """Integer codes (d, n), domain sizes, and how to decode each continuous column."""
-        d, n = len(self.columns_), len(df)
+
+        def column(c):
+            return df[c].array.codes if c in self.schema_.categorical else df[c].to_numpy(dtype=np.float64)
+
+        return self._encode_columns(column, len(df))
+
+    def _encode_columns(self, column, n: int):
+        """:meth:`_encode` from the training table's columns.
+
+        ``column(c)`` gives column ``c`` of the ``n`` training records: the Categorical's
+        own codes for a categorical column, float64 values for a continuous one.
+        """
+        d = len(self.columns_)
         codes = np.empty((d, n), dtype=np.int64)
         domains = np.empty(d, dtype=np.int64)
         self.bin_edges_ = {}
         self.integer_valued_ = {}
         for j, c in enumerate(self.columns_):
             if c in self.schema_.categorical:
-                codes[j] = df[c].array.codes  # the Categorical's own codes
+                codes[j] = column(c)
                 domains[j] = len(self.dtypes_[c].categories)
             else:
-                x = df[c].to_numpy(dtype=np.float64)
+                x = column(c)
                 edges = self._edges(c, x)
                 nbins = max(len(edges) - 1, 1)
                 # values outside a public domain are clamped into its end bins; the maximum falls in the last bin
@@ -327,7 +339,14 @@ class PrivBayes(Generator):
     # -------------------------------------------------------------- fit
 
     def _fit(self, df: pd.DataFrame, rng: np.random.Generator) -> None:
-        codes, domains = self._encode(df)
+        self._fit_codes(*self._encode(df), rng)
+
+    def _fit_coded(self, table, rows: np.ndarray, rng: np.random.Generator) -> None:
+        """:meth:`_fit` on rows of a :class:`vrlib.coded.CodedTable` (the same numbers, no DataFrame)."""
+        self._fit_codes(*self._encode_columns(lambda c: table.take(c, rows), len(rows)), rng)
+
+    def _fit_codes(self, codes: np.ndarray, domains: np.ndarray, rng: np.random.Generator) -> None:
+        """Structure, noisy marginals and sampling tables from the integer codes (d, n) and domain sizes."""
         d, n = codes.shape
         k = min(self.degree, d - 1)
         self.domains_ = {c: int(domains[j]) for j, c in enumerate(self.columns_)}

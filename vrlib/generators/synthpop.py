@@ -82,21 +82,34 @@ class Synthpop(Generator):
     # -------------------------------------------------------------- fit
 
     def _fit(self, df: pd.DataFrame, rng: np.random.Generator) -> None:
+        order = self._order()
+        self._fit_values({c: self._numbers(df, c) for c in order}, len(df), rng)
+
+    def _fit_coded(self, table, rows: np.ndarray, rng: np.random.Generator) -> None:
+        """:meth:`_fit` on rows of a :class:`vrlib.coded.CodedTable` (the same numbers, no DataFrame)."""
+        order = self._order()
+        self._fit_values({c: table.take(c, rows) for c in order}, len(rows), rng)
+
+    def _order(self) -> list:
         order = list(self.columns_) if self.visit_sequence is None else list(self.visit_sequence)
         if sorted(order) != sorted(self.columns_) or len(set(order)) != len(order):
             raise VrlibError(
                 f"visit_sequence must list every column exactly once; got {order}, columns are {self.columns_}"
             )
+        return order
+
+    def _fit_values(self, values: dict, n_rows: int, rng: np.random.Generator) -> None:
+        """Fit from each column's numbers (int64 codes or float64 values, in the training rows' order)."""
+        order = self._order()
         self.visit_sequence_ = order
-        values = {c: self._numbers(df, c) for c in order}
         # Predictors of all columns in visit order, numeric and categorical apart: those of the
         # j-th column are the first `n_numeric[j]` numeric and `n_categorical[j]` categorical ones.
         as_category = [c in self.schema_.categorical and self.categorical_predictors == "onehot" for c in order]
         self._n_numeric = np.cumsum([0] + [not a for a in as_category])
         self._n_categorical = np.cumsum([0] + as_category)
         self._as_category = as_category
-        numeric = self._stack([values[c] for c, a in zip(order, as_category) if not a], np.float64, len(df))
-        categorical = self._stack([values[c] for c, a in zip(order, as_category) if a], np.int64, len(df))
+        numeric = self._stack([values[c] for c, a in zip(order, as_category) if not a], np.float64, n_rows)
+        categorical = self._stack([values[c] for c, a in zip(order, as_category) if a], np.int64, n_rows)
         levels = np.array([len(self.dtypes_[c].categories) for c, a in zip(order, as_category) if a], np.int64)
         sorted_rows = np.argsort(numeric, axis=0, kind="stable").T  # sorted once, for every tree
 

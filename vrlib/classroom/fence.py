@@ -1,0 +1,431 @@
+"""Run a student's code in a separate, fenced process, and talk to it.
+
+The grader never runs a submission's code in its own process.  A :class:`Fence` starts
+``python -m vrlib.classroom._student`` with
+
+* a **time cap**: every request (run a cell, call a function) has a deadline; past it
+  the process group is killed (an interrupt a loop could swallow is not relied on);
+* an **output cap**: ``print`` output beyond ``output_cap`` bytes is dropped (and
+  reported as truncated); the files behind stdout and stderr cannot grow beyond
+  ``FILE_CAP`` bytes (``RLIMIT_FSIZE``), and the grader reads at most ``output_cap``;
+* a **memory cap**: ``RLIMIT_AS`` (soft and hard, so the student cannot raise it);
+* an **audit hook** (:func:`sys.addaudithook`) that refuses opening or listing the
+  folders named in ``hidden`` (the solutions, the other submissions, the gradebook),
+  writing, renaming or deleting anything outside the scratch folder, starting programs
+  and signalling other processes.
+
+This is a fence against accidents and casual cheating, **not a security boundary**: code
+that loads a C library through ``ctypes``, for instance, is not stopped by an audit
+hook.  Grade untrusted code in an account or container that holds nothing of value.
+
+Messages go both ways over two pipes as length-prefixed pickles.  What the student's
+process sends is read with :func:`loads_untrusted`, which rebuilds only plain data
+(numbers, strings, lists, tuples, dicts, sets and numpy arrays): nothing the student
+writes can run code in the grader.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import resource
+import signal
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from vrlib.errors import VrlibError
+
+__all__ = ["Fence", "StudentError", "StudentTimeout", "StudentDied", "plain", "loads_untrusted", "parse_size"]
+
+FILE_CAP = 64 * 2**20  # bytes any file the student's process writes may reach (RLIMIT_FSIZE)
+MESSAGE_CAP = 512 * 2**20  # bytes of one message from the student's process
+_HEADER = struct.Struct("<Q")
+
+
+class StudentError(Exception):
+    """The student's code raised; ``args[0]`` is one line saying what (``Type: message``)."""
+
+
+class StudentTimeout(Exception):
+    """The student's code ran past its deadline and its process was stopped."""
+
+
+class StudentDied(Exception):
+    """The student's process ended (exit, signal, memory) while running the student's code."""
+
+
+def parse_size(text) -> int:
+    """Bytes from ``"4G"``, ``"512M"``, ``"100k"`` or a plain number of bytes."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        value = text
+    else:
+        s = str(text).strip().upper().removesuffix("B")
+        scale = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}.get(s[-1:], 1)
+        try:
+            value = int(float(s[:-1] if scale > 1 else s) * scale)
+        except ValueError:
+            raise VrlibError(f"cannot read the size {text!r}: write e.g. 4G, 512M or 100k") from None
+    if value <= 0:
+        raise VrlibError(f"a size must be positive, got {text!r}")
+    return value
+
+
+# --------------------------------------------------------------------------- messages
+
+
+def send(fd: int, obj) -> None:
+    """Write one message (a pickle, length first) to ``fd``."""
+    data = pickle.dumps(obj, protocol=5)
+    view = memoryview(_HEADER.pack(len(data)) + data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
+    import select
+
+    chunks, got = [], 0
+    while got < n:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise StudentTimeout()
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                raise StudentTimeout()
+        chunk = os.read(fd, min(n - got, 2**20))
+        if not chunk:
+            raise EOFError("the other side closed the channel")
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def receive_bytes(fd: int, deadline: float | None = None) -> bytes:
+    """Read one message's bytes from ``fd`` (``EOFError`` when closed, :class:`StudentTimeout` past ``deadline``)."""
+    (size,) = _HEADER.unpack(_read_exact(fd, _HEADER.size, deadline))
+    if size > MESSAGE_CAP:
+        raise StudentError(f"the answer is too large to grade ({size} bytes)")
+    return _read_exact(fd, size, deadline)
+
+
+_SAFE_GLOBALS = {
+    ("builtins", "set"), ("builtins", "frozenset"), ("builtins", "complex"), ("builtins", "slice"),
+    ("builtins", "bytearray"), ("builtins", "range"),
+    ("numpy", "ndarray"), ("numpy", "dtype"),
+    ("numpy._core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "_reconstruct"),
+    ("numpy._core.multiarray", "scalar"), ("numpy.core.multiarray", "scalar"),
+    ("numpy._core.numeric", "_frombuffer"), ("numpy.core.numeric", "_frombuffer"),
+}  # fmt: skip
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    def find_class(self, module, name):
+        if (module, name) in _SAFE_GLOBALS or (module == "numpy.dtypes" and name.endswith("DType")):
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"refused {module}.{name}: only plain data and numpy arrays are accepted")
+
+
+def loads_untrusted(data: bytes):
+    """Unpickle data sent by the student's process, rebuilding plain data and numpy arrays only."""
+    try:
+        value = _PlainUnpickler(io.BytesIO(data)).load()
+    except Exception as exc:
+        raise StudentError(f"the student's process sent something the grader cannot read ({exc})") from None
+    _check_plain(value)
+    return value
+
+
+def _check_plain(value, depth: int = 0) -> None:
+    import numpy as np
+
+    if depth > 50:
+        raise StudentError("the answer is nested too deeply to grade")
+    if value is None or type(value) in (bool, int, float, complex, str, bytes, bytearray, range, slice):
+        return
+    if type(value) in (list, tuple, set, frozenset):
+        for v in value:
+            _check_plain(v, depth + 1)
+        return
+    if type(value) is dict:
+        for k, v in value.items():
+            _check_plain(k, depth + 1)
+            _check_plain(v, depth + 1)
+        return
+    if type(value) is np.ndarray:
+        if value.dtype.hasobject:
+            for v in value.ravel():
+                _check_plain(v, depth + 1)
+        return
+    if isinstance(value, np.generic) and type(value).__module__ == "numpy":
+        return
+    raise StudentError(f"the answer holds a {type(value).__name__}, which the grader does not accept")
+
+
+def plain(value, depth: int = 0):
+    """``value`` as plain data the grader accepts: builtins, lists, tuples, dicts and numpy arrays.
+
+    Anything array-like (pandas objects, subclasses of ndarray) becomes a numpy array;
+    subclasses of the builtins become the builtin.  Runs in the student's process.
+    """
+    import numpy as np
+
+    if depth > 50:
+        raise TypeError("the value is nested too deeply")
+    if value is None or type(value) in (bool, int, float, complex, str, bytes):
+        return value
+    for base in (bool, int, float, complex, str, bytes):
+        if isinstance(value, base):
+            return base(value)
+    if isinstance(value, (list, tuple, set, frozenset)):
+        kind = {list: list, tuple: tuple, set: set, frozenset: frozenset}
+        out = [plain(v, depth + 1) for v in value]
+        for base, make in kind.items():
+            if isinstance(value, base):
+                return make(out)
+    if isinstance(value, dict):
+        return {plain(k, depth + 1): plain(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, np.generic):
+        return np.asarray(value)[()] if not isinstance(value, np.object_) else plain(value.item(), depth + 1)
+    try:
+        arr = np.array(value, subok=False)
+    except Exception as exc:
+        raise TypeError(f"cannot turn a {type(value).__name__} into an array ({exc})") from None
+    if type(arr) is not np.ndarray:
+        arr = np.asarray(arr).view(np.ndarray)
+    if arr.dtype.hasobject:
+        flat = [plain(v, depth + 1) for v in arr.ravel()]
+        out = np.empty(len(flat), dtype=object)
+        out[:] = flat
+        arr = out.reshape(arr.shape)
+    return arr
+
+
+# --------------------------------------------------------------------------- the fence
+
+
+class Fence:
+    """One student's process: run cells in it, call its functions, stop it.
+
+    Parameters
+    ----------
+    scratch : path
+        The only folder the student's code may write to (also its working directory).
+    hidden : list of path
+        Folders the student's code may not open or list.
+    memory_cap : int
+        Bytes of address space (``RLIMIT_AS``).
+    output_cap : int
+        Bytes of printed output kept; the rest is dropped.
+    withheld : list of str
+        References (``"module:name"``) replaced by a stub before any student code runs,
+        so that an answer cannot simply call vrlib's implementation of the question.
+    """
+
+    def __init__(self, scratch, hidden=(), memory_cap: int = 4 * 2**30, output_cap: int = 100_000, withheld=()):
+        self.scratch = Path(scratch).resolve()
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        self.hidden = [str(Path(h).resolve()) for h in hidden]
+        self.memory_cap, self.output_cap, self.withheld = int(memory_cap), int(output_cap), list(withheld)
+        self.proc: subprocess.Popen | None = None
+        self._starts = 0
+
+    # ----------------------------------------------------------------- process
+
+    def start(self, deadline: float) -> None:
+        """Start the student's process and wait until it is ready (it imports nothing of the student's)."""
+        self.stop()
+        self._starts += 1
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        config = {
+            "read_fd": to_child_r, "write_fd": from_child_w, "scratch": str(self.scratch), "hidden": self.hidden,
+            "memory_cap": self.memory_cap, "output_cap": self.output_cap, "file_cap": FILE_CAP,
+            "withheld": self.withheld,
+        }  # fmt: skip
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("JPY_", "JUPYTER_TOKEN"))}
+        data_dir = env.get("VRLIB_DATA_DIR")
+        if data_dir and not os.path.isabs(data_dir):
+            env["VRLIB_DATA_DIR"] = os.path.abspath(data_dir)
+        env.update({
+            "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg", "MPLCONFIGDIR": str(self.scratch / ".mpl"),
+            "XDG_CACHE_HOME": str(self.scratch / ".cache"), "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1", "MALLOC_ARENA_MAX": "2", "PYTHONUNBUFFERED": "1",
+            "TMPDIR": str(self.scratch), "HOME": str(self.scratch), "VRLIB_STUDENT_CONFIG": _json(config),
+        })  # fmt: skip
+        n = self._starts
+        self._out = open(self.scratch / f".stdout-{n}", "wb")
+        self._err = open(self.scratch / f".stderr-{n}", "wb")
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "vrlib.classroom._student"],
+                cwd=self.scratch, env=env, stdin=subprocess.DEVNULL, stdout=self._out, stderr=self._err,
+                pass_fds=(to_child_r, from_child_w), start_new_session=True,
+            )  # fmt: skip
+        finally:
+            os.close(to_child_r)
+            os.close(from_child_w)
+        self._to, self._from = to_child_w, from_child_r
+        reply = self._wait(deadline)
+        if reply[0] != "ready":
+            self.stop()
+            raise StudentDied(f"the student's process did not start: {reply}")
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self) -> None:
+        """Kill the student's process group (if running) and close the channel."""
+        if self.proc is None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        for fd in (self._to, self._from):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        for f in (self._out, self._err):
+            f.close()
+        self.proc = None
+
+    def _describe_exit(self) -> str:
+        if self.proc is None:
+            return "the process was stopped"
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            return "the process stopped answering"
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            return f"the process was killed by {name}" + (" (memory cap?)" if name == "SIGKILL" else "")
+        return f"the process exited with status {code}"
+
+    def _wait(self, deadline: float, on_callback=None):
+        """The next reply of the student's process, serving callbacks until it comes."""
+        while True:
+            try:
+                raw = receive_bytes(self._from, deadline)
+            except StudentTimeout:
+                self.stop()
+                raise
+            except EOFError:
+                reason = self._describe_exit()
+                self.stop()
+                raise StudentDied(reason) from None
+            except StudentError:
+                self.stop()
+                raise
+            reply = loads_untrusted(raw)
+            if not isinstance(reply, tuple) or not reply or not isinstance(reply[0], str):
+                self.stop()
+                raise StudentError("the student's process sent a message the grader does not understand")
+            if reply[0] == "callback" and on_callback is not None and len(reply) == 4:
+                _, name, args, kwargs = reply
+                try:
+                    result = _within(deadline, lambda: on_callback(name, tuple(args), dict(kwargs)))
+                    message = ("result", result)
+                except StudentTimeout:  # the reference, on what the student sent, ran past the deadline
+                    self.stop()
+                    raise
+                except Exception as exc:  # the reference raised: tell the student's code
+                    message = ("error", f"{type(exc).__name__}: {exc}")
+                send(self._to, message)
+                continue
+            return reply
+
+    def request(self, message, deadline: float, on_callback=None):
+        """Send ``message``; return the student's answer (raises :class:`StudentError` and friends)."""
+        if not self.alive:
+            raise StudentDied("the process is not running")
+        try:
+            send(self._to, message)
+        except (BrokenPipeError, OSError):
+            reason = self._describe_exit()
+            self.stop()
+            raise StudentDied(reason) from None
+        reply = self._wait(deadline, on_callback)
+        if reply[0] == "ok":
+            return reply[1] if len(reply) > 1 else None
+        if reply[0] == "raised":
+            raise StudentError(str(reply[1]) if len(reply) > 1 else "error")
+        self.stop()
+        raise StudentError(f"the student's process answered {reply[0]!r}, which the grader does not understand")
+
+    def run_cell(self, source: str, name: str, deadline: float):
+        """Run one cell of the student's notebook (raises what :meth:`request` raises)."""
+        return self.request(("cell", source, name), deadline)
+
+    def call(self, name: str, args, kwargs, deadline: float, overrides=(), on_callback=None):
+        """Call the student's function ``name``; names in ``overrides`` call back into the grader."""
+        return self.request(("call", name, tuple(args), dict(kwargs), list(overrides)), deadline, on_callback)
+
+    def output(self) -> str:
+        """What the student's code printed (stdout then stderr, each cut at ``output_cap`` bytes)."""
+        parts = []
+        for kind in ("stdout", "stderr"):
+            for path in sorted(self.scratch.glob(f".{kind}-*")):
+                with open(path, "rb") as f:
+                    data = f.read(self.output_cap + 1)
+                if len(data) > self.output_cap:
+                    data = data[: self.output_cap] + b"\n[output truncated]\n"
+                if data.strip():
+                    parts.append(data.decode("utf-8", "replace"))
+        return "".join(parts)
+
+
+def _within(deadline: float, function):
+    """``function()``, stopped with :class:`StudentTimeout` at ``deadline`` (in the main thread; else unbounded).
+
+    Callbacks compute a reference in the grader on arguments the student's code chose: a
+    deadline keeps a hostile call from holding the grader.
+    """
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return function()
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise StudentTimeout()
+
+    def alarm(signum, frame):
+        raise StudentTimeout()
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, left)
+    try:
+        return function()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _json(obj) -> str:
+    import json
+
+    return json.dumps(obj)
+
+
+def apply_limits(memory_cap: int, file_cap: int) -> None:
+    """Cap this process's address space and file sizes (soft and hard: they cannot be raised again)."""
+    for limit, value in ((resource.RLIMIT_AS, memory_cap), (resource.RLIMIT_FSIZE, file_cap)):
+        try:
+            resource.setrlimit(limit, (value, value))
+        except (ValueError, OSError):
+            pass
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

@@ -1,0 +1,518 @@
+"""Grade one submission: the student's code in a fenced process, the hidden tests in the grader.
+
+How a submission is graded (:func:`grade`):
+
+1. The solution notebook is checked against ``SHA256SUMS`` (written by ``vrlib classroom
+   generate``) and copied, read-only, into a private temporary folder; everything the
+   grader trusts comes from that pristine copy.
+2. The submission's read-only and test cells are restored from it (nbgrader's
+   ``OverwriteCells``): hidden tests come back, edited tests do not count, a deleted test
+   cell scores 0 (nbgrader's rule) and is reported as deleted.
+3. The student's cells up to the last test cell (solution cells, the read-only cells
+   between them, any cell the student added) run one by one in a separate process
+   (:class:`vrlib.classroom.fence.Fence`): capped in time, memory and output, refused the
+   solutions folder.  A cell that fails, runs past the time limit or ends the process is
+   reported and skipped; the ungraded cells after the last test (the real-data part)
+   are not run.
+4. The read-only and test cells run in the grader's own process, where the functions the
+   student wrote are stand-ins that call the student's process.  The references the tests
+   compare with (vrlib's functions, ``numpy.testing``) live only in the grader, where the
+   student's code cannot rebind them; only plain data (numbers, strings, lists, numpy
+   arrays) comes back from the student's process.  A test cell that rebinds one of the
+   student's names (``kde_log_density = reference``) grades the others with that
+   reference: the student's code then calls back into the grader for it.
+5. Each test cell scores its points when it finishes without an error, 0 otherwise, with
+   the reason (the first line of the error, a timeout, the end of the student's process,
+   the submission's time cap).  A test cell whose last line is a number scores that
+   number (nbgrader's partial credit), clamped to ``[0, points]``.  A malformed test cell
+   (bad ``points``, a syntax error) scores 0 and is reported.  Warnings never cost points.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import math
+import shutil
+import stat
+import tempfile
+import time
+import warnings
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from vrlib.classroom.fence import Fence, StudentDied, StudentError, StudentTimeout, parse_size
+from vrlib.classroom.notebooks import (
+    assignments, check_sums, is_locked, sha256, is_solution, is_test, meta, read, solution_names,
+)  # fmt: skip
+from vrlib.errors import VrlibError
+
+__all__ = ["grade", "GradeReport", "TestResult", "find_source"]
+
+MESSAGE_CAP = 300  # characters of a test's message in the report
+START_TIMEOUT = 60  # seconds the student's process may take to start (Python, numpy, pandas)
+
+
+@dataclass
+class TestResult:
+    """The grade of one test cell.
+
+    ``status`` is one of ``passed``, ``partial``, ``failed``, ``timed out``, ``process ended``,
+    ``deleted``, ``malformed`` or ``not run`` (the submission's time cap was used up).
+    """
+
+    grade_id: str
+    points: float
+    max_points: float
+    status: str
+    message: str = ""
+
+
+@dataclass
+class GradeReport:
+    """The grades of a submission, test by test, and what went wrong elsewhere."""
+
+    submission: str
+    source: str
+    tests: list[TestResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    output: str = ""
+
+    @property
+    def points(self) -> float:
+        return float(sum(t.points for t in self.tests))
+
+    @property
+    def max_points(self) -> float:
+        return float(sum(t.max_points for t in self.tests))
+
+    def to_dict(self) -> dict:
+        """The report as JSON-ready data (the student's printed output left out)."""
+        return {
+            "submission": self.submission, "source": self.source, "points": self.points,
+            "max_points": self.max_points, "seconds": round(self.seconds, 2),
+            "tests": [asdict(t) for t in self.tests], "notes": list(self.notes),
+        }  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: dict) -> GradeReport:
+        """The inverse of :meth:`to_dict`."""
+        return cls(data["submission"], data["source"], [TestResult(**t) for t in data["tests"]],
+                   list(data.get("notes", [])), float(data.get("seconds", 0.0)))  # fmt: skip
+
+    def format(self) -> str:
+        """A plain-text report: one line per test, then the notes and the total."""
+        width = max([len(t.grade_id) for t in self.tests] + [4])
+        lines = [f"grading {self.submission} (tests from {self.source})"]
+        for t in self.tests:
+            line = f"  {t.grade_id:<{width}}  {_num(t.points):>5} / {_num(t.max_points):<5} {t.status}"
+            lines.append(line + (f": {t.message}" if t.message else ""))
+        lines += [f"  note: {n}" for n in self.notes]
+        lines.append(f"total: {_num(self.points)} / {_num(self.max_points)}")
+        return "\n".join(lines)
+
+
+def _num(x: float) -> str:
+    return f"{x:g}"
+
+
+def _short(text: str) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= MESSAGE_CAP else text[: MESSAGE_CAP - 3] + "..."
+
+
+def _first_line(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:
+        text = ""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    name = type(exc).__name__
+    return _short(f"{name}: {' '.join(lines[:3])}" if lines else name)
+
+
+def find_source(submission: Path, source_dir=None) -> Path:
+    """The solution notebook of a submission: same file name, else the one sharing its grade ids."""
+    sources = assignments(source_dir)
+    for path in sources:
+        if path.name == Path(submission).name:
+            return path
+    ids = {meta(c).get("grade_id") for c in read(submission).cells if meta(c)}
+    ids.discard(None)
+    best = max(sources, key=lambda p: len(ids & {meta(c).get("grade_id") for c in read(p).cells}))
+    if not ids & {meta(c).get("grade_id") for c in read(best).cells}:
+        raise VrlibError(
+            f"cannot tell which assignment {Path(submission).name} is (no file of that name and no nbgrader "
+            "cell shared with one); pass the solution notebook with --source"
+        )
+    return best
+
+
+def _restore(submitted, solution, notes: list[str]):
+    """The cells to run: the submission's, with read-only and test cells taken from the solution.
+
+    Returns the cells and the grade ids of the test cells the submission lacks.
+    """
+    by_id = {meta(c)["grade_id"]: c for c in solution.cells if meta(c).get("grade_id")}
+    seen: set = set()
+    cells = []
+    for cell in submitted.cells:
+        gid = meta(cell).get("grade_id")
+        if gid is not None and gid in seen:
+            notes.append(f"cell {gid!r} appears twice; the copy was ignored")
+            continue
+        if gid is not None:
+            seen.add(gid)
+        original = by_id.get(gid)
+        if original is not None and (is_test(original) or is_locked(original)):
+            cell = original  # hidden tests restored, edits undone
+        elif original is not None and is_solution(original) and cell.get("cell_type") != "code":
+            notes.append(f"solution cell {gid!r} was turned into {cell.get('cell_type')}; it was not run")
+        cells.append(nbformat.from_dict(dict(cell)))
+    missing = [gid for gid, c in by_id.items() if is_test(c) and gid not in seen]
+    for gid, c in by_id.items():
+        if gid not in seen and is_solution(c):
+            notes.append(f"solution cell {gid!r} was deleted")
+    for cell in cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    return cells, missing
+
+
+class _Runner:
+    """The student's process, restarted (and its cells run again) after a timeout or its end."""
+
+    def __init__(self, fence: Fence, cells: list[tuple[str, str]], timeout: float, cap_deadline: float,
+                 notes: list[str]):  # fmt: skip
+        self.fence, self.cells, self.timeout, self.cap_deadline, self.notes = fence, cells, timeout, cap_deadline, notes
+        self.skipped: set[int] = set()
+        self.broken: dict[str, str] = {}  # function name -> why later calls fail at once
+        self.errors: dict[str, str] = {}  # cell name -> what went wrong
+        self.first_run = True
+
+    def deadline(self) -> float:
+        return min(time.monotonic() + self.timeout, self.cap_deadline)
+
+    def out_of_time(self) -> bool:
+        return time.monotonic() >= self.cap_deadline
+
+    def ensure(self) -> None:
+        """Start the process and run the student's cells, skipping those that stalled or ended it."""
+        if self.fence.alive:
+            return
+        if self.out_of_time():
+            raise _CapReached()
+        for attempt in range(len(self.cells) + 1):
+            try:  # starting Python and numpy is not the student's time: a minute at least, within the cap
+                self.fence.start(min(time.monotonic() + max(self.timeout, START_TIMEOUT), self.cap_deadline))
+            except (StudentTimeout, StudentDied) as exc:
+                if self.out_of_time():
+                    raise _CapReached() from None
+                raise _Broken("the student's process", f"did not start ({exc or 'too slow'})", first=True) from None
+            restart = False
+            for i, (name, source) in enumerate(self.cells):
+                if i in self.skipped:
+                    continue
+                try:
+                    self.fence.run_cell(source, name, self.deadline())
+                except StudentError as exc:
+                    if self.first_run:
+                        self.errors[name] = f"raised {_short(str(exc))}"
+                except (StudentTimeout, StudentDied) as exc:
+                    if self.out_of_time():
+                        raise _CapReached() from None
+                    why = (f"ran past the time limit ({self.timeout:g} s)" if isinstance(exc, StudentTimeout)
+                           else f"ended the student's process ({exc})")  # fmt: skip
+                    self.errors[name] = why + "; it was skipped"
+                    self.skipped.add(i)
+                    restart = True
+                    break
+            if not restart:
+                self.first_run = False
+                return
+        raise _CapReached()
+
+    def call(self, name: str, args, kwargs, overrides, on_callback):
+        if name in self.broken:
+            raise _Broken(name, self.broken[name])
+        self.ensure()
+        try:
+            return self.fence.call(name, args, kwargs, self.deadline(), overrides, on_callback)
+        except StudentTimeout:
+            if self.out_of_time():
+                raise _CapReached() from None
+            self.broken[name] = f"ran past the time limit ({self.timeout:g} s)"
+            raise _Broken(name, self.broken[name], first=True) from None
+        except StudentDied as exc:
+            self.broken[name] = f"ended the student's process ({exc})"
+            raise _Broken(name, self.broken[name], first=True) from None
+
+
+class _CapReached(Exception):
+    """The submission's total time cap is used up."""
+
+
+class _Broken(Exception):
+    """A call to a student's function that timed out or ended the process (now or earlier)."""
+
+    def __init__(self, name: str, why: str, first: bool = False):
+        super().__init__(f"{name} {why}" + ("" if first else " (on an earlier call)"))
+        self.status = "timed out" if "time limit" in why else "process ended"
+
+
+class _StudentRaised(Exception):
+    """The student's function raised: its message, prefixed with the function's name."""
+
+
+class _Proxy:
+    """Stands for a function of the student's in the grader: calls it in the student's process."""
+
+    def __init__(self, name: str, runner: _Runner, namespace: dict, proxies: dict):
+        self.__name__ = self._name = name
+        self._runner, self._namespace, self._proxies = runner, namespace, proxies
+
+    def __call__(self, *args, **kwargs):
+        overrides = [n for n, p in self._proxies.items() if n != self._name and self._namespace.get(n) is not p]
+
+        def on_callback(name, cargs, ckwargs):
+            if name not in overrides:
+                raise NameError(name)
+            return self._namespace[name](*cargs, **ckwargs)
+
+        try:
+            return self._runner.call(self._name, args, kwargs, overrides, on_callback)
+        except StudentError as exc:
+            message = f"your {self._name} raised {exc}"
+            if "is not defined" in str(exc) and self._runner.errors:  # say why: the cell that defines it failed
+                cell, why = next(iter(self._runner.errors.items()))
+                message = f"your {self._name} is not defined: cell {cell!r} {why}"
+            raise _StudentRaised(message) from None
+
+    def __repr__(self) -> str:
+        return f"<the student's {self._name}>"
+
+
+def _points_of(cell) -> float | None:
+    try:
+        value = float(meta(cell).get("points", 0) or 0)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
+
+
+def _run_teacher_cell(source: str, name: str, namespace: dict):
+    """Run a cell of the solution notebook in the grader; the value of its last line (or None)."""
+    tree = ast.parse(source, filename=name)
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = ast.Expression(tree.body.pop().value)
+    exec(compile(tree, name, "exec"), namespace)
+    return eval(compile(last, name, "eval"), namespace) if last is not None else None
+
+
+def _score(value, max_points: float) -> tuple[float, str]:
+    """Points of a test cell that finished: its last value when it is a number (clamped), else all."""
+    import numbers
+
+    import numpy as np
+
+    if isinstance(value, np.ndarray) and value.size == 1:
+        value = value.reshape(()).item()
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return max_points, ""
+    value = float(value)
+    if not math.isfinite(value):
+        return 0.0, f"the test cell's value {value} is not a number of points"
+    if value > max_points:
+        return max_points, f"the test cell's value {value:g} is above its {max_points:g} points; clamped"
+    if value < 0:
+        return 0.0, f"the test cell's value {value:g} is negative; clamped to 0"
+    return value, ""
+
+
+def _grade_test(cell, namespace: dict, runner: _Runner) -> TestResult:
+    gid = meta(cell).get("grade_id", "?")
+    max_points = _points_of(cell)
+    if max_points is None:
+        return TestResult(gid, 0.0, 0.0, "malformed", _short(f"its points {meta(cell).get('points')!r} are not a number"))
+    try:
+        ast.parse(cell.source)
+    except SyntaxError as exc:
+        return TestResult(gid, 0.0, max_points, "malformed", _short(f"the test cell does not parse ({exc.msg}, line {exc.lineno})"))
+    if runner.out_of_time():
+        return TestResult(gid, 0.0, max_points, "not run", "the submission's time cap was used up")
+    sink = io.StringIO()
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            warnings.simplefilter("ignore")
+            value = _run_teacher_cell(cell.source, gid, namespace)
+    except _CapReached:
+        return TestResult(gid, 0.0, max_points, "not run", "the submission's time cap was used up")
+    except _Broken as exc:
+        return TestResult(gid, 0.0, max_points, exc.status, _short(str(exc)))
+    except _StudentRaised as exc:
+        return TestResult(gid, 0.0, max_points, "failed", _short(str(exc)))
+    except Exception as exc:  # an assertion, or the teacher's code on a wrong answer
+        return TestResult(gid, 0.0, max_points, "failed", _first_line(exc))
+    points, why = _score(value, max_points)
+    status = "passed" if points == max_points else ("partial" if points > 0 else "failed")
+    return TestResult(gid, points, max_points, status, why)
+
+
+def _pristine(source: Path, workdir: Path) -> Path:
+    """Check ``source`` against its ``SHA256SUMS`` and copy it read-only into ``workdir``."""
+    check_sums(source)
+    folder = workdir / "solution"
+    folder.mkdir()
+    copy = folder / source.name
+    shutil.copyfile(source, copy)
+    if sha256(copy) != check_sums(source):
+        raise VrlibError(f"{source} changed while it was copied; grade again")
+    copy.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+    folder.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    return copy
+
+
+def grade(submission, source=None, source_dir=None, timeout: float = 120, time_cap: float = 600,
+          memory_cap="4G", output_cap: int = 100_000, feedback=None, hidden=()) -> GradeReport:  # fmt: skip
+    """Grade one submission (see the module's description).
+
+    Parameters
+    ----------
+    submission : path
+        The student's notebook (a released notebook, filled in).
+    source : path, optional
+        Its solution notebook (listed in the ``SHA256SUMS`` beside it); default the one of
+        the same file name in ``source_dir`` (or, failing that, the one sharing its cells).
+    source_dir : path, optional
+        Default ``notebooks/assignments`` of the project.
+    timeout : float
+        Seconds one cell, or one call of a student's function, may run.
+    time_cap : float
+        Seconds the whole submission may use (its cells, restarts and calls).
+    memory_cap : int or str
+        Address space of the student's process (``"4G"``, ``"512M"``, bytes).
+    output_cap : int
+        Bytes of the student's printed output kept.
+    feedback : path, optional
+        Where to write the graded notebook, each test cell followed by its result.
+    hidden : list of path
+        More folders the student's code may not open (the other submissions, the gradebook).
+
+    Returns
+    -------
+    GradeReport
+    """
+    for name, value in (("timeout", timeout), ("time_cap", time_cap)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise VrlibError(f"{name} must be a positive number of seconds, got {value!r}")
+    memory_cap = parse_size(memory_cap)
+    start = time.monotonic()
+    submission = Path(submission)
+    submitted = read(submission)
+    source = Path(source) if source is not None else find_source(submission, source_dir)
+    report = GradeReport(str(submission), str(source))
+    with tempfile.TemporaryDirectory(prefix="vrlib-grade-") as tmp:
+        work = Path(tmp)
+        try:
+            solution = read(_pristine(source, work))
+            cells, missing = _restore(submitted, solution, report.notes)
+            last_test = max((i for i, c in enumerate(cells) if is_test(c)), default=-1)
+            student = [(meta(c).get("grade_id") or f"cell {i + 1}", c.source) for i, c in enumerate(cells[:last_test])
+                       if c.cell_type == "code" and not is_test(c)]  # fmt: skip
+            scratch = work / "scratch"
+            folders = [source.parent.resolve(), (work / "solution").resolve()] + [Path(h).resolve() for h in hidden]
+            folders = [f for f in folders if not str(scratch.resolve()).startswith(str(f) + "/")]
+            withheld = solution.metadata.get("vrlib", {}).get("withheld", []) if isinstance(solution.metadata.get("vrlib"), dict) else []
+            fence = Fence(scratch, folders, memory_cap, output_cap, withheld)
+            runner = _Runner(fence, student, timeout, start + time_cap, report.notes)
+            namespace: dict = {"__name__": "__main__"}
+            proxies: dict = {}
+            for name in solution_names(solution):
+                proxies[name] = _Proxy(name, runner, namespace, proxies)
+            results = {}
+            try:
+                for i, cell in enumerate(cells[: last_test + 1]):
+                    if cell.cell_type != "code":
+                        continue
+                    if is_test(cell):
+                        namespace.update(proxies)  # the student's functions, never the test's rebindings
+                        results[meta(cell)["grade_id"]] = _grade_test(cell, namespace, runner)
+                    elif is_locked(cell):
+                        try:
+                            with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+                                warnings.simplefilter("ignore")
+                                _run_teacher_cell(cell.source, meta(cell).get("grade_id", ""), namespace)
+                        except Exception as exc:
+                            report.notes.append(f"the assignment's cell {meta(cell).get('grade_id')!r} raised "
+                                                f"{_first_line(exc)}")  # fmt: skip
+                try:
+                    if not runner.fence.alive and not results and student:
+                        runner.ensure()  # nothing called the student: still say what the cells did
+                except _CapReached:
+                    pass
+            finally:
+                report.output = fence.output()
+                fence.stop()
+            for name, why in runner.errors.items():
+                report.notes.append(f"cell {name!r} {why}")
+            if runner.out_of_time():
+                report.notes.append(f"the submission used up its time cap ({time_cap:g} s)")
+            for cell in solution.cells:
+                if not is_test(cell):
+                    continue
+                gid = meta(cell)["grade_id"]
+                if gid in missing:
+                    points = _points_of(cell) or 0.0
+                    report.tests.append(TestResult(gid, 0.0, points, "deleted", "the test cell was removed from the notebook"))
+                else:
+                    report.tests.append(results.get(gid) or TestResult(gid, 0.0, _points_of(cell) or 0.0, "not run", ""))
+            if feedback is not None:
+                _write_feedback(cells, results, report, feedback)
+        finally:
+            for folder in (work / "solution",):
+                if folder.exists():
+                    folder.chmod(stat.S_IRWXU)
+    report.seconds = time.monotonic() - start
+    return report
+
+
+def _without_hidden_tests(source: str) -> str:
+    """``source`` without its ``### BEGIN HIDDEN TESTS`` … ``### END HIDDEN TESTS`` regions."""
+    kept, hiding = [], False
+    for line in source.splitlines():
+        if "### BEGIN HIDDEN TESTS" in line:
+            hiding = True
+        elif "### END HIDDEN TESTS" in line:
+            hiding = False
+        elif not hiding:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def _write_feedback(cells, results: dict, report: GradeReport, path) -> None:
+    """The graded notebook: each test cell (hidden tests left out) followed by its points and message."""
+    nb = nbformat.v4.new_notebook()
+    for cell in cells:
+        cell = nbformat.from_dict(dict(cell))
+        result = results.get(meta(cell).get("grade_id"))
+        if is_test(cell):  # students see the tests as they were released: hidden tests stay hidden
+            cell.source = _without_hidden_tests(cell.source)
+        if result is not None and is_test(cell):
+            text = f"{_num(result.points)} / {_num(result.max_points)} points: {result.status}"
+            text += f" ({result.message})\n" if result.message else "\n"
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
+        nb.cells.append(cell)
+    summary = [f"**Total: {_num(report.points)} / {_num(report.max_points)}**"] + [f"* {n}" for n in report.notes]
+    nb.cells.append(nbformat.v4.new_markdown_cell("\n".join(summary)))
+    if report.output:
+        nb.cells.append(nbformat.v4.new_markdown_cell("What your code printed while it was graded:\n\n```\n"
+                                                      + report.output.replace("```", "'''") + "\n```"))  # fmt: skip
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
