@@ -9,4 +9,12 @@ __version__ = "0.1.0"
 
 from vrlib.data import Schema, load  # noqa: E402
 
-__all__ = ["Schema", "load", "__version__"]
+__all__ = ["Schema", "load", "audit", "__version__"]
+
+
+def __getattr__(name):
+    if name == "audit":  # imported on first use: it pulls in torch and matplotlib
+        import importlib
+
+        return importlib.import_module("vrlib.audit")
+    raise AttributeError(f"module 'vrlib' has no attribute {name!r}")

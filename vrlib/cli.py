@@ -5,6 +5,8 @@ Examples
 ``vrlib rank --dataset adult --k 5 --top 10 --format csv``
 ``vrlib rank --csv people.csv --categorical sex,job --continuous age,income --dropna``
 ``vrlib classroom generate`` and ``vrlib classroom grade SUBMISSIONS/ --gradebook DIR --jobs 4`` (see :mod:`vrlib.classroom`)
+``vrlib audit --train TRAIN.csv --synthetic RELEASE.csv --holdout HOLDOUT.csv --categorical … --continuous … --out DIR``
+writes a privacy report on a synthetic release (see :mod:`vrlib.audit`; exit status 3 when ``--policy`` is violated)
 ``vrlib scorecard`` regenerates ``figures/SCORECARD.md``, ``figures/PROVENANCE.md`` and the README's summary
 (``--check``: compare only; see :mod:`vrlib.scorecard`)
 
@@ -61,6 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     rank.add_argument("--seed", type=int, default=0, help="seed of the random and rare methods")
     rank.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format")
     _add_classroom(sub)
+    _add_audit(sub)
     card = sub.add_parser("scorecard", help="regenerate the reproduction scorecard and the provenance page",
                           description="Write figures/SCORECARD.md, figures/PROVENANCE.md and the README's summary "
                                       "from the committed tables and manifests.")  # fmt: skip
@@ -97,6 +100,71 @@ def _add_classroom(sub) -> None:
     grade.add_argument("--format", choices=("table", "json"), default="table", help="output format")
     grade.add_argument("--executed", default=None, metavar="FILE",
                        help="a single submission: write its graded notebook here (as --feedback does)")  # fmt: skip
+
+
+def _add_audit(sub) -> None:
+    """``vrlib audit``: the logic is in :mod:`vrlib.audit`."""
+    from vrlib.audit.pvalues import COMBINATIONS
+    from vrlib.audit.scores import ATTACKS
+
+    a = sub.add_parser("audit", help="privacy report on a synthetic release of your own training data",
+                       description="Which training records are at risk in a synthetic release, and how sure we are: "
+                                   "writes report.html, summary.json and records.csv into --out.")  # fmt: skip
+    a.add_argument("--train", required=True, metavar="TRAIN.csv", help="the records the generator was trained on")
+    a.add_argument("--synthetic", required=True, metavar="RELEASE.csv", help="the synthetic release")
+    a.add_argument("--holdout", required=True, metavar="HOLDOUT.csv",
+                   help="records of the same population NOT used for training (at least 20)")
+    a.add_argument("--categorical", type=_columns, default=[], metavar="A,B", help="categorical columns")
+    a.add_argument("--continuous", type=_columns, default=[], metavar="C,D", help="continuous columns")
+    a.add_argument("--out", required=True, metavar="DIR", help="folder for report.html, summary.json, records.csv")
+    a.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    a.add_argument("--fdr", type=float, default=0.05, help="false-discovery rate of the flag (default 0.05)")
+    a.add_argument("--combine", choices=COMBINATIONS, default="fisher",
+                   help="how attacks' p-values are merged before calibration against the holdout (default fisher)")
+    a.add_argument("--attacks", type=_columns, default=list(ATTACKS), metavar="A,B",
+                   help=f"membership attacks (default {','.join(ATTACKS)})")
+    a.add_argument("--merge", type=_columns, default=["copies", "distance"], metavar="A,B",
+                   help="attacks whose p-values make the flag and the risk rank (default copies,distance)")
+    a.add_argument("--k", type=int, default=5, help="neighbours of the V_k vulnerability score (default 5)")
+    a.add_argument("--known", type=_columns, default=None, metavar="A,B",
+                   help="columns the WP29 attacker knows (default: all but --secret)")
+    a.add_argument("--secret", default=None, help="column the inference attack guesses (default: last categorical)")
+    a.add_argument("--no-wp29", action="store_true", help="skip singling out, linkability and inference")
+    a.add_argument("--generator", default=None, help="also play the model-seeded game with this generator (slow)")
+    a.add_argument("--epsilon", type=float, default=None, help="declared ε of a PrivBayes release (with --generator)")
+    a.add_argument("--policy", default=None, metavar="POLICY.json", help="thresholds; exit status 3 when one is exceeded")
+    a.add_argument("--show-values", action="store_true", help="put record values into records.csv and the report")
+    a.add_argument("--na-values", type=_columns, default=[], metavar="NA,?", help="spellings of a missing value")
+    a.add_argument("--encoding", default="utf-8", help="text encoding of the CSV files (default utf-8)")
+
+
+def _audit(args) -> tuple[str, int]:
+    from vrlib.audit import audit, read_tables
+    from vrlib.audit.policy import EXIT_VIOLATED, load_policy
+
+    policy = load_policy(args.policy) if args.policy else None  # a bad policy fails before the long work
+    if args.generator is None and args.epsilon is not None:
+        raise VrlibError("--epsilon applies to the model-seeded game: give --generator too")
+    train, synthetic, holdout, schema = read_tables(args.train, args.synthetic, args.holdout, args.categorical,
+                                                    args.continuous, args.na_values, args.encoding)  # fmt: skip
+    result = audit(train, synthetic, holdout, schema, seed=args.seed, fdr=args.fdr, combine=args.combine,
+                   attacks=args.attacks, merged=args.merge, k=args.k, known=args.known, secret=args.secret,
+                   wp29=not args.no_wp29,
+                   generator=args.generator, epsilon=args.epsilon, policy=policy, show_values=args.show_values,
+                   out=args.out)  # fmt: skip
+    s = result.summary
+    auc = s["membership_auc"]
+    lines = [f"{s['n_flagged']} of {s['settings']['n_train']} training records flagged at {args.fdr:.0%} FDR; "
+             f"{s['n_verbatim']} copied verbatim; membership AUC {auc['auc']:.3f} [{auc['ci_low']:.3f}, "
+             f"{auc['ci_high']:.3f}]", *s["disagreements"], f"wrote {args.out}/report.html, summary.json, records.csv"]  # fmt: skip
+    status = 0
+    if s["policy"] is not None:
+        if s["policy"]["passed"]:
+            lines.append("policy: passed")
+        else:
+            lines += [f"policy: {v}" for v in s["policy"]["violations"]]
+            status = EXIT_VIOLATED
+    return "\n".join(lines), status
 
 
 def _classroom(args) -> str:
@@ -209,8 +277,12 @@ def main(argv=None) -> int:
         from vrlib import scorecard
 
         return scorecard.main((["--root", args.root] if args.root else []) + (["--check"] if args.check else []))
+    status = 0
     try:
-        out = _classroom(args) if args.command == "classroom" else _rank(args)
+        if args.command == "audit":
+            out, status = _audit(args)
+        else:
+            out = _classroom(args) if args.command == "classroom" else _rank(args)
     except VrlibError as exc:
         print(f"vrlib: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -218,7 +290,7 @@ def main(argv=None) -> int:
         print(out)
     except BrokenPipeError:  # e.g. piped into head
         pass
-    return 0
+    return status
 
 
 if __name__ == "__main__":

@@ -7,6 +7,10 @@ the coverage it gives on data without signal).  Two runs with different root see
 (``--seed``) share nothing: every split, draw, generator and attack seed derives from
 the root seed.  So the mean AUC over targets of each root seed is one independent
 draw, and a t interval over those draws is valid whatever a game shares inside.
+
+For a single experiment's figures the module also has the classical intervals:
+:func:`delong_auc` (an AUC with DeLong's standard error), :func:`clopper_pearson` (exact,
+for a binomial proportion such as a TPR) and :func:`wilson_interval`.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from scipy import stats
 
 from vrlib.errors import VrlibError
 
-__all__ = ["seed_summary", "sign_test"]
+__all__ = ["seed_summary", "sign_test", "clopper_pearson", "wilson_interval", "delong_auc"]
 
 
 def seed_summary(results: pd.DataFrame, by, value: str = "auc", seed: str = "seed", level: float = 0.95) -> pd.DataFrame:
@@ -124,3 +128,106 @@ def _groups(df: pd.DataFrame, by: list):
         return
     for key, group in df.groupby(by, sort=False):
         yield dict(zip(by, key if isinstance(key, tuple) else (key,))), group
+
+
+def clopper_pearson(k, n, level: float = 0.95) -> tuple[float, float]:
+    """Exact (Clopper–Pearson) interval for a binomial proportion ``k / n``.
+
+    Parameters
+    ----------
+    k : int
+        Successes, ``0 <= k <= n``.
+    n : int
+        Trials, ``n >= 1``.
+    level : float
+        Coverage of the interval.
+
+    Returns
+    -------
+    (low, high) : tuple of float
+        Never narrower than ``level`` requires, whatever the true proportion.
+    """
+    k, n = _binomial(k, n, level)
+    alpha = 1.0 - level
+    low = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
+    high = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
+    return low, high
+
+
+def wilson_interval(k, n, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion ``k / n`` (close to nominal coverage, never outside [0, 1]).
+
+    Parameters
+    ----------
+    k, n : int
+        Successes and trials (``0 <= k <= n``, ``n >= 1``).
+    level : float
+        Coverage of the interval.
+
+    Returns
+    -------
+    (low, high) : tuple of float
+    """
+    k, n = _binomial(k, n, level)
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    phat = k / n
+    centre = (phat + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, float(centre - half)), min(1.0, float(centre + half))
+
+
+def _binomial(k, n, level: float) -> tuple[int, int]:
+    if not 0 < level < 1:
+        raise VrlibError(f"level must be in (0, 1) (got {level!r})")
+    if int(n) != n or n < 1:
+        raise VrlibError(f"the number of trials must be a positive integer (got {n!r})")
+    if int(k) != k or not 0 <= k <= n:
+        raise VrlibError(f"the number of successes must be an integer in [0, {n}] (got {k!r})")
+    return int(k), int(n)
+
+
+def delong_auc(labels, scores, level: float = 0.95) -> dict:
+    """AUC of ``scores`` for ``labels`` with DeLong's standard error and a normal interval.
+
+    DeLong, DeLong & Clarke-Pearson (1988): the AUC is the mean of the placement values
+    ``psi(x, y) = 1[x > y] + 1/2 1[x = y]`` over (positive x, negative y) pairs; its
+    variance is ``var(V10) / m + var(V01) / n`` where ``V10`` are the positives'
+    placements among the negatives and ``V01`` the negatives' among the positives.
+    Computed from mid-ranks, in ``O((m + n) log(m + n))``.  The interval is clipped to
+    [0, 1].
+
+    Parameters
+    ----------
+    labels : array-like of {0, 1}
+        1 = positive (member).
+    scores : array-like of float
+        Higher = more likely positive.
+    level : float
+        Coverage of the interval.
+
+    Returns
+    -------
+    dict
+        ``auc``, ``se``, ``ci_low``, ``ci_high``, ``n_pos``, ``n_neg``.
+    """
+    labels = np.asarray(labels)
+    scores = np.asarray(scores, dtype=float)
+    if labels.shape != scores.shape or labels.ndim != 1:
+        raise VrlibError(f"labels and scores must be 1-D of equal length (got {labels.shape} and {scores.shape})")
+    if not np.isfinite(scores).all():
+        raise VrlibError("scores must be finite (no NaN or infinity)")
+    if not 0 < level < 1:
+        raise VrlibError(f"level must be in (0, 1) (got {level!r})")
+    pos, neg = scores[labels == 1], scores[labels == 0]
+    m, n = len(pos), len(neg)
+    if m < 2 or n < 2 or m + n != len(scores):
+        raise VrlibError("labels must be 0 or 1 with at least two records of each; DeLong's variance needs both")
+    all_ranks = stats.rankdata(np.r_[pos, neg])
+    pos_ranks, neg_ranks = stats.rankdata(pos), stats.rankdata(neg)
+    v10 = (all_ranks[:m] - pos_ranks) / n  # each positive's placement among the negatives
+    v01 = 1.0 - (all_ranks[m:] - neg_ranks) / m  # each negative's placement among the positives
+    auc = float(v10.mean())
+    se = float(np.sqrt(v10.var(ddof=1) / m + v01.var(ddof=1) / n))
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    return {"auc": auc, "se": se, "ci_low": max(0.0, auc - z * se), "ci_high": min(1.0, auc + z * se),
+            "n_pos": m, "n_neg": n}  # fmt: skip

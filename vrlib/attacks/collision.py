@@ -36,7 +36,7 @@ from vrlib.data import Schema, prepare
 from vrlib.errors import VrlibError
 from vrlib.parallel import derive_seed
 
-__all__ = ["record_frequency", "frequency_share", "occurs_in", "match_precision", "threshold", "TableGanMCA", "THRESHOLD_RULES"]
+__all__ = ["record_frequency", "frequency_share", "occurs_in", "count_in", "match_precision", "threshold", "TableGanMCA", "THRESHOLD_RULES"]
 
 THRESHOLD_RULES = ("mean_std", "top_q", "value")
 
@@ -176,6 +176,18 @@ def occurs_in(records: pd.DataFrame, reference: pd.DataFrame, schema: Schema) ->
     reference = _check_table(reference, schema, "reference table")
     ids, ref = _row_ids([records, reference], schema)
     return np.isin(ids, ref)
+
+
+def count_in(records: pd.DataFrame, reference: pd.DataFrame, schema: Schema) -> np.ndarray:
+    """How many rows of ``reference`` are equal to each row of ``records`` (integer array, 0 = none).
+
+    E.g. how often each training record occurs verbatim in a synthetic release.
+    """
+    records = _check_table(records, schema, "records")
+    reference = _check_table(reference, schema, "reference table")
+    ids, ref = _row_ids([records, reference], schema)
+    counts = np.bincount(ref, minlength=int(max(ids.max(initial=0), ref.max(initial=0))) + 1)
+    return counts[ids].astype(np.int64)
 
 
 def match_precision(table: pd.DataFrame, reference: pd.DataFrame, schema: Schema) -> pd.DataFrame:

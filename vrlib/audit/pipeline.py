@@ -1,0 +1,248 @@
+"""``vrlib.audit.audit``: the whole audit of one release, and the files it writes.
+
+Steps: check the tables (:mod:`~vrlib.audit.inputs`); split the holdout in two seeded
+halves, *reference* (the attacker's population sample) and *null* (known non-members);
+score every training record and every null record with each attack
+(:mod:`~vrlib.audit.scores`); turn scores into p-values against the null and combine them,
+flag at a false-discovery rate (:mod:`~vrlib.audit.pvalues`); V_k of every training
+record; release-level figures (:mod:`~vrlib.audit.release`); WP29 risks
+(:mod:`~vrlib.audit.wp29`); the optional model-seeded game (:mod:`~vrlib.audit.game`)
+and policy (:mod:`~vrlib.audit.policy`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+import vrlib
+from vrlib.audit import pvalues as pv
+from vrlib.audit.inputs import check_tables
+from vrlib.audit.policy import check_policy
+from vrlib.audit.records import records_table
+from vrlib.audit.release import auc_by_decile, disagreements, distance_shares, membership_auc, tpr_at_fpr
+from vrlib.audit.scores import ATTACKS, membership_scores
+from vrlib.audit.wp29 import threat_model, wp29_risks
+from vrlib.data import Schema
+from vrlib.distance import kneighbors_between
+from vrlib.encoding import TableEncoder
+from vrlib.errors import VrlibError
+from vrlib.parallel import derive_seed
+from vrlib.selection import vulnerability_scores
+
+__all__ = ["AuditResult", "audit", "FPRS", "MERGED"]
+
+FPRS = (0.001, 0.01)
+MERGED = ("copies", "distance")
+
+
+@dataclass
+class AuditResult:
+    """What :func:`audit` measured.
+
+    Attributes
+    ----------
+    summary : dict
+        Release-level figures and settings (written as ``summary.json``).
+    records : DataFrame
+        One row per training record, most at risk first (``records.csv``).
+    deciles : DataFrame
+        Membership AUC by V_k decile.
+    member_scores, null_scores : DataFrame
+        Every attack's score and the merged statistic (``combined``,
+        :func:`vrlib.audit.pvalues.merge`) of the training records and of the null records.
+    seconds : dict
+        Wall time of each step (not in ``summary.json``, which must not vary between runs).
+    """
+
+    summary: dict
+    records: pd.DataFrame
+    deciles: pd.DataFrame
+    member_scores: pd.DataFrame
+    null_scores: pd.DataFrame
+    seconds: dict = field(default_factory=dict)
+
+    def write(self, out) -> dict:
+        """Write ``summary.json``, ``records.csv`` and ``report.html`` into folder ``out``; return their paths."""
+        from vrlib.audit.report import render_html
+
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = {"summary": out / "summary.json", "records": out / "records.csv", "report": out / "report.html"}
+        paths["summary"].write_text(json.dumps(_plain(self.summary), indent=1, allow_nan=False) + "\n", encoding="utf-8")
+        self.records.to_csv(paths["records"], index=False, float_format="%.10g", lineterminator="\n")
+        paths["report"].write_text(render_html(self), encoding="utf-8")
+        return paths
+
+
+def _plain(value):
+    """Strict-JSON Python values (numpy scalars unwrapped, non-finite floats as null)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def audit(train: pd.DataFrame, synthetic: pd.DataFrame, holdout: pd.DataFrame, schema: Schema, *, seed: int = 0,
+          fdr: float = 0.05, combine: str = "fisher", attacks=ATTACKS, merged=MERGED, k: int = 5, known=None, secret=None,
+          wp29: bool = True, n_wp29_attacks: int = 2000, generator: str | None = None, epsilon: float | None = None,
+          game_params: dict | None = None, policy=None, show_values: bool = False, max_density_rows: int = 10_000,
+          logan_epochs: int = 100, level: float = 0.95, out=None) -> AuditResult:  # fmt: skip
+    """Audit a synthetic release of ``train``: per-record membership risk, release-level risks, intervals.
+
+    Parameters
+    ----------
+    train : DataFrame
+        The records the generator was trained on (row i = record i).
+    synthetic : DataFrame
+        The release.
+    holdout : DataFrame
+        Records of the same population that were NOT used for training (at least 20).
+    schema : Schema
+        Declares each column categorical or continuous.
+    seed : int
+        Root seed: the holdout split, the subsamples, the classifier and the WP29 attacks.
+    fdr : float
+        False-discovery rate of the flag (Benjamini–Hochberg).
+    combine : {"fisher", "bonferroni", "harmonic"}
+        How the attacks' p-values of a record are merged before their calibration
+        against the null records (:func:`vrlib.audit.pvalues.merge`).
+    attacks : sequence of str
+        Among :data:`vrlib.audit.scores.ATTACKS`: every one is run and reported.
+    merged : sequence of str
+        The attacks whose p-values make the combined p-value, the flag and the risk rank
+        (default :data:`MERGED`: verbatim copies and the distance score; DOMIAS and LOGAN
+        D1, which model densities, are reported beside them: on Adult they add little
+        per-record signal and dilute the merge).  Only those of ``attacks`` are used.
+    k : int
+        Neighbours of the V_k vulnerability score.
+    known, secret
+        The WP29 threat model (:func:`vrlib.audit.wp29.threat_model`).
+    wp29 : bool
+        Measure the WP29 risks.
+    n_wp29_attacks : int
+        Predicates and targets per side of the WP29 attacks.
+    generator : str, optional
+        Play the model-seeded game with this generator (:mod:`vrlib.audit.game`).
+    epsilon : float, optional
+        The declared ε of a PrivBayes release (checked against the game's bound).
+    game_params : dict, optional
+        Sizes of the game (see :func:`vrlib.audit.game.play`).
+    policy : path or dict, optional
+        Thresholds (:mod:`vrlib.audit.policy`); the verdict goes into the summary.
+    show_values : bool
+        Put the record values into ``records.csv`` and the report.
+    max_density_rows, logan_epochs
+        Sizes of the DOMIAS and LOGAN D1 attacks (:func:`vrlib.audit.scores.membership_scores`).
+    level : float
+        Coverage of every interval.
+    out : path, optional
+        Folder to write ``report.html``, ``summary.json`` and ``records.csv`` into.
+
+    Returns
+    -------
+    AuditResult
+    """
+    if not 0 < fdr < 1:
+        raise VrlibError(f"the false-discovery rate must be in (0, 1), got {fdr}")
+    if combine not in pv.COMBINATIONS:
+        raise VrlibError(f"unknown combination {combine!r}; choose one of {pv.COMBINATIONS}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise VrlibError(f"seed must be a non-negative integer, got {seed!r}")
+    if wp29:
+        threat_model(schema, known, secret)  # refuse a bad threat model before the long steps
+    seconds = {}
+    t0 = time.perf_counter()
+    train, synthetic, holdout = check_tables(train, synthetic, holdout, schema)
+    if not 1 <= k < len(train):
+        raise VrlibError(f"k must be between 1 and {len(train) - 1} (the training records less one), got {k}")
+    order = np.random.default_rng(derive_seed(seed, "audit holdout split")).permutation(len(holdout))
+    half = len(holdout) // 2
+    reference = holdout.iloc[np.sort(order[:half])].reset_index(drop=True)
+    null = holdout.iloc[np.sort(order[half:])].reset_index(drop=True)
+    seconds["checks"] = time.perf_counter() - t0
+
+    t = time.perf_counter()
+    member_scores, null_scores = membership_scores(train, null, synthetic, reference, schema, seed=seed,
+                                                   attacks=attacks, max_density_rows=max_density_rows,
+                                                   logan_epochs=logan_epochs)  # fmt: skip
+    seconds["attacks"] = time.perf_counter() - t
+    member_p = pd.DataFrame({a: pv.empirical_pvalues(member_scores[a], null_scores[a]) for a in member_scores})
+    null_p = pd.DataFrame({a: pv.null_pvalues(null_scores[a]) for a in null_scores})
+    use = [a for a in member_p.columns if a in merged]
+    if not use:
+        raise VrlibError(f"none of the merged attacks {list(merged)} is among the attacks run {list(member_p.columns)}")
+    member_merged, null_merged = pv.merge(member_p[use], combine), pv.merge(null_p[use], combine)
+    p_combined = pv.calibrate(member_merged, null_merged)
+    q_values, flagged = pv.benjamini_hochberg(p_combined, fdr)
+    member_scores = member_scores.assign(combined=member_merged)
+    null_scores = null_scores.assign(combined=null_merged)
+
+    t = time.perf_counter()
+    vk = vulnerability_scores(train, schema, k=k).to_numpy()
+    seconds["vulnerability"] = time.perf_counter() - t
+    records = records_table(train, member_scores.drop(columns="combined"), member_p, member_merged, p_combined, q_values,
+                            flagged, vk, show_values)  # fmt: skip
+
+    t = time.perf_counter()
+    auc = membership_auc(member_scores["combined"], null_scores["combined"], level)
+    per_attack = {a: membership_auc(member_scores[a], null_scores[a], level) for a in member_p}
+    tprs = {str(f): tpr_at_fpr(member_scores["combined"], null_scores["combined"], f, level) for f in FPRS}
+    encoder = TableEncoder(schema).fit(train)  # as V_k scales the training records
+    null_vk = kneighbors_between(encoder.transform(null), encoder.transform(train), k=k)[0].mean(axis=1)
+    deciles = auc_by_decile(member_scores["combined"], null_scores["combined"], vk, null_vk, level=level)
+    shares = distance_shares(train, synthetic, holdout, schema, seed=seed)
+    n_verbatim = int((member_scores["copies"] > 0).sum()) if "copies" in member_scores else None
+    n_flagged = int(flagged.sum())
+    seconds["release"] = time.perf_counter() - t
+    summary = {
+        "vrlib_version": vrlib.__version__,
+        "seed": int(seed),
+        "settings": {"attacks": list(member_p.columns), "merged_attacks": use, "combine": combine, "fdr": fdr, "k": k, "level": level,
+                     "max_density_rows": max_density_rows, "logan_epochs": logan_epochs, "show_values": show_values,
+                     "n_train": len(train), "n_synthetic": len(synthetic), "n_holdout": len(holdout),
+                     "n_reference": len(reference), "n_null": len(null)},  # fmt: skip
+        "membership_auc": auc,
+        "membership_auc_ci": [auc["ci_low"], auc["ci_high"]],
+        "attack_auc": per_attack,
+        "tpr_at_fpr": tprs,
+        "n_flagged": n_flagged,
+        "flagged_share": n_flagged / len(train),
+        "n_verbatim": n_verbatim,
+        "n_verbatim_copies": int(member_scores["copies"].sum()) if "copies" in member_scores else None,
+        "at_risk": records.loc[records["flagged"], "index"].astype(int).tolist(),
+        "auc_by_vk_decile": deciles.to_dict(orient="records"),
+        "distance_shares": shares,
+    }
+    summary["disagreements"] = disagreements(shares, n_verbatim or 0, n_flagged, auc, fdr)
+    if wp29:
+        t = time.perf_counter()
+        summary["wp29"] = wp29_risks(train, synthetic, null, schema, known=known, secret=secret,
+                                     n_attacks=n_wp29_attacks, seed=seed, level=level)  # fmt: skip
+        seconds["wp29"] = time.perf_counter() - t
+    else:
+        summary["wp29"] = None
+    summary["game"] = None
+    if generator is not None:
+        from vrlib.audit.game import play
+
+        t = time.perf_counter()
+        summary["game"] = play(train, holdout, schema, generator, vk, epsilon=epsilon, seed=seed, level=level,
+                               **(game_params or {}))  # fmt: skip
+        seconds["game"] = time.perf_counter() - t
+    summary["policy"] = check_policy(summary, policy) if policy is not None else None
+    result = AuditResult(summary, records, deciles, member_scores, null_scores, seconds)
+    if out is not None:
+        result.write(out)
+    return result

@@ -1,0 +1,174 @@
+"""Release-level figures: membership AUC and TPR at low FPR with intervals, risk by V_k decile, DCR and NNDR.
+
+Members are the training records, non-members the null half of the holdout; every
+figure compares the two with one score (higher = more likely a member).
+
+The distance shares custodians usually read are computed here too, but only to be
+shown *beside* the attacks:
+
+* ``dcr_share``: of the released records, the share whose nearest real record (in a
+  training subsample as large as the holdout, against the whole holdout) is a training
+  record.  0.5 is what a release independent of its training data gives; the usual
+  reading calls a release "safe" when this share is at most ``DCR_SAFE`` (0.6).
+* ``nndr_share``: the share of released records whose nearest-neighbour distance ratio
+  (nearest over second-nearest training record) is below the median ratio of the
+  holdout records; 0.5 for an independent release.
+
+:func:`disagreements` writes a sentence whenever the distance shares call the release
+safe while the attacks or the verbatim copies say otherwise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from vrlib.data import Schema
+from vrlib.distance import kneighbors_between
+from vrlib.encoding import TableEncoder
+from vrlib.errors import VrlibError
+from vrlib.parallel import derive_seed
+from vrlib.uncertainty import clopper_pearson, delong_auc
+
+__all__ = ["DCR_SAFE", "membership_auc", "tpr_at_fpr", "auc_by_decile", "distance_shares", "disagreements"]
+
+DCR_SAFE = 0.6
+
+
+def membership_auc(member_scores, null_scores, level: float = 0.95) -> dict:
+    """AUC of members vs non-members with DeLong's interval (see :func:`vrlib.uncertainty.delong_auc`)."""
+    member_scores, null_scores = np.asarray(member_scores, float), np.asarray(null_scores, float)
+    labels = np.r_[np.ones(len(member_scores)), np.zeros(len(null_scores))]
+    return delong_auc(labels, np.r_[member_scores, null_scores], level)
+
+
+def tpr_at_fpr(member_scores, null_scores, fpr: float, level: float = 0.95) -> dict:
+    """True-positive rate at a false-positive rate of at most ``fpr``, with a Clopper–Pearson interval.
+
+    The threshold is the ``(a + 1)``-th largest null score, ``a = floor(fpr m)``; a record
+    scoring strictly above it is called a member, so at most ``a`` of the ``m`` null
+    records are.  The interval is over the members given that threshold.
+
+    Returns
+    -------
+    dict
+        ``fpr`` (target), ``tpr``, ``ci_low``, ``ci_high``, ``threshold``, ``false_positives``,
+        ``true_positives``, ``n_members``, ``n_null``.
+    """
+    member_scores, null = np.asarray(member_scores, float), np.sort(np.asarray(null_scores, float))[::-1]
+    if not 0 < fpr < 1:
+        raise VrlibError(f"fpr must be in (0, 1), got {fpr}")
+    allowed = int(np.floor(fpr * len(null)))
+    threshold = null[min(allowed, len(null) - 1)]
+    tp = int((member_scores > threshold).sum())
+    low, high = clopper_pearson(tp, len(member_scores), level)
+    return {"fpr": fpr, "tpr": tp / len(member_scores), "ci_low": low, "ci_high": high, "threshold": float(threshold),
+            "false_positives": int((null > threshold).sum()), "true_positives": tp,
+            "n_members": len(member_scores), "n_null": len(null)}  # fmt: skip
+
+
+def auc_by_decile(member_scores, null_scores, vulnerability, null_vulnerability, n_groups: int = 10,
+                  level: float = 0.95) -> pd.DataFrame:  # fmt: skip
+    """Membership AUC of the members of each V_k decile against the null records of the same V_k range.
+
+    A record's score depends on how typical it is (an isolated record is far from every
+    released record, member or not), so the members of a decile are compared with the
+    null records whose V_k, measured against the same training records, falls in the
+    decile's range.
+
+    Parameters
+    ----------
+    member_scores, null_scores : array-like
+    vulnerability : array-like
+        V_k of each member (mean distance to its k nearest other training records).
+    null_vulnerability : array-like
+        The same for each null record (its k nearest training records).
+    n_groups : int
+        Deciles by default; group 1 holds the lowest V_k.
+
+    Returns
+    -------
+    DataFrame
+        ``decile, vk_low, vk_high, n, n_null, auc, ci_low, ci_high`` (AUC missing where a
+        range holds fewer than two null records).
+    """
+    member_scores, vk = np.asarray(member_scores, float), np.asarray(vulnerability, float)
+    null_scores, null_vk = np.asarray(null_scores, float), np.asarray(null_vulnerability, float)
+    order = np.argsort(vk, kind="stable")
+    parts = [p for p in np.array_split(order, n_groups) if len(p)]
+    rows = []
+    for g, part in enumerate(parts, start=1):
+        low, high = float(vk[part].min()), float(vk[part].max())
+        lo_edge = -np.inf if g == 1 else low
+        hi_edge = np.inf if g == len(parts) else float(vk[parts[g]].min())
+        in_range = (null_vk >= lo_edge) & (null_vk < hi_edge)
+        row = {"decile": g, "vk_low": low, "vk_high": high, "n": len(part), "n_null": int(in_range.sum()),
+               "auc": np.nan, "ci_low": np.nan, "ci_high": np.nan}  # fmt: skip
+        if len(part) >= 2 and in_range.sum() >= 2:
+            res = membership_auc(member_scores[part], null_scores[in_range], level)
+            row.update(auc=res["auc"], ci_low=res["ci_low"], ci_high=res["ci_high"])
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["decile", "vk_low", "vk_high", "n", "n_null", "auc", "ci_low", "ci_high"])
+
+
+def distance_shares(train: pd.DataFrame, synthetic: pd.DataFrame, holdout: pd.DataFrame, schema: Schema,
+                    seed: int = 0, max_release_rows: int = 20_000) -> dict:  # fmt: skip
+    """The DCR and NNDR shares (see the module's docstring), on eq. 6 distances (Minkowski p = 2).
+
+    Parameters
+    ----------
+    train, synthetic, holdout : DataFrame
+    schema : Schema
+    seed : int
+        Seeds the training subsample (as large as the holdout) and the release subsample.
+    max_release_rows : int
+        Released records measured (a seeded subsample beyond it).
+
+    Returns
+    -------
+    dict
+        ``dcr_share``, ``dcr_safe`` (``dcr_share <= DCR_SAFE``), ``nndr_share``,
+        ``n_release_measured``.
+    """
+    rng = np.random.default_rng(derive_seed(seed, "audit distance shares"))
+    n = min(len(train), len(holdout))
+    train_part = train.iloc[np.sort(rng.permutation(len(train))[:n])]
+    hold_part = holdout.iloc[np.sort(rng.permutation(len(holdout))[:n])]
+    release = synthetic.iloc[np.sort(rng.permutation(len(synthetic))[:max_release_rows])]
+    encoder = TableEncoder(schema).fit(pd.concat([train, synthetic, holdout], ignore_index=True))
+    enc_release, enc_train, enc_hold = (encoder.transform(t) for t in (release, train_part, hold_part))
+    d_train, _ = kneighbors_between(enc_release, enc_train, k=2, metric="minkowski", p=2.0)
+    d_hold, _ = kneighbors_between(enc_release, enc_hold, k=1, metric="minkowski", p=2.0)
+    closer = d_train[:, 0] < d_hold[:, 0]
+    ties = d_train[:, 0] == d_hold[:, 0]
+    dcr_share = float((closer.sum() + 0.5 * ties.sum()) / len(release))
+    d_hh, _ = kneighbors_between(enc_hold, enc_train, k=2, metric="minkowski", p=2.0)
+    ratio_release = _ratio(d_train)
+    ratio_hold = _ratio(d_hh)
+    nndr_share = float((ratio_release < np.median(ratio_hold)).mean())
+    return {"dcr_share": dcr_share, "dcr_safe": bool(dcr_share <= DCR_SAFE), "nndr_share": nndr_share,
+            "n_release_measured": len(release)}  # fmt: skip
+
+
+def _ratio(d: np.ndarray) -> np.ndarray:
+    """Nearest over second-nearest distance; 0 when both are 0 (an exact copy with a duplicate)."""
+    return np.divide(d[:, 0], d[:, 1], out=np.zeros(len(d)), where=d[:, 1] > 0)
+
+
+def disagreements(shares: dict, n_verbatim: int, n_flagged: int, auc: dict, fdr: float) -> list[str]:
+    """Sentences for each way the distance shares and the attacks disagree (empty when they agree)."""
+    out = []
+    if shares["dcr_safe"]:
+        if n_verbatim:
+            out.append(f"DCR calls this release safe (share {shares['dcr_share']:.3f} <= {DCR_SAFE}); "
+                       f"{n_verbatim} training records are copied verbatim.")  # fmt: skip
+        if n_flagged:
+            out.append(f"DCR calls this release safe; the attacks flag {n_flagged} training records "
+                       f"at {fdr:.0%} false-discovery rate.")  # fmt: skip
+        if auc["ci_low"] > 0.5:
+            out.append(f"DCR calls this release safe; the membership AUC is {auc['auc']:.3f} "
+                       f"[{auc['ci_low']:.3f}, {auc['ci_high']:.3f}], above 0.5.")  # fmt: skip
+    elif not n_verbatim and not n_flagged and auc["ci_low"] <= 0.5:
+        out.append(f"DCR calls this release unsafe (share {shares['dcr_share']:.3f} > {DCR_SAFE}); "
+                   "the attacks find no record at risk and no membership signal.")  # fmt: skip
+    return out
