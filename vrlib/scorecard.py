@@ -51,7 +51,7 @@ PAPERS = {
 NOTEBOOKS = {
     "01": "01_achilles_record_identification", "02": "02_achilles_target_attention", "03": "03_achilles_robustness",
     "04": "04_achilles_privbayes_epsilon", "05": "05_domias", "06": "06_lost_model_seeded",
-    "07": "07_mca_membership_collisions",
+    "07": "07_mca_membership_collisions", "08": "08_audit",
 }  # fmt: skip
 ATTACK_LABELS = {
     "domias_kde": "DOMIAS (KDE)", "domias_flow": "DOMIAS (BNAF)", "eq1_kde": "Eq. 1 (KDE)", "eq1_flow": "Eq. 1 (BNAF)",
