@@ -40,7 +40,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 
 def _timed(fn):

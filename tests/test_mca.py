@@ -1,6 +1,5 @@
 """TableGAN-MCA pre-processing of Adult (real data, skipped when absent) and the experiment summaries."""
 
-import numpy as np
 import pandas as pd
 import pytest
 

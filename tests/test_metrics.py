@@ -13,8 +13,8 @@ from vrlib.errors import VrlibError
 
 def mann_whitney_auc(labels, scores):
     """AUC as the probability that a member outscores a non-member (ties count 1/2)."""
-    pos = [s for l, s in zip(labels, scores) if l == 1]
-    neg = [s for l, s in zip(labels, scores) if l == 0]
+    pos = [s for y, s in zip(labels, scores) if y == 1]
+    neg = [s for y, s in zip(labels, scores) if y == 0]
     wins = sum(1.0 if p > q else 0.5 if p == q else 0.0 for p, q in itertools.product(pos, neg))
     return wins / (len(pos) * len(neg))
 

@@ -131,7 +131,7 @@ def test_wgan_wc_is_the_reference_loop_bit_for_bit():
 
 
 def test_wgan_wc_clips_the_critic_after_every_update():
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     seen = []
 
     class Watched(WGANWC):

@@ -36,7 +36,6 @@ import pandas as pd
 import torch
 from torch import nn
 
-from vrlib.cache import decode_table
 from vrlib.data import Schema
 from vrlib.distance import pairwise_distances
 from vrlib.encoding import EncodedTable, TableEncoder

@@ -28,7 +28,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from vrlib.errors import VrlibError
 

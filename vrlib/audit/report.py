@@ -132,7 +132,7 @@ def render_html(result) -> str:
         headline = (f"No training record is flagged as at risk at a {st['fdr']:.0%} false-discovery rate "
                     f"(of {n_train:,} records).")  # fmt: skip
     auc = s["membership_auc"]
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>vrlib audit: privacy report</title>",
+    parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>vrlib audit: privacy report</title>",
              f"<style>{_CSS}</style></head><body>", "<h1>Privacy audit of a synthetic release</h1>",
              f"<p class='verdict{' ok' if not n_flagged and not verbatim else ''}' id='verdict'>{_e(headline)}</p>",
              "<p>"]  # fmt: skip

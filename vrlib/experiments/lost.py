@@ -597,7 +597,7 @@ def measure_record_cost(dataset: str = "adult", generator: str = "synthpop", *, 
             first, second = choose_records(game, 2, cost_seed)
             c0, w0 = time.process_time(), time.perf_counter()
             attack_records(game, [first], scaled, cost_seed, progress=False)
-            c1, w1 = time.process_time(), time.perf_counter()
+            c1 = time.process_time()
             fits_first = game.stats_["generated"]
             attack_records(game, [second], scaled, cost_seed, progress=False)
             c2, w2 = time.process_time(), time.perf_counter()
