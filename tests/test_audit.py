@@ -135,6 +135,35 @@ def test_tpr_at_fpr_by_hand():
     assert res["true_positives"] == 3 and res["tpr"] == 0.75
 
 
+def test_tpr_at_fpr_interval_covers_without_signal():
+    """Members and null records from one distribution: the TPR at the true threshold is the FPR itself.
+
+    Most of the noise is the threshold's (few null records above it), so an interval over the
+    members alone would miss far more often than 5 %.
+    """
+    rng = np.random.default_rng(11)
+    for fpr in (0.01, 0.001):
+        covered = 0
+        for _ in range(300):
+            res = tpr_at_fpr(rng.normal(size=5000), rng.normal(size=2000), fpr)
+            covered += res["ci_low"] <= fpr <= res["ci_high"]
+        assert covered / 300 >= 0.93, (fpr, covered)
+
+
+def test_tpr_at_fpr_interval_by_hand():
+    """The bounds come from the members above the null order statistics that bracket the true threshold."""
+    from scipy import stats
+
+    null = np.arange(1000, dtype=float)[::-1]
+    members = np.linspace(0, 1000, 401)
+    res = tpr_at_fpr(members, null, 0.01, level=0.95)
+    k_lo, k_hi = (int(k) for k in stats.binom.ppf([0.0125, 0.9875], 1000, 0.01))
+    t_high, t_low = 999.0 - (k_lo - 1), 999.0 - k_hi  # the k_lo-th and (k_hi + 1)-th largest
+    assert res["ci_low"] == clopper_pearson(int((members > t_high).sum()), 401, 0.975)[0]
+    assert res["ci_high"] == clopper_pearson(int((members > t_low).sum()), 401, 0.975)[1]
+    assert res["ci_low"] <= res["tpr"] <= res["ci_high"]
+
+
 def test_auc_by_decile_compares_like_with_like():
     rng = np.random.default_rng(4)
     vk, null_vk = rng.uniform(size=200), rng.uniform(size=300)

@@ -43,11 +43,19 @@ def membership_auc(member_scores, null_scores, level: float = 0.95) -> dict:
 
 
 def tpr_at_fpr(member_scores, null_scores, fpr: float, level: float = 0.95) -> dict:
-    """True-positive rate at a false-positive rate of at most ``fpr``, with a Clopper–Pearson interval.
+    """True-positive rate at a false-positive rate of at most ``fpr``, with an interval that counts both samples.
 
     The threshold is the ``(a + 1)``-th largest null score, ``a = floor(fpr m)``; a record
     scoring strictly above it is called a member, so at most ``a`` of the ``m`` null
-    records are.  The interval is over the members given that threshold.
+    records are.  That threshold is itself estimated from the null records: at 0.1 % FPR it
+    rests on a handful of them, and its noise is larger than the members' binomial noise.
+    The interval is for the TPR at the threshold ``t*`` whose true false-positive rate is
+    ``fpr``: the number of null records above ``t*`` is Binomial(m, fpr), so with
+    probability ``1 - alpha / 2`` it lies in ``[k_lo, k_hi]`` and ``t*`` lies between the
+    ``(k_hi + 1)``-th and the ``k_lo``-th largest null score; the TPR's lower bound is the
+    Clopper–Pearson bound (at ``1 - alpha / 2``) of the members above the higher threshold,
+    its upper bound that of the members above the lower one.  Both parts together cover
+    with probability at least ``level`` (a union bound), whatever the score distributions.
 
     Returns
     -------
@@ -55,16 +63,27 @@ def tpr_at_fpr(member_scores, null_scores, fpr: float, level: float = 0.95) -> d
         ``fpr`` (target), ``tpr``, ``ci_low``, ``ci_high``, ``threshold``, ``false_positives``,
         ``true_positives``, ``n_members``, ``n_null``.
     """
-    member_scores, null = np.asarray(member_scores, float), np.sort(np.asarray(null_scores, float))[::-1]
+    from scipy import stats
+
+    member_scores, null = np.sort(np.asarray(member_scores, float)), np.sort(np.asarray(null_scores, float))[::-1]
     if not 0 < fpr < 1:
         raise VrlibError(f"fpr must be in (0, 1), got {fpr}")
-    allowed = int(np.floor(fpr * len(null)))
-    threshold = null[min(allowed, len(null) - 1)]
-    tp = int((member_scores > threshold).sum())
-    low, high = clopper_pearson(tp, len(member_scores), level)
-    return {"fpr": fpr, "tpr": tp / len(member_scores), "ci_low": low, "ci_high": high, "threshold": float(threshold),
+    if not 0 < level < 1:
+        raise VrlibError(f"level must be in (0, 1), got {level}")
+    m, n = len(null), len(member_scores)
+    above = lambda t: n - int(np.searchsorted(member_scores, t, side="right"))  # members strictly above t
+    allowed = int(np.floor(fpr * m))
+    threshold = null[min(allowed, m - 1)]
+    tp = above(threshold)
+    half = (1.0 - level) / 2  # the error each part may make
+    k_lo, k_hi = (int(k) for k in stats.binom.ppf([half / 2, 1 - half / 2], m, fpr))
+    t_high = null[k_lo - 1] if k_lo >= 1 else np.inf  # t* < the k_lo-th largest null score
+    t_low = null[k_hi] if k_hi < m else -np.inf  # t* >= the (k_hi + 1)-th largest
+    low = clopper_pearson(above(t_high), n, 1 - half)[0]
+    high = clopper_pearson(above(t_low), n, 1 - half)[1]
+    return {"fpr": fpr, "tpr": tp / n, "ci_low": low, "ci_high": high, "threshold": float(threshold),
             "false_positives": int((null > threshold).sum()), "true_positives": tp,
-            "n_members": len(member_scores), "n_null": len(null)}  # fmt: skip
+            "n_members": n, "n_null": m}  # fmt: skip
 
 
 def auc_by_decile(member_scores, null_scores, vulnerability, null_vulnerability, n_groups: int = 10,

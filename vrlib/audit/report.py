@@ -161,7 +161,7 @@ def render_html(result) -> str:
     rows = [("combined", _ci(auc))] + [(a, _ci(d)) for a, d in s["attack_auc"].items()]
     parts.append(_table(pd.DataFrame(rows, columns=["score", f"AUC [{level} DeLong interval]"])))
     rows = [(f"{float(f):.1%}", _ci(d), d["true_positives"], d["false_positives"]) for f, d in s["tpr_at_fpr"].items()]
-    parts.append(_table(pd.DataFrame(rows, columns=["FPR at most", f"TPR [{level} Clopper–Pearson]",
+    parts.append(_table(pd.DataFrame(rows, columns=["FPR at most", f"TPR [{level} interval, threshold noise included]",
                                                     "members called", "holdout records called"])))  # fmt: skip
     parts.append(f"<img alt='risk against V_k' src='data:image/png;base64,{figs['risk_vs_vk']}'>")
     parts.append(f"<img alt='score distributions' src='data:image/png;base64,{figs['scores']}'>")
