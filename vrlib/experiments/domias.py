@@ -53,6 +53,7 @@ from scipy.stats import wasserstein_distance
 
 from vrlib import metrics, synthesis
 from vrlib.attacks.domias import DOMIAS, Eq1, get_attack
+from vrlib.audit.scores import density_view
 from vrlib.cache import Cache, decode_table, make_key, source_hash
 from vrlib.data import Schema, load, quantile_domain
 from vrlib.density import get_density
@@ -283,7 +284,8 @@ def _score_key(setting_key: str, name: str, settings: dict, seed: int, n_test: i
         estimator = name.split("_", 1)[1]
         full["densities"] = {"syn": _density_params(estimator, settings, seed, "syn"),
                              "ref": _density_params(estimator, settings, seed, "ref")}  # fmt: skip
-    code = source_hash(type(get_attack(name, **params)), get_density, _setting_task)
+    # density_view: Adult's encoding (encode_adult) lives there
+    code = source_hash(type(get_attack(name, **params)), get_density, _setting_task, density_view)
     return make_key(setting=setting_key, attack=name, params=full, code=code)
 
 
@@ -664,19 +666,10 @@ def encode_adult(df: pd.DataFrame, schema: Schema, mean: pd.Series, std: pd.Seri
 
     One-hot columns get Gaussian noise of standard deviation ``jitter`` so that densities
     exist (a KDE on 0/1 columns has a singular covariance); ``mean`` and ``std`` are the
-    population's (Ω's), so every table is encoded alike.
+    population's (Ω's), so every table is encoded alike.  The audit's numeric view
+    (:func:`vrlib.audit.scores.density_view`), bit for bit.
     """
-    cont = ((df[list(schema.continuous)] - mean) / std).to_numpy(np.float64)
-    blocks = [cont]
-    for c in schema.categorical:
-        codes = df[c].cat.codes.to_numpy()
-        onehot = np.zeros((len(df), len(df[c].cat.categories)))
-        onehot[np.arange(len(df)), codes] = 1.0
-        blocks.append(onehot)
-    X = np.hstack(blocks)
-    rng = np.random.default_rng(seed)
-    X[:, cont.shape[1] :] += rng.normal(scale=jitter, size=(len(X), X.shape[1] - cont.shape[1]))
-    return X
+    return density_view(df, schema, np.asarray(mean, np.float64), np.asarray(std, np.float64), jitter, seed)
 
 
 def minority(profile: str = "quick", attacks=None, group=MINORITY, cache: bool = True, n_jobs: int | None = None,
