@@ -276,13 +276,18 @@ def _same_profile_neighbours(table, exact, k, include_self, bound, distances, in
         members = order[starts[g]: starts[g + 1]]
         d = exact.pairs(members[:, None], members[None, :])
         np.fill_diagonal(d, 0.0 if include_self else np.inf)
-        part = np.argsort(d, axis=1, kind="stable")[:, :k]
-        dk = np.take_along_axis(d, part, axis=1)
-        ok = dk[:, -1] < bound
-        distances[members[ok]] = dk[ok]
-        indices[members[ok]] = members[part[ok]]
-        done[members[ok]] = True
+        _keep_within(d, members, members, k, bound, distances, indices, done)
     return done
+
+
+def _keep_within(d, rows, cols, k, bound, distances, indices, done) -> None:
+    """The k nearest ``cols`` of each of ``rows`` (distances ``d``), written where the k-th is below ``bound``."""
+    part = np.argsort(d, axis=1, kind="stable")[:, :k]
+    dk = np.take_along_axis(d, part, axis=1)
+    ok = dk[:, -1] < bound
+    distances[rows[ok]] = dk[ok]
+    indices[rows[ok]] = cols[part[ok]]
+    done[rows[ok]] = True
 
 
 def _default_block_rows(n_rows: int, n: int) -> int:
@@ -485,11 +490,5 @@ def _same_profile_between(query, reference, exact, k, bound, distances, indices)
         step = max(1, _PAIR_FLOATS // 8 // len(r_rows))  # a large profile: a chunk of query rows at a time
         for start in range(q_bounds[j], q_bounds[j + 1], step):
             q_rows = q_order[start: min(start + step, q_bounds[j + 1])]
-            d = exact.pairs(q_rows[:, None], r_rows[None, :])
-            part = np.argsort(d, axis=1, kind="stable")[:, :k]
-            dk = np.take_along_axis(d, part, axis=1)
-            ok = dk[:, -1] < bound
-            distances[q_rows[ok]] = dk[ok]
-            indices[q_rows[ok]] = r_rows[part[ok]]
-            done[q_rows[ok]] = True
+            _keep_within(exact.pairs(q_rows[:, None], r_rows[None, :]), q_rows, r_rows, k, bound, distances, indices, done)
     return done
