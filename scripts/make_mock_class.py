@@ -30,6 +30,9 @@ if _VENV_PYTHON.exists() and Path(sys.prefix).resolve() != (ROOT / ".venv").reso
     os.execv(str(_VENV_PYTHON), [str(_VENV_PYTHON), *sys.argv])  # run with the project's environment
 
 import nbformat  # noqa: E402
+
+from vrlib.classroom.notebooks import fill_solutions, solution_sources  # noqa: E402
+
 SOURCE_DIR = ROOT / "notebooks" / "assignments"
 RELEASE_DIR = SOURCE_DIR / "release"
 WRONG_DIR = ROOT / "tests" / "classroom_wrong"
@@ -159,13 +162,7 @@ def build(out: Path) -> dict:
         nb = nbformat.read(RELEASE_DIR / f"{assignment}.ipynb", as_version=4)
         if answers is not None:
             solution = nbformat.read(SOURCE_DIR / f"{assignment}.ipynb", as_version=4)
-            sources = {c.metadata["nbgrader"]["grade_id"]: c.source for c in solution.cells
-                       if c.metadata.get("nbgrader", {}).get("solution")}  # fmt: skip
-            sources.update(answers)
-            for cell in nb.cells:
-                gid = cell.metadata.get("nbgrader", {}).get("grade_id")
-                if gid in sources and cell.metadata["nbgrader"].get("solution"):
-                    cell.source = sources[gid]
+            fill_solutions(nb, {**solution_sources(solution), **answers})
         if edit is not None:
             edit(nb)
         folder = out / "submitted" / student / assignment

@@ -6,6 +6,7 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from vrlib import classroom
+from vrlib.classroom.notebooks import fill_solutions
 
 F_SOLUTION = "def f(x):\n    ### BEGIN SOLUTION\n    return np.asarray(x, dtype=float) + 1\n    ### END SOLUTION"
 G_SOLUTION = "def g(x):\n    ### BEGIN SOLUTION\n    return f(x) * 2\n    ### END SOLUTION"
@@ -67,11 +68,7 @@ def make_assignment(folder, nb=None):
 def submission(released, path, answers=None, edit=None):
     """The released notebook with solution cells filled in: ``answers`` by grade id (default the solutions)."""
     nb = nbformat.read(released, as_version=4)
-    answers = {**SOLUTIONS, **(answers or {})}
-    for cell in nb.cells:
-        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if gid in answers and cell.metadata["nbgrader"].get("solution"):
-            cell.source = answers[gid]
+    fill_solutions(nb, {**SOLUTIONS, **(answers or {})})
     if edit is not None:
         edit(nb)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -15,6 +15,7 @@ import pytest
 
 from conftest import PROJECT_ROOT
 from vrlib import classroom
+from vrlib.classroom.notebooks import fill_solutions, solution_sources
 
 SOURCE_DIR = PROJECT_ROOT / "notebooks" / "assignments"
 RELEASE_DIR = SOURCE_DIR / "release"
@@ -111,14 +112,9 @@ def test_sizes_are_editable_and_references_private(path):
 def _wrong_submission(path, wrong, out):
     """The release filled in with the solutions, one of them replaced by the wrong answer."""
     grade_id = wrong.name.split(".")[1]
-    solutions = {_nbgrader(c)["grade_id"]: c.source for c in nbformat.read(path, as_version=4).cells
-                 if _nbgrader(c).get("solution")}  # fmt: skip
+    solutions = solution_sources(nbformat.read(path, as_version=4))
     assert grade_id in solutions, f"{wrong.name} names no solution cell of {path.name}"
-    nb = nbformat.read(RELEASE_DIR / path.name, as_version=4)
-    for cell in nb.cells:
-        gid = _nbgrader(cell).get("grade_id")
-        if gid in solutions:
-            cell.source = wrong.read_text() if gid == grade_id else solutions[gid]
+    nb = fill_solutions(nbformat.read(RELEASE_DIR / path.name, as_version=4), {**solutions, grade_id: wrong.read_text()})
     out.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, out)
     return out

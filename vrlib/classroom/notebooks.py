@@ -25,7 +25,8 @@ import nbformat
 from vrlib.errors import VrlibError
 
 __all__ = ["ASSIGNMENTS_DIR", "PATTERN", "SUMS", "assignments", "read", "release", "generate", "write_sums",
-           "check_sums", "meta", "is_test", "is_solution", "is_locked", "solution_names", "sha256"]  # fmt: skip
+           "check_sums", "meta", "is_test", "is_solution", "is_locked", "solution_names", "sha256",
+           "solution_sources", "fill_solutions"]  # fmt: skip
 
 # Where the solution notebooks live, relative to the project root; release/ beside them.
 ASSIGNMENTS_DIR = Path("notebooks") / "assignments"
@@ -84,6 +85,20 @@ def is_locked(cell) -> bool:
     """A read-only cell written by the teacher (not a solution, not a test)."""
     m = meta(cell)
     return bool(m.get("locked")) and not m.get("solution") and not is_test(cell)
+
+
+def solution_sources(nb) -> dict[str, str]:
+    """The source of every solution cell of ``nb``, by its ``grade_id``."""
+    return {meta(c)["grade_id"]: c.source for c in nb.cells if meta(c).get("solution")}
+
+
+def fill_solutions(nb, answers: dict) -> nbformat.NotebookNode:
+    """Write ``answers`` (source by ``grade_id``) into the solution cells of ``nb`` they name; returns ``nb``."""
+    for cell in nb.cells:
+        gid = meta(cell).get("grade_id")
+        if gid in answers and meta(cell).get("solution"):
+            cell.source = answers[gid]
+    return nb
 
 
 def solution_names(nb) -> list[str]:
