@@ -395,4 +395,4 @@ def batch_size(n_datasets: int, width: int) -> int:
     return max(1, min(MAX_BATCH, -(-n_datasets // width)))
 
 
-_SOURCE = source_hash(_fit_and_sample, _fit_and_sample_coded, _make_one)
+_SOURCE = source_hash(_fit_and_sample, _fit_and_sample_coded, _make_one, CodedTable)  # CodedTable: coded.py shapes the coded fits

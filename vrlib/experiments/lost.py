@@ -33,16 +33,15 @@ cache (namespace ``synthetic``).
 
 from __future__ import annotations
 
-import hashlib
-import inspect
 import math
 
 import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from vrlib import metrics, parallel
+from vrlib import metrics, parallel, synthesis
 from vrlib.cache import Cache, make_key, source_hash
+from vrlib.coded import CodedTable
 from vrlib.errors import VrlibError
 from vrlib.experiments.achilles import _attack_identity, load_omega, make_attack
 from vrlib.experiments.profiles import profile_settings, register
@@ -240,11 +239,6 @@ def run_ids(labels, n_runs: int) -> np.ndarray:
     return runs
 
 
-def _code_hash(*functions) -> str:
-    """Hash of the source of the functions that shape a cached result (so editing them invalidates it)."""
-    return hashlib.sha256("".join(inspect.getsource(f) for f in functions).encode()).hexdigest()
-
-
 def shared_plans(game: ModelSeededGame, records) -> dict:
     """The plans (key -> plan) of the datasets all records of D share, for these records.
 
@@ -294,7 +288,8 @@ def attack_records(game: ModelSeededGame, records, settings: dict, seed: int, pr
         n_records=game.n_records, n_synth=game.n_synth, n_shadow=game.n_shadow,
         n_test_datasets=game.n_test_datasets, n_runs=settings["n_runs"], reference=game.reference,
         dataset=np.asarray(game._dataset), seed=seed, attack=_attack_identity("query", schema, settings),
-        code=_code_hash(attack_records, run_ids, make_game),
+        # this module (plans, games, attack), and the synthesis that makes the datasets from the coded table
+        code=source_hash(attack_records, synthesis.synthesize, CodedTable),
         game_source=source_hash(ModelSeededGame),
     )  # fmt: skip
     keys = {r: make_key(record=str(r), **base) for r in records}
