@@ -381,6 +381,9 @@ class TableGanMCA(Attack):
         from vrlib.generators import get_generator
 
         self._check_params()
+        if schema is not None and not isinstance(schema, Schema):
+            raise VrlibError(f"fit's second argument is the release's schema (the attack needs no reference set), "
+                             f"got {type(schema).__name__}")  # fmt: skip
         if schema is not None and self.schema is not None and schema != self.schema:
             raise VrlibError("fit's schema differs from the attack's schema parameter; give one of them")
         schema = self.schema if schema is None else schema
