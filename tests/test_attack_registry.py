@@ -35,6 +35,7 @@ TINY_FLOW = {"density_params": {"n_flows": 1, "n_layers": 1, "hidden_per_dim": 4
 FAST = {
     "query": ({"n_queries": 64, "n_jobs": 1}, True),
     "attention": ({"max_epochs": 40, "top_x": 10, "batch_size": 5, "lr": 0.01, "device": "cpu"}, True),
+    "closeness": ({"n_neighbors": 4}, True),
     "domias_kde": ({}, True),
     "domias_flow": (TINY_FLOW, False),
     "eq1_kde": ({}, True),
@@ -134,7 +135,7 @@ def scored(name: str):
 
 def test_registry_lists_every_attack_once_with_its_kind():
     assert set(NAMES) == set(REGISTRY) == set(attack_names())
-    assert attack_names("dataset") == ("query", "attention")
+    assert attack_names("dataset") == ("query", "attention", "closeness")
     assert set(attack_names("dataset")) | set(attack_names("record")) == set(REGISTRY)
     assert set(domias_attacks.ATTACKS) == {n for n, s in REGISTRY.items() if s.factory.startswith("domias:")}
     for name, spec in REGISTRY.items():
@@ -149,8 +150,8 @@ def test_registry_lists_every_attack_once_with_its_kind():
 def test_uses_reference_and_needs_schema_read_the_classes():
     uses = {n for n in REGISTRY if REGISTRY[n].uses_reference}
     assert uses == {"domias_kde", "domias_flow", "logan_d1", "logan_d1_published", "gan_leaks_cal", "distance_ratio"}
-    assert {n for n in REGISTRY if REGISTRY[n].needs_schema} == {"query", "attention", "copies", "distance_ratio",
-                                                                 "tablegan_mca"}  # fmt: skip
+    assert {n for n in REGISTRY if REGISTRY[n].needs_schema} == {"query", "attention", "closeness", "copies",
+                                                                 "distance_ratio", "tablegan_mca"}  # fmt: skip
 
 
 def test_unknown_names_and_bad_parameters_are_clear_errors():
@@ -253,8 +254,8 @@ def test_bad_input_is_a_clear_error(name):
             build(name).fit(release if spec.needs_schema else _numeric(release), None)
 
 
-@pytest.mark.parametrize("name", attack_names("dataset"))
-def test_dataset_attacks_score_is_predict_proba(name):
+@pytest.mark.parametrize("name", ["query", "attention"])
+def test_trained_dataset_attacks_score_is_predict_proba(name):
     _, attack, scores, _ = scored(name)
     np.testing.assert_array_equal(scores, attack.predict_proba(planted_datasets()[2]))
 
@@ -271,17 +272,20 @@ def test_copies_by_brute_force():
     assert set(expected[:40]) == {3} and set(expected[40:80]) == {0}
 
 
+def eq6_distances(a: pd.DataFrame, b: pd.DataFrame, encoder: TableEncoder) -> np.ndarray:
+    """All distances of eq. 6 with p = 2 between the rows of ``a`` and ``b``: the one-hot and continuous
+    parts' Euclidean norms weighed by 3/5 and 2/5 (three categorical, two continuous columns)."""
+    a, b = encoder.transform(a), encoder.transform(b)
+    euclid = lambda u, v: np.sqrt(((u[:, None, :] - v[None, :, :]) ** 2).sum(-1))  # noqa: E731
+    return 0.6 * euclid(a.onehot, b.onehot) + 0.4 * euclid(a.continuous, b.continuous)
+
+
 def test_distance_ratio_by_hand():
     release, reference, members, non_members = planted_records()
     records = pd.concat([members.iloc[:10], non_members.iloc[:10]], ignore_index=True)
     encoder = TableEncoder(SCHEMA).fit(pd.concat([release, reference], ignore_index=True))
-    euclid = lambda a, b: np.sqrt(((a[:, None, :] - b[None, :, :]) ** 2).sum(-1))  # noqa: E731
-
-    def nearest(a, b):  # eq. 6 with p = 2: the one-hot and continuous parts weighed by 3/5 and 2/5
-        a, b = encoder.transform(a), encoder.transform(b)
-        return (0.6 * euclid(a.onehot, b.onehot) + 0.4 * euclid(a.continuous, b.continuous)).min(axis=1)
-
-    d_syn, d_ref = nearest(records, release), nearest(records, reference)
+    d_syn = eq6_distances(records, release, encoder).min(axis=1)
+    d_ref = eq6_distances(records, reference, encoder).min(axis=1)
     delta = 1e-3 * np.median(d_ref)
     attack = build("distance_ratio").fit(release, reference)
     np.testing.assert_allclose(attack.score(records), np.log((d_ref + delta) / (d_syn + delta)), rtol=1e-9)
@@ -290,3 +294,14 @@ def test_distance_ratio_by_hand():
     np.testing.assert_allclose(attack.set_params(delta=0.5).score(records), np.log((d_ref + 0.5) / (d_syn + 0.5)))
     with pytest.raises(VrlibError, match="delta"):
         build("distance_ratio", delta=-1.0).fit(release, reference)
+
+
+def test_target_closeness_by_hand():
+    shadow, labels, test, _, target = planted_datasets()
+    attack = build("closeness").fit(shadow, labels, target)
+    encoder = TableEncoder(SCHEMA).fit(pd.concat([target, *shadow], ignore_index=True))
+    expected = [-np.sort(eq6_distances(target, df, encoder)[0])[:4].mean() for df in test]
+    np.testing.assert_allclose(attack.score(test), expected, rtol=1e-9)
+    # a dataset smaller than n_neighbors: all its records
+    small = test[1].iloc[:2]
+    assert attack.score([small])[0] == pytest.approx(-eq6_distances(target, small, encoder)[0].mean())

@@ -98,6 +98,9 @@ _ENTRIES = [
                "random forest on counting queries about the target answered by each dataset (achilles §2)"),
     AttackSpec("attention", "attention:AttentionAttack", "dataset",
                "target attention network over the records closest to the target (achilles appendix A)"),
+    AttackSpec("closeness", "closest:TargetCloseness", "dataset",
+               "minus the mean distance from the target to its nearest records of each dataset; nothing learnt "
+               "(the audit's model-seeded game)"),
     AttackSpec("domias_kde", "domias:DOMIAS", "record",
                "log p_G(x) - log p_R(x), Gaussian KDEs of release and reference (DOMIAS Eq. 2)",
                fixed={"estimator": "kde"}),
@@ -124,7 +127,7 @@ _ENTRIES = [
                "nearest reference minus nearest released squared distance (GAN-Leaks CAL, Chen et al. 2019)"),
     AttackSpec("copies", "collision:Copies", "record",
                "how many released records equal the record (verbatim copies)"),
-    AttackSpec("distance_ratio", "distance_ratio:DistanceRatio", "record",
+    AttackSpec("distance_ratio", "closest:DistanceRatio", "record",
                "log of the nearest reference over the nearest released distance (eq. 6, p = 2, encoded tables)"),
     AttackSpec("tablegan_mca", "collision:TableGanMCA", "record",
                "probability that a released record copies a training record; scores the release's own records "
