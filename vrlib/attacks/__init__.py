@@ -1,11 +1,10 @@
-"""Membership inference attacks: one module per family.
+"""Membership inference attacks: one module per family, every attack named in :mod:`vrlib.attacks.registry`.
 
-Privacy-game attacks (``query``, ``attention``) share one protocol:
-``fit(synthetic_datasets, labels, target) -> self`` and
-``predict_proba(synthetic_datasets) -> ndarray`` (probability that the target was a member).
-Point-wise attacks (``domias`` and its baselines) use ``fit(synthetic, reference) -> self``
-and ``score(X) -> ndarray`` (higher = more likely a member).
-The membership-collision attack (``collision``: TableGAN-MCA) needs only the release:
-``fit(releases, schema) -> self`` and ``score(release) -> ndarray`` (probability that each
-released record is a training record).
+One contract (the registry's docstring says it in full): an attack is fitted either on
+labelled synthetic datasets for one target (dataset level: ``query``, ``attention``,
+``closest.TargetCloseness``) or on a release and a reference sample (record level:
+``domias`` and its baselines, ``closest.DistanceRatio``, ``collision``), and
+``score(...)`` gives one number per dataset or per record, higher = more likely a member.
+``make_attack(name, **params)`` builds any of them; :mod:`vrlib.attacks.base` holds what
+they share as estimators (``get_params``, ``set_params``).
 """

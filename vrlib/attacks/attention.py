@@ -36,6 +36,7 @@ import pandas as pd
 import torch
 from torch import nn
 
+from vrlib.attacks.base import Attack
 from vrlib.data import Schema
 from vrlib.distance import pairwise_distances
 from vrlib.encoding import EncodedTable, TableEncoder
@@ -486,7 +487,7 @@ def _values(column: pd.Series):
     return column.cat.categories if isinstance(column.dtype, pd.CategoricalDtype) else pd.unique(column)
 
 
-class AttentionAttack:
+class AttentionAttack(Attack):
     """Target attention membership inference attack (achilles appendix A).
 
     Parameters
@@ -811,6 +812,10 @@ class AttentionAttack:
         with torch.no_grad(), torch_threads(self.n_threads):
             proba = torch.sigmoid(self._logits(self.model_, records, mask, target))
         return proba.cpu().numpy().astype(np.float64)
+
+    def score(self, synthetic_datasets) -> np.ndarray:
+        """Membership score of each synthetic dataset (higher = the target more likely IN): :meth:`predict_proba`."""
+        return self.predict_proba(synthetic_datasets)
 
     def attention_weights(self, synthetic_datasets) -> np.ndarray:
         """Attention weights (n_datasets, top_x) the fitted network gives each kept record (0 on padding)."""

@@ -10,7 +10,9 @@ training record.  This module holds
 * :func:`frequency_share` — Table 3's statistics: the share of a table at frequency
   at most k, counting records or distinct records;
 * :func:`occurs_in` — ground truth for evaluation: whether each record occurs in a
-  reference table (e.g. the training data);
+  reference table (e.g. the training data); :func:`count_in` how often;
+* :class:`Copies` — the plainest attack: each record's number of verbatim copies in the
+  release;
 * :class:`TableGanMCA` — the attack (Alg. 1): fit a shadow generator on each
   released copy, sample a shadow set of ``N_s × n`` records from it, label each
   shadow record by whether it occurs in that copy, fit a classifier on
@@ -32,11 +34,13 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from vrlib.attacks.base import Attack
 from vrlib.data import Schema, prepare
 from vrlib.errors import VrlibError
 from vrlib.parallel import derive_seed
 
-__all__ = ["record_frequency", "frequency_share", "occurs_in", "count_in", "match_precision", "threshold", "TableGanMCA", "THRESHOLD_RULES"]
+__all__ = ["record_frequency", "frequency_share", "occurs_in", "count_in", "match_precision", "threshold", "Copies",
+           "TableGanMCA", "THRESHOLD_RULES"]  # fmt: skip
 
 THRESHOLD_RULES = ("mean_std", "top_q", "value")
 
@@ -231,10 +235,39 @@ def threshold(scores, rule: str = "mean_std", k: float = 2.0, q: float = 0.05, v
     raise VrlibError(f"unknown threshold rule {rule!r}; choose one of {THRESHOLD_RULES}")
 
 
-# --------------------------------------------------------------------------- attack
+# --------------------------------------------------------------------------- attacks
 
 
-class TableGanMCA:
+class Copies(Attack):
+    """Verbatim copies: how many records of the release are equal to each scored record.
+
+    Records are compared as :func:`count_in` compares them.  A generator that copies
+    training records puts members at a count of one or more; a record of the population
+    that the release happens to repeat scores alike, so the count is evidence, not proof.
+
+    Parameters
+    ----------
+    schema : Schema
+    """
+
+    uses_reference = False
+
+    def __init__(self, schema: Schema):
+        self.schema = schema
+
+    def fit(self, release: pd.DataFrame, reference=None) -> "Copies":
+        """Keep the release (checked against the schema); ``reference`` is not used."""
+        self.release_ = _check_table(release, self.schema)
+        return self
+
+    def score(self, records: pd.DataFrame) -> np.ndarray:
+        """How many released records equal each row of ``records`` (float64, 0 = none)."""
+        if not hasattr(self, "release_"):
+            raise VrlibError("Copies is not fitted: call fit(release) first")
+        return count_in(records, self.release_, self.schema).astype(float)
+
+
+class TableGanMCA(Attack):
     """TableGAN-MCA (Hu et al. 2021, Alg. 1): recover training records from released synthetic data.
 
     Parameters
@@ -261,6 +294,8 @@ class TableGanMCA:
     rule, k, q, value
         The decision rule (see :func:`threshold`).
     seed : int
+    schema : Schema, optional
+        The release's columns, here or as :meth:`fit`'s second argument.
 
     Attributes
     ----------
@@ -271,9 +306,11 @@ class TableGanMCA:
     classifier_ : sklearn Pipeline
     """
 
+    uses_reference = False  # fitted on the release alone
+
     def __init__(self, shadow_generator: str = "ctgan", shadow_params=None, shadow_multiplier=None,
                  hidden_layer_sizes=(100,), max_iter: int = 200, match_format: bool = True, features: str = "all", rule: str = "mean_std",
-                 k: float = 2.0, q: float = 0.05, value: float = 0.5, seed: int = 0):  # fmt: skip
+                 k: float = 2.0, q: float = 0.05, value: float = 0.5, seed: int = 0, schema: Schema | None = None):  # fmt: skip
         self.shadow_generator = shadow_generator
         self.shadow_params = shadow_params
         self.shadow_multiplier = shadow_multiplier
@@ -286,6 +323,7 @@ class TableGanMCA:
         self.q = q
         self.value = value
         self.seed = seed
+        self.schema = schema
 
     def _check_params(self):
         if self.features not in ("all", "frequency"):
@@ -321,7 +359,7 @@ class TableGanMCA:
         (ids,) = _row_ids([df], self.schema_)
         return np.bincount(ids)[ids]
 
-    def fit(self, releases, schema: Schema) -> "TableGanMCA":
+    def fit(self, releases, schema: Schema | None = None) -> "TableGanMCA":
         """Steps 2–5 of Alg. 1: shadow generators, labelled shadow sets, attack classifier.
 
         Parameters
@@ -329,7 +367,8 @@ class TableGanMCA:
         releases : DataFrame or list of DataFrame
             One released synthetic dataset (attack model (1)) or ``N_s`` of them
             (attack model (2)); each has the training data's size ``n``.
-        schema : Schema
+        schema : Schema, optional
+            Default the ``schema`` parameter.
 
         Returns
         -------
@@ -342,6 +381,14 @@ class TableGanMCA:
         from vrlib.generators import get_generator
 
         self._check_params()
+        if schema is not None and not isinstance(schema, Schema):
+            raise VrlibError(f"fit's second argument is the release's schema (the attack needs no reference set), "
+                             f"got {type(schema).__name__}")  # fmt: skip
+        if schema is not None and self.schema is not None and schema != self.schema:
+            raise VrlibError("fit's schema differs from the attack's schema parameter; give one of them")
+        schema = self.schema if schema is None else schema
+        if schema is None:
+            raise VrlibError("TableGanMCA needs the release's schema: TableGanMCA(schema=...) or fit(releases, schema)")
         copies = [_check_table(c, schema, f"release {i}") for i, c in enumerate(self._as_copies(releases))]
         self.schema_ = schema
         self.n_releases_ = len(copies)

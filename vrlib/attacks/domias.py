@@ -41,6 +41,8 @@ import math
 import numpy as np
 from sklearn.neighbors import KDTree, NearestNeighbors
 
+from vrlib.attacks.base import Attack
+from vrlib.attacks.registry import REGISTRY, make_attack
 from vrlib.density import check_matrix, get_density
 from vrlib.errors import VrlibError
 from vrlib.torch_setup import resolve_device, torch_threads
@@ -59,7 +61,7 @@ __all__ = [
 ]
 
 
-class _PointwiseAttack:
+class _PointwiseAttack(Attack):
     """Input checks shared by all attacks: one column layout from ``fit`` to ``score``."""
 
     uses_reference = True
@@ -100,16 +102,6 @@ class _PointwiseAttack:
                 raise VrlibError(f"the records to score lack column(s) {missing} seen in fit")
             X = X[list(self.feature_names_in_)]
         return check_matrix(X, "the records to score", n_features=self.n_features_in_)
-
-    def get_params(self) -> dict:
-        """The constructor parameters (scikit-learn style)."""
-        import inspect
-
-        return {k: getattr(self, k) for k in inspect.signature(type(self).__init__).parameters if k != "self"}
-
-    def __repr__(self) -> str:
-        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({params})"
 
 
 def _column_names(X):
@@ -633,24 +625,14 @@ class GANLeaksCal(_PointwiseAttack):
         return d_ref - d_syn
 
 
-# --------------------------------------------------------------------------- registry
+# --------------------------------------------------------------------------- by name
 
-ATTACKS = {
-    "domias_kde": (DOMIAS, {"estimator": "kde"}),
-    "domias_flow": (DOMIAS, {"estimator": "flow"}),
-    "eq1_kde": (Eq1, {"estimator": "kde"}),
-    "eq1_flow": (Eq1, {"estimator": "flow"}),
-    "logan_0": (LOGAN0, {}),
-    "logan_d1": (LOGAND1, {}),
-    "logan_d1_published": (LOGAND1Published, {}),
-    "mc": (MonteCarlo, {}),
-    "gan_leaks": (GANLeaks, {}),
-    "gan_leaks_cal": (GANLeaksCal, {}),
-}
+# This module's attacks in :mod:`vrlib.attacks.registry`, where they are named.
+ATTACKS = tuple(name for name, spec in REGISTRY.items() if spec.factory.startswith("domias:"))
 
 
 def get_attack(name: str, **params):
-    """A new, unfitted attack by name (see the module docstring for the list).
+    """A new, unfitted attack of this module by name: :func:`vrlib.attacks.registry.make_attack` for :data:`ATTACKS`.
 
     Parameters
     ----------
@@ -663,11 +645,4 @@ def get_attack(name: str, **params):
     """
     if name not in ATTACKS:
         raise VrlibError(f"unknown attack {name!r}; choose one of {sorted(ATTACKS)}")
-    cls, fixed = ATTACKS[name]
-    clash = sorted(set(fixed) & set(params))
-    if clash:
-        raise VrlibError(f"attack {name!r} fixes {clash}; use the other name instead (e.g. domias_flow)")
-    try:
-        return cls(**fixed, **params)
-    except TypeError as exc:
-        raise VrlibError(f"bad parameter for attack {name!r}: {exc}") from None
+    return make_attack(name, **params)

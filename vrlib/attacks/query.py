@@ -26,6 +26,7 @@ from joblib import parallel_config
 from sklearn.ensemble import RandomForestClassifier
 
 from vrlib import parallel
+from vrlib.attacks.base import Attack
 from vrlib.data import Schema
 from vrlib.errors import VrlibError
 
@@ -254,7 +255,7 @@ def query_answers(datasets, target, schema: Schema, subsets=None, operator: str 
     return out
 
 
-class QueryAttack:
+class QueryAttack(Attack):
     """The query-based attack: counting-query answers as features of a random forest.
 
     Parameters
@@ -363,3 +364,7 @@ class QueryAttack:
         with parallel_config(backend="sequential"):
             proba = self.classifier_.predict_proba(Xk)
         return proba[:, list(self.classifier_.classes_).index(1)]
+
+    def score(self, synthetic_datasets) -> np.ndarray:
+        """Membership score of each synthetic dataset (higher = the target more likely IN): :meth:`predict_proba`."""
+        return self.predict_proba(synthetic_datasets)

@@ -10,7 +10,8 @@ only the generator's randomness varies.  For a target record t of D:
 
 and an attacker who knows everything but the target bit (D without t, r, the
 generator) scores each synthetic dataset by how close its records come to t: minus the
-mean eq. 6 distance from t to its ``n_neighbors`` nearest synthetic records.
+mean eq. 6 distance from t to its ``n_neighbors`` nearest synthetic records (the
+``closeness`` attack of :mod:`vrlib.attacks.registry`).
 
 The targets are the ``n_targets`` records of highest V_k plus as many random controls.
 D is the training data, or a seeded subsample of ``n_records`` of it that holds every
@@ -37,9 +38,9 @@ import math
 import numpy as np
 import pandas as pd
 
+from vrlib.attacks.registry import make_attack
 from vrlib.cache import decode_table
 from vrlib.data import Schema, quantile_domain
-from vrlib.distance import kneighbors_between
 from vrlib.encoding import TableEncoder
 from vrlib.errors import VrlibError
 from vrlib.parallel import derive_seed
@@ -89,16 +90,6 @@ def epsilon_lower_bound(in_scores, out_scores, level: float = 0.95) -> float:
     if fpr_high < 1:
         bounds.append(math.log((1 - fpr_high) / (1 - tpr_low)))
     return float(max(bounds))
-
-
-def _attack_scores(datasets: list[pd.DataFrame], target: pd.DataFrame, encoder: TableEncoder, n_neighbors: int):
-    """Minus the mean distance from the target to its nearest synthetic records, per dataset."""
-    t = encoder.transform(target)
-    out = []
-    for df in datasets:
-        d, _ = kneighbors_between(t, encoder.transform(df), k=min(n_neighbors, len(df)), metric="minkowski", p=2.0)
-        out.append(-float(d.mean()))
-    return np.array(out)
 
 
 def play(train: pd.DataFrame, holdout: pd.DataFrame, schema: Schema, generator: str, vulnerability,
@@ -189,12 +180,14 @@ def play(train: pd.DataFrame, holdout: pd.DataFrame, schema: Schema, generator: 
     frames = [decode_table(a["codes"], a["continuous"], schema, categories, columns=list(table.columns)) for a in arrays]
     encoder = TableEncoder(schema).fit(pd.concat([table, *frames[:1]], ignore_index=True))
     target_level = 1 - (1 - level) / len(targets)
+    attack = make_attack("closeness", schema=schema, n_neighbors=n_neighbors, encoder=encoder)
+    labels = np.r_[np.ones(n_in), np.zeros(n_out)]
     rows = []
     for j, t in enumerate(targets):
-        target = train.iloc[[int(t)]]
-        s_in = _attack_scores(frames[:n_in], target, encoder, n_neighbors)
-        s_out = _attack_scores(frames[n_in + j * n_out: n_in + (j + 1) * n_out], target, encoder, n_neighbors)
-        auc = delong_auc(np.r_[np.ones(n_in), np.zeros(n_out)], np.r_[s_in, s_out], level)
+        datasets = frames[:n_in] + frames[n_in + j * n_out: n_in + (j + 1) * n_out]
+        scores = attack.fit(datasets, labels, train.iloc[[int(t)]]).score(datasets)  # nothing learnt: no leak
+        s_in, s_out = scores[:n_in], scores[n_in:]
+        auc = delong_auc(labels, scores, level)
         rows.append({"index": int(t), "group": "most vulnerable" if j < len(top) else "random control",
                      "vk": float(vk[int(t)]), "auc": auc["auc"], "ci_low": auc["ci_low"], "ci_high": auc["ci_high"],
                      "epsilon_lower": epsilon_lower_bound(s_in, s_out, target_level)})  # fmt: skip

@@ -6,18 +6,23 @@ holdout (known non-members), so that their p-values (:mod:`vrlib.audit.pvalues`)
 compare like with like.  The *reference* half of the holdout is the attacker's
 sample of the population; no scored record is in it.
 
-========== ==================================================================================
-score      of a record x
-========== ==================================================================================
-copies     how many records of the release are equal to x (verbatim copies, "collisions")
-distance   ``log((d_ref(x) + δ) / (d_syn(x) + δ))``: distance to the nearest reference record
-           over distance to the nearest released record (achilles eq. 6, Minkowski p = 2, on
-           one-hot and min-max scaled columns); δ is 1e-3 of the median reference distance
-domias     DOMIAS: ``log p_G(x) - log p_R(x)``, Gaussian KDEs fitted on the release and on the
-           reference half, in the view of :func:`density_view`
-logan      LOGAN D1: logit of an MLP trained to tell released records (1) from reference
-           records (0), in the same view
-========== ==================================================================================
+========== ================== ================================================================
+score      attack             of a record x
+========== ================== ================================================================
+copies     ``copies``         how many records of the release are equal to x (verbatim copies,
+                              "collisions")
+distance   ``distance_ratio`` ``log((d_ref(x) + δ) / (d_syn(x) + δ))``: distance to the nearest
+                              reference record over distance to the nearest released record
+                              (achilles eq. 6, Minkowski p = 2, on one-hot and min-max scaled
+                              columns); δ is 1e-3 of the null records' median reference distance
+domias     ``domias_kde``     DOMIAS: ``log p_G(x) - log p_R(x)``, Gaussian KDEs fitted on the
+                              release and on the reference half, in the view of :func:`density_view`
+logan      ``logan_d1``       LOGAN D1: logit of an MLP trained to tell released records (1) from
+                              reference records (0), in the same view
+========== ================== ================================================================
+
+The attacks are those of :mod:`vrlib.attacks.registry` (:data:`REGISTRY_NAMES`); this
+module only prepares what they read and scores both sets alike.
 """
 
 from __future__ import annotations
@@ -25,17 +30,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from vrlib.attacks.collision import count_in
-from vrlib.attacks.domias import DOMIAS, LOGAND1
+from vrlib.attacks.registry import make_attack
 from vrlib.data import Schema
-from vrlib.distance import kneighbors_between
 from vrlib.encoding import TableEncoder
 from vrlib.errors import VrlibError
 from vrlib.parallel import derive_seed
 
-__all__ = ["ATTACKS", "density_view", "nearest_distance", "membership_scores"]
+__all__ = ["ATTACKS", "REGISTRY_NAMES", "density_view", "membership_scores"]
 
-ATTACKS = ("copies", "distance", "domias", "logan")
+# the audit's score -> the attack of vrlib.attacks.registry that computes it
+REGISTRY_NAMES = {"copies": "copies", "distance": "distance_ratio", "domias": "domias_kde", "logan": "logan_d1"}
+ATTACKS = tuple(REGISTRY_NAMES)
 
 
 def density_view(df: pd.DataFrame, schema: Schema, mean: np.ndarray, std: np.ndarray, jitter: float = 0.0,
@@ -70,12 +75,6 @@ def density_view(df: pd.DataFrame, schema: Schema, mean: np.ndarray, std: np.nda
     if jitter > 0:
         X[:, cont.shape[1]:] += np.random.default_rng(seed).normal(scale=jitter, size=(len(X), X.shape[1] - cont.shape[1]))
     return X
-
-
-def nearest_distance(records: pd.DataFrame, table: pd.DataFrame, encoder: TableEncoder) -> np.ndarray:
-    """Distance (eq. 6, Minkowski p = 2) from each record to its nearest record of ``table``."""
-    d, _ = kneighbors_between(encoder.transform(records), encoder.transform(table), k=1, metric="minkowski", p=2.0)
-    return d[:, 0]
 
 
 def membership_scores(train: pd.DataFrame, null: pd.DataFrame, synthetic: pd.DataFrame, reference: pd.DataFrame,
@@ -116,16 +115,14 @@ def membership_scores(train: pd.DataFrame, null: pd.DataFrame, synthetic: pd.Dat
         raise VrlibError(f"unknown attack(s) {unknown}; choose among {list(ATTACKS)}")
     out_train, out_null = {}, {}
     if "copies" in attacks:
-        out_train["copies"] = count_in(train, synthetic, schema).astype(float)
-        out_null["copies"] = count_in(null, synthetic, schema).astype(float)
+        model = make_attack("copies", schema=schema).fit(synthetic)
+        out_train["copies"], out_null["copies"] = model.score(train), model.score(null)
     if "distance" in attacks:
+        # one scaling for every table; δ from the known non-members, then the same δ for the candidates
         encoder = TableEncoder(schema).fit(pd.concat([train, null, synthetic, reference], ignore_index=True))
-        for out, df in ((out_train, train), (out_null, null)):
-            out["distance"] = nearest_distance(df, synthetic, encoder)
-            out["distance_ref"] = nearest_distance(df, reference, encoder)
-        delta = 1e-3 * float(np.median(out_null["distance_ref"])) or 1e-9
-        for out in (out_train, out_null):
-            out["distance"] = np.log((out.pop("distance_ref") + delta) / (out["distance"] + delta))
+        model = make_attack("distance_ratio", schema=schema, encoder=encoder).fit(synthetic, reference)
+        out_null["distance"] = model.score(null)
+        out_train["distance"] = model.set_params(delta=model.delta_).score(train)
     if "domias" in attacks or "logan" in attacks:
         cont = reference[list(schema.continuous)].to_numpy(np.float64)
         mean = cont.mean(axis=0) if cont.shape[1] else np.zeros(0)
@@ -138,11 +135,12 @@ def membership_scores(train: pd.DataFrame, null: pd.DataFrame, synthetic: pd.Dat
         rows = np.sort(rng.permutation(len(synthetic))[:max_density_rows])
         jittered = {name: density_view(df, schema, mean, std, jitter, derive_seed(seed, "audit jitter", name))
                     for name, df in (("synthetic", synthetic.iloc[rows]), ("reference", reference))}  # fmt: skip
-        model = DOMIAS("kde", seed=seed).fit(jittered["synthetic"], jittered["reference"])
+        model = make_attack("domias_kde", seed=seed).fit(jittered["synthetic"], jittered["reference"])
         out_train["domias"] = model.score(views["train"])
         out_null["domias"] = model.score(views["null"])
     if "logan" in attacks:
-        model = LOGAND1(epochs=logan_epochs, seed=derive_seed(seed, "audit logan")).fit(views["synthetic"], views["reference"])
+        model = make_attack("logan_d1", epochs=logan_epochs, seed=derive_seed(seed, "audit logan"))
+        model = model.fit(views["synthetic"], views["reference"])
         out_train["logan"] = model.score(views["train"])
         out_null["logan"] = model.score(views["null"])
     order = [a for a in ATTACKS if a in attacks]

@@ -24,6 +24,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from vrlib import metrics, parallel
+from vrlib.attacks import registry
 from vrlib.cache import Cache, fingerprint_table, make_key, source_hash
 from vrlib.data import Schema, load
 from vrlib.distance import kneighbors
@@ -166,17 +167,15 @@ def choose_targets(df: pd.DataFrame, schema: Schema, methods=METHODS, n_targets:
 
 
 def make_attack(attack: str, schema: Schema, settings: dict, seed: int, n_jobs: int | None = None):
-    """The attack of a privacy game, configured by the profile (``n_jobs``: threads of the query attack's forest)."""
+    """The attack of a privacy game from :mod:`vrlib.attacks.registry`, configured by the profile
+    (``n_jobs``: threads of the query attack's forest)."""
     if attack == "query":
-        from vrlib.attacks.query import QueryAttack
-
-        return QueryAttack(schema, n_queries=settings["n_queries"], seed=seed, n_jobs=n_jobs)
-    if attack == "attention":
-        from vrlib.attacks.attention import AttentionAttack
-
-        return AttentionAttack(schema, max_epochs=settings["attention_epochs"],
-                               patience=settings["attention_patience"], seed=seed)  # fmt: skip
-    raise VrlibError(f"unknown attack {attack!r}; choose 'query' or 'attention'")
+        params = dict(n_queries=settings["n_queries"], n_jobs=n_jobs)
+    elif attack == "attention":
+        params = dict(max_epochs=settings["attention_epochs"], patience=settings["attention_patience"])
+    else:
+        raise VrlibError(f"unknown attack {attack!r}; choose 'query' or 'attention'")
+    return registry.make_attack(attack, schema=schema, seed=seed, **params)
 
 
 def _attack_identity(attack: str, schema: Schema, settings: dict) -> dict:

@@ -52,7 +52,8 @@ import pandas as pd
 from scipy.stats import wasserstein_distance
 
 from vrlib import metrics, synthesis
-from vrlib.attacks.domias import DOMIAS, Eq1, get_attack
+from vrlib.attacks.domias import DOMIAS, Eq1
+from vrlib.attacks.registry import make_attack
 from vrlib.audit.scores import density_view
 from vrlib.cache import Cache, decode_table, make_key, source_hash
 from vrlib.data import Schema, load, quantile_domain
@@ -258,7 +259,7 @@ def _setting_task(task: dict) -> tuple[dict, dict]:
             else:
                 attack = Eq1(estimator, synthetic_density=p_g[estimator])
         else:
-            attack = get_attack(name, **_attack_params(name, settings, setting.seed, len(setting.X)))
+            attack = make_attack(name, **_attack_params(name, settings, setting.seed, len(setting.X)))
         scores[name] = attack.fit(setting.synthetic, setting.reference).score(setting.X)
         seconds[name] = time.perf_counter() - start
     return scores, seconds
@@ -279,13 +280,13 @@ def _applies(name: str, setting: Setting) -> bool:
 def _score_key(setting_key: str, name: str, settings: dict, seed: int, n_test: int) -> str:
     params = _attack_params(name, settings, seed, n_test)
     # every constructor parameter, defaults included, so that a changed default is a new entry
-    full = {k: v for k, v in get_attack(name, **params).get_params().items() if not k.endswith("_density")}
+    full = {k: v for k, v in make_attack(name, **params).get_params().items() if not k.endswith("_density")}
     if name.startswith(("domias_", "eq1_")):
         estimator = name.split("_", 1)[1]
         full["densities"] = {"syn": _density_params(estimator, settings, seed, "syn"),
                              "ref": _density_params(estimator, settings, seed, "ref")}  # fmt: skip
     # density_view: Adult's encoding (encode_adult) lives there
-    code = source_hash(type(get_attack(name, **params)), get_density, _setting_task, density_view)
+    code = source_hash(type(make_attack(name, **params)), get_density, _setting_task, density_view)
     return make_key(setting=setting_key, attack=name, params=full, code=code)
 
 
