@@ -92,8 +92,14 @@ def _assert_same(got: dict, want: dict):
             assert got[t][side][1].dtype == np.float64
 
 
-@pytest.mark.parametrize("cls,sides", [(TraditionalGame, ("test",)), (ModelSeededGame, ("test", "traditional_test")),
-                                       (ModelSeededGame, ("traditional_test",))])  # fmt: skip
+@pytest.mark.parametrize(
+    "cls,sides",
+    [
+        (TraditionalGame, ("test",)),
+        (ModelSeededGame, ("test", "traditional_test")),
+        (ModelSeededGame, ("traditional_test",)),
+    ],
+)
 def test_play_equals_fitting_each_target_by_hand(cls, sides):
     game = _game(cls)
     targets = _targets(game)
@@ -107,7 +113,9 @@ def test_play_equals_fitting_each_target_by_hand(cls, sides):
             labels = got[t][side][0]
             assert labels.tolist() == [1] * (game.n_test_datasets // 2) + [0] * (game.n_test_datasets // 2)
     # The attack sees the bootstrap's copies of the target: IN datasets score higher on average.
-    gaps = [scores[labels == 1].mean() - scores[labels == 0].mean() for r in got.values() for labels, scores in r.values()]
+    gaps = [
+        scores[labels == 1].mean() - scores[labels == 0].mean() for r in got.values() for labels, scores in r.values()
+    ]
     assert np.mean(gaps) > 0.1
 
 
@@ -116,7 +124,9 @@ def test_each_attack_has_the_seed_of_its_target_from_the_games_seed():
     targets = _targets(game)
     play(game, COUNT, targets, progress=False)
     assert CountAttack.seeds == [derive_seed(5, "attack", str(t)) for t in targets]
-    assert attack_seed(5, targets[0]) == derive_seed(5, "attack", str(targets[0])) == achilles.attack_seed(5, targets[0])
+    assert (
+        attack_seed(5, targets[0]) == derive_seed(5, "attack", str(targets[0])) == achilles.attack_seed(5, targets[0])
+    )
     CountAttack.seeds = []
     other = play(game, COUNT, targets, seed_stream="lost attack", progress=False)  # another stream: other seeds
     assert CountAttack.seeds == [derive_seed(5, "lost attack", str(t)) for t in targets]

@@ -484,10 +484,20 @@ class TraditionalGame:
     def identity(self) -> dict:
         """What the game's datasets depend on besides the target: its kind, Ω, generator, sizes, sharing and seed."""
         self._check_fitted()
-        return dict(game=type(self).__name__, omega=self.fingerprint_, generator=self.factory_.identity,
-                    n_aux=self.n_aux, n_test=self.n_test, n_records=self.n_records, n_synth=self.n_synth,
-                    n_shadow=self.n_shadow, n_test_datasets=self.n_test_datasets, share_out=self.share_out,
-                    paired=self.paired, seed=self.seed)  # fmt: skip
+        return dict(
+            game=type(self).__name__,
+            omega=self.fingerprint_,
+            generator=self.factory_.identity,
+            n_aux=self.n_aux,
+            n_test=self.n_test,
+            n_records=self.n_records,
+            n_synth=self.n_synth,
+            n_shadow=self.n_shadow,
+            n_test_datasets=self.n_test_datasets,
+            share_out=self.share_out,
+            paired=self.paired,
+            seed=self.seed,
+        )
 
     # ---------------------------------------------------------------- generation
 
@@ -708,8 +718,8 @@ class ModelSeededGame(TraditionalGame):
 
     def identity(self) -> dict:
         """As :meth:`TraditionalGame.identity`, with D and the reference record."""
-        return super().identity() | dict(reference=self.reference, dataset=self._dataset,
-                                          reference_record=self._reference)  # fmt: skip
+        seeded = dict(reference=self.reference, dataset=self._dataset, reference_record=self._reference)
+        return super().identity() | seeded
 
     def traditional_test(self, target) -> SyntheticDatasets:
         """The traditional game's test datasets of the same target (for comparing the two games)."""

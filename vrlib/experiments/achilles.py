@@ -216,8 +216,9 @@ def game_attack(attack: str, schema: Schema, settings: dict) -> AttackSpec:
     return replace(spec, fit_together=partial(fit_attacks, max_group=ATTENTION_GROUP), group=ATTENTION_GROUP)
 
 
-def attack_targets(game: TraditionalGame, targets, attack: str, settings: dict, seed: int | None = None,
-                   progress: bool = True) -> dict:  # fmt: skip
+def attack_targets(
+    game: TraditionalGame, targets, attack: str, settings: dict, seed: int | None = None, progress: bool = True
+) -> dict:
     """Test labels and attack scores of each target, read from the cache or computed (:func:`vrlib.play.play`).
 
     Each target's attack is seeded by :func:`attack_seed` from the game's seed; the
@@ -238,8 +239,8 @@ def attack_targets(game: TraditionalGame, targets, attack: str, settings: dict, 
     """
     if seed is not None and seed != game.seed:
         raise VrlibError(f"seed={seed} differs from the game's seed {game.seed}; the attacks are seeded by the game")
-    results = play(game, game_attack(attack, game.schema_, settings), targets, namespace="achilles-attacks",
-                   progress=progress)  # fmt: skip
+    spec = game_attack(attack, game.schema_, settings)
+    results = play(game, spec, targets, namespace="achilles-attacks", progress=progress)
     return {t: sides["test"] for t, sides in results.items()}
 
 

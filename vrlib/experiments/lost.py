@@ -263,8 +263,9 @@ def record_plans(game: ModelSeededGame, record) -> tuple[list, list, list]:
     return plans.shadow, plans.sides[SIDES["traditional"]], plans.sides[SIDES["model-seeded"]]
 
 
-def attack_records(game: ModelSeededGame, records, settings: dict, seed: int | None = None,
-                   progress: bool = True) -> dict:  # fmt: skip
+def attack_records(
+    game: ModelSeededGame, records, settings: dict, seed: int | None = None, progress: bool = True
+) -> dict:
     """Test labels, scores and runs of both games for each record, from the cache or computed.
 
     One attack per record, fitted on its shadow datasets and scored on the test datasets
@@ -288,10 +289,18 @@ def attack_records(game: ModelSeededGame, records, settings: dict, seed: int | N
     if seed is not None and seed != game.seed:
         raise VrlibError(f"seed={seed} differs from the game's seed {game.seed}; the attacks are seeded by the game")
     schema = game.schema_
-    attack = AttackSpec("query", partial(make_attack, "query", schema, settings),
-                        attack_identity("query", schema, settings))  # fmt: skip
-    results = play(game, attack, records, sides=tuple(SIDES.values()), seed_stream="lost attack",
-                   namespace="lost-attacks", store_own=False, progress=progress)  # fmt: skip
+    identity = attack_identity("query", schema, settings)
+    attack = AttackSpec("query", partial(make_attack, "query", schema, settings), identity)
+    results = play(
+        game,
+        attack,
+        records,
+        sides=tuple(SIDES.values()),
+        seed_stream="lost attack",
+        namespace="lost-attacks",
+        store_own=False,
+        progress=progress,
+    )
     out = {}
     for r, sides in results.items():
         arrays = {}

@@ -31,6 +31,7 @@ from tqdm import tqdm
 
 from vrlib import parallel
 from vrlib.cache import Cache, make_key, source_hash
+from vrlib.errors import VrlibError
 from vrlib.parallel import derive_seed
 
 __all__ = ["AttackSpec", "attack_seed", "play"]
@@ -65,6 +66,10 @@ class AttackSpec:
     fit_together: Callable | None = None
     group: int = 1
 
+    def __post_init__(self):
+        if isinstance(self.group, bool) or not isinstance(self.group, int) or self.group < 1:
+            raise VrlibError(f"group must be a positive integer (got {self.group!r})")
+
 
 def attack_seed(seed: int, target, stream: str = "attack") -> int:
     """The seed of ``target``'s attack (its queries, forest or network): its own, so that targets share no attack noise.
@@ -81,8 +86,17 @@ def attack_seed(seed: int, target, stream: str = "attack") -> int:
     return derive_seed(seed, stream, str(target))
 
 
-def play(game, attack: AttackSpec, targets: Iterable, *, sides=("test",), seed_stream: str = "attack",
-         namespace: str = "games", store_own: bool = True, progress: bool = True) -> dict:  # fmt: skip
+def play(
+    game,
+    attack: AttackSpec,
+    targets: Iterable,
+    *,
+    sides=("test",),
+    seed_stream: str = "attack",
+    namespace: str = "games",
+    store_own: bool = True,
+    progress: bool = True,
+) -> dict:
     """Attack each target of a fitted game: fit on its shadow datasets, score its test datasets of each side.
 
     Parameters
@@ -117,8 +131,14 @@ def play(game, attack: AttackSpec, targets: Iterable, *, sides=("test",), seed_s
     targets = list(dict.fromkeys(targets))
     sides = tuple(sides)  # checked by game.plan
     cache = Cache(namespace=namespace)
-    base = dict(game=game.identity(), attack=attack.name, attack_identity=dict(attack.identity), sides=list(sides),
-                seed_stream=seed_stream, code=source_hash(play, type(game)))  # fmt: skip
+    base = dict(
+        game=game.identity(),
+        attack=attack.name,
+        attack_identity=dict(attack.identity),
+        sides=list(sides),
+        seed_stream=seed_stream,
+        code=source_hash(play, type(game)),
+    )
 
     def seed_of(target) -> int:
         return attack_seed(game.seed, target, seed_stream)
@@ -135,8 +155,9 @@ def play(game, attack: AttackSpec, targets: Iterable, *, sides=("test",), seed_s
         game.shared_datasets([p.target for p in batch], sides, memo)
         if attack.fit_together is None:
             tasks = [(attack, seed_of(p.target), game.game_data(p, memo, store_own)) for p in batch]
-            parallel.run(_attack_target, tasks, n_jobs=game.n_jobs, scheduler=game.scheduler, progress=False,
-                         on_result=done)  # fmt: skip
+            parallel.run(
+                _attack_target, tasks, n_jobs=game.n_jobs, scheduler=game.scheduler, progress=False, on_result=done
+            )
             return
         tests = []
 
@@ -152,8 +173,12 @@ def play(game, attack: AttackSpec, targets: Iterable, *, sides=("test",), seed_s
 
     width = attack.group if attack.fit_together is not None else parallel.width(game.n_jobs, game.scheduler)
     out = {}
-    bar = tqdm(total=len(targets), desc=f"attacking targets ({attack.name})", mininterval=10,
-               disable=not (progress and targets))  # fmt: skip
+    bar = tqdm(
+        total=len(targets),
+        desc=f"attacking targets ({attack.name})",
+        mininterval=10,
+        disable=not (progress and targets),
+    )
     with bar:
         for plans, result in _get_or_make(cache, planned(), attack_batch, max(1, width)):
             out[plans.target] = result
@@ -178,7 +203,9 @@ def _get_or_make(cache: Cache, jobs: Iterable, make: Callable, width: int) -> It
 
         def done(i, result):
             key, plans = pending[i]
-            arrays = {f"{side}_{name}": a for side, pair in result.items() for name, a in zip(("labels", "scores"), pair)}
+            arrays = {
+                f"{side}_{name}": a for side, pair in result.items() for name, a in zip(("labels", "scores"), pair)
+            }
             cache.save(key, arrays, meta={"target": str(plans.target)})
             made[i] = result
 
@@ -205,8 +232,9 @@ def _decode(arrays: dict, plans) -> dict:
     for side, side_plans in plans.sides.items():
         labels, scores = arrays[f"{side}_labels"], arrays[f"{side}_scores"]
         if labels.shape != (len(side_plans),) or scores.shape != labels.shape:
-            raise ValueError(f"{side}: labels / scores of shape {labels.shape} / {scores.shape}, "
-                             f"expected ({len(side_plans)},)")  # fmt: skip
+            raise ValueError(
+                f"{side}: labels / scores of shape {labels.shape} / {scores.shape}, expected ({len(side_plans)},)"
+            )
         out[side] = (labels, scores)
     return out
 
@@ -220,4 +248,6 @@ def _attack_target(task) -> dict:
 
 
 def _scores(model, tests: dict) -> dict:
-    return {side: (test.labels, np.asarray(model.predict_proba(test), dtype=np.float64)) for side, test in tests.items()}
+    return {
+        side: (test.labels, np.asarray(model.predict_proba(test), dtype=np.float64)) for side, test in tests.items()
+    }
