@@ -191,15 +191,10 @@ class DatasetPlan:
 
 @dataclass(eq=False)
 class TargetPlans:
-    """How every dataset one target is attacked with is made: its shadow plans and those of each test side.
+    """How every dataset one target is attacked with is made (:meth:`TraditionalGame.plan`).
 
-    Attributes
-    ----------
-    target : label
-        The target's index label in Ω.
-    shadow : list of DatasetPlan
-    sides : dict
-        Side -> its test plans (IN first, then OUT), in the order asked for.
+    ``target`` is the target's index label, ``shadow`` the plans of its shadow datasets and
+    ``sides`` maps each test side asked for to its plans (IN first, then OUT).
     """
 
     target: object
