@@ -67,7 +67,7 @@ from vrlib.errors import VrlibError
 from vrlib.synthesis import GeneratorSpec, SynthesisJob, resolve_cache, dataset_key, synthesize
 
 __all__ = [
-    "TraditionalGame", "ModelSeededGame", "SyntheticDatasets", "GameData", "DatasetPlan",
+    "TraditionalGame", "ModelSeededGame", "SyntheticDatasets", "GameData", "DatasetPlan", "TargetPlans",
     "split_population",
 ]  # fmt: skip
 
@@ -142,12 +142,28 @@ class SyntheticDatasets:
 
 @dataclass(eq=False)
 class GameData:
-    """What a game produces for one target: its record and the shadow and test datasets."""
+    """What a game produces for one target: its record, the shadow datasets and the test datasets of each side.
+
+    Attributes
+    ----------
+    target_index : label
+        The target's index label in Ω.
+    target : DataFrame
+        The target record (one row, Ω's dtypes).
+    shadow : SyntheticDatasets
+    tests : dict
+        Side (``"test"``, ``"traditional_test"``; see :attr:`TraditionalGame.SIDES`) -> its test datasets.
+    """
 
     target_index: object
-    target: pd.DataFrame  # one row, Ω's dtypes
+    target: pd.DataFrame
     shadow: SyntheticDatasets
-    test: SyntheticDatasets
+    tests: dict
+
+    @property
+    def test(self) -> SyntheticDatasets:
+        """The test datasets of the game's own side (``tests["test"]``)."""
+        return self.tests["test"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -171,6 +187,23 @@ class DatasetPlan:
     fit_seed: int
     sample_seed: int
     key: str
+
+
+@dataclass(eq=False)
+class TargetPlans:
+    """How every dataset one target is attacked with is made (:meth:`TraditionalGame.plan`).
+
+    ``target`` is the target's index label, ``shadow`` the plans of its shadow datasets and
+    ``sides`` maps each test side asked for to its plans (IN first, then OUT).
+    """
+
+    target: object
+    shadow: list
+    sides: dict
+
+    def signature(self) -> dict:
+        """The key and label of every dataset, per side: what the attack's result depends on besides the attack."""
+        return {side: [(p.key, p.label) for p in plans] for side, plans in {"shadow": self.shadow, **self.sides}.items()}
 
 
 # --------------------------------------------------------------------------- helpers
@@ -246,6 +279,8 @@ class TraditionalGame:
         ``generated`` (generator fits), ``cached`` (read from the cache) and ``reused``
         (shared in memory between targets) datasets so far.
     """
+
+    SIDES = ("test",)  # the test sides a target can be scored on (see plan)
 
     def __init__(
         self,
@@ -385,14 +420,27 @@ class TraditionalGame:
                 i += 1
         return plans
 
-    def shared_plans(self, target) -> list[DatasetPlan]:
-        """The plans of ``target`` that other targets share: its OUT shadow and test datasets (none without
-        ``share_out``); cheap, since they are computed once per game and only checked against the target."""
+    def _check_sides(self, sides) -> tuple:
+        sides = tuple(sides)
+        if not sides or len(set(sides)) != len(sides) or not set(sides) <= set(self.SIDES):
+            raise VrlibError(f"sides must be distinct names among {self.SIDES} (got {sides!r})")
+        return sides
+
+    def shared_plans(self, target, sides=("test",)) -> list[DatasetPlan]:
+        """The plans of ``target`` that other targets share: its OUT shadow datasets and the shared test
+        datasets of each side (traditional: the OUT ones, none of either without ``share_out``;
+        model-seeded: the IN ones, D itself); cheap, since they are computed once per game and only
+        checked against the target."""
+        sides = self._check_sides(sides)
+        p = self._position(target)
+        shadow = self._traditional_plans("aux", p, self.n_shadow, labels=(0,)) if self.share_out else []
+        return [*shadow, *(q for side in sides for q in self._shared_side_plans(target, side))]
+
+    def _shared_side_plans(self, target, side: str) -> list[DatasetPlan]:
+        """The test plans of one side that every target shares (the traditional side's OUT plans)."""
         if not self.share_out:
             return []
-        p = self._position(target)
-        return [*self._traditional_plans("aux", p, self.n_shadow, labels=(0,)),
-                *self._traditional_plans("test", p, self.n_test_datasets, labels=(0,))]  # fmt: skip
+        return self._traditional_plans("test", self._position(target), self.n_test_datasets, labels=(0,))
 
     def forget(self, target) -> None:
         """Drop the memoised draws of ``target``'s own streams (its IN bases; its OUT bases without ``share_out``).
@@ -412,6 +460,39 @@ class TraditionalGame:
     def test_plans(self, target) -> list[DatasetPlan]:
         """How each test dataset of ``target`` is made (IN first, then OUT)."""
         return self._traditional_plans("test", self._position(target), self.n_test_datasets)
+
+    def _side_plans(self, target, side: str) -> list[DatasetPlan]:
+        return self.test_plans(target)
+
+    def plan(self, target, sides=("test",)) -> TargetPlans:
+        """How every dataset ``target`` is attacked with is made: its shadow plans and the test plans of each side.
+
+        Parameters
+        ----------
+        target : index label of Ω
+        sides : sequence of str
+            Test sides among :attr:`SIDES` (the traditional game has one, ``"test"``).
+        """
+        sides = self._check_sides(sides)
+        return TargetPlans(target, self.shadow_plans(target), {side: self._side_plans(target, side) for side in sides})
+
+    def identity(self) -> dict:
+        """What the game's datasets depend on besides the target: its kind, Ω, generator, sizes, sharing and seed."""
+        self._check_fitted()
+        return dict(
+            game=type(self).__name__,
+            omega=self.fingerprint_,
+            generator=self.factory_.identity,
+            n_aux=self.n_aux,
+            n_test=self.n_test,
+            n_records=self.n_records,
+            n_synth=self.n_synth,
+            n_shadow=self.n_shadow,
+            n_test_datasets=self.n_test_datasets,
+            share_out=self.share_out,
+            paired=self.paired,
+            seed=self.seed,
+        )
 
     # ---------------------------------------------------------------- generation
 
@@ -466,34 +547,52 @@ class TraditionalGame:
         """The labelled test datasets of ``target`` (index label of Ω)."""
         return self._datasets(self.test_plans(target), f"test datasets of {target}")
 
-    def datasets(self, target) -> GameData:
-        """Shadow and test datasets of one target."""
-        return GameData(target, self.data_.iloc[[self._position(target)]], self.shadow(target), self.test(target))
+    def shared_datasets(self, targets: Iterable, sides=("test",), memo: dict | None = None) -> dict:
+        """The datasets these targets share (:meth:`shared_plans`), made once: ``memo`` (key -> encoded dataset).
 
-    def iter_targets(self, targets: Iterable) -> Iterator[GameData]:
+        Those not in ``memo`` yet are made in one parallel batch, written to the cache and
+        added to it; kept in memory while the targets are played, they are shared even
+        without a cache.
+        """
+        memo = {} if memo is None else memo
+        plans = {p.key: p for t in targets for p in self.shared_plans(t, sides) if p.key not in memo}
+        if plans:
+            self._materialise(list(plans.values()), "datasets shared by the targets", memo, keep=True)
+        return memo
+
+    def game_data(self, plans: TargetPlans, memo: dict | None = None, store: bool = True) -> GameData:
+        """The datasets of one target's :meth:`plan`, made in one parallel batch (those in ``memo`` taken from it).
+
+        ``store=False`` does not write the datasets made here to the cache (for datasets
+        no other target needs, whose attack results the caller caches).
+        """
+        groups = [plans.shadow, *plans.sides.values()]
+        shadow, *tests = self._dataset_groups(groups, f"datasets of {plans.target}", memo, store=store)
+        target = self.data_.iloc[[self._position(plans.target)]]
+        return GameData(plans.target, target, shadow, dict(zip(plans.sides, tests)))
+
+    def datasets(self, target, sides=("test",)) -> GameData:
+        """Shadow and test datasets of one target."""
+        return self.game_data(self.plan(target, sides))
+
+    def iter_targets(self, targets: Iterable, sides=("test",)) -> Iterator[GameData]:
         """:class:`GameData` of each target in turn, generating the datasets they share once.
 
-        The datasets needed by two or more targets (the OUT datasets of the
-        traditional game, the IN datasets of the model-seeded one) are generated
+        The datasets needed by every target (:meth:`shared_plans`: the OUT datasets of
+        the traditional game, the IN datasets of the model-seeded one) are generated
         first, in one parallel batch, and kept in memory while iterating, so that
         sharing works even without a cache.
 
         Parameters
         ----------
         targets : iterable of index labels of Ω
+        sides : sequence of str
+            Test sides among :attr:`SIDES`.
         """
         targets = list(targets)
-        plans = {t: (self.shadow_plans(t), self.test_plans(t)) for t in targets}
-        uses = Counter(p.key for sh, te in plans.values() for p in {q.key: q for q in sh + te}.values())
-        shared = {k for k, n in uses.items() if n > 1}
-        memo: dict = {}
-        if shared:
-            first = list({p.key: p for sh, te in plans.values() for p in sh + te if p.key in shared}.values())
-            self._materialise(first, "datasets shared by the targets", memo, keep=True)
+        memo = self.shared_datasets(targets, sides)
         for t in targets:
-            sh, te = plans[t]
-            target_row = self.data_.iloc[[self._position(t)]]
-            yield GameData(t, target_row, *self._dataset_groups([sh, te], f"datasets of {t}", memo))
+            yield self.game_data(self.plan(t, sides), memo)
 
 
 class ModelSeededGame(TraditionalGame):
@@ -569,16 +668,26 @@ class ModelSeededGame(TraditionalGame):
             self._reference, self.reference_index_ = None, None
         return self
 
-    def test_plans(self, target) -> list[DatasetPlan]:
-        """IN plans (D, shared by all targets) then OUT plans (D - target + reference, or D - target)."""
+    SIDES = ("test", "traditional_test")  # the model-seeded test datasets, and the traditional game's of the same target
+
+    def _seeded_in_plans(self) -> list[DatasetPlan]:
+        """The IN plans of the model-seeded side: D itself, a fresh seed each; the same for every target."""
+        return [self._plan(self._dataset, 1, "model-seeded", "in", k) for k in range(self.n_test_datasets // 2)]
+
+    def _in_dataset(self, target) -> int:
         p = self._position(target)
         if not (self._dataset == p).any():
             raise VrlibError(
                 f"target {target!r} is not in the model-seeded dataset D; choose targets from game.dataset_index_"
             )
-        n_in, n_out = self.n_test_datasets // 2, self.n_test_datasets - self.n_test_datasets // 2
+        return p
+
+    def test_plans(self, target) -> list[DatasetPlan]:
+        """IN plans (D, shared by all targets) then OUT plans (D - target + reference, or D - target)."""
+        p = self._in_dataset(target)
+        n_out = self.n_test_datasets - self.n_test_datasets // 2
         without = self._dataset[self._dataset != p]
-        plans = [self._plan(self._dataset, 1, "model-seeded", "in", k) for k in range(n_in)]
+        plans = self._seeded_in_plans()
         for k in range(n_out):
             if self.reference == "none":
                 plans.append(self._plan(without, 0, "model-seeded", "out", k))
@@ -591,8 +700,22 @@ class ModelSeededGame(TraditionalGame):
             plans.append(self._plan(np.append(without, ref), 0, "model-seeded", "out", k))
         return plans
 
+    def _side_plans(self, target, side: str) -> list[DatasetPlan]:
+        if side == "traditional_test":
+            return TraditionalGame.test_plans(self, target)
+        return self.test_plans(target)
+
+    def _shared_side_plans(self, target, side: str) -> list[DatasetPlan]:
+        if side == "traditional_test":
+            return super()._shared_side_plans(target, side)
+        self._in_dataset(target)
+        return self._seeded_in_plans()
+
+    def identity(self) -> dict:
+        """As :meth:`TraditionalGame.identity`, with D and the reference record."""
+        seeded = dict(reference=self.reference, dataset=self._dataset, reference_record=self._reference)
+        return super().identity() | seeded
+
     def traditional_test(self, target) -> SyntheticDatasets:
         """The traditional game's test datasets of the same target (for comparing the two games)."""
         return self._datasets(TraditionalGame.test_plans(self, target), f"traditional test datasets of {target}")
-
-

@@ -17,13 +17,13 @@ Decisions (also stated in the notebooks):
 
 from __future__ import annotations
 
-import itertools
+from dataclasses import replace
+from functools import partial
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
-from vrlib import metrics, parallel
+from vrlib import metrics
 from vrlib.attacks import registry
 from vrlib.cache import Cache, fingerprint_table, make_key, source_hash
 from vrlib.data import Schema, load
@@ -32,14 +32,11 @@ from vrlib.encoding import TableEncoder
 from vrlib.errors import VrlibError
 from vrlib.experiments.profiles import profile_settings, register
 from vrlib.games import TraditionalGame
-from vrlib.parallel import derive_seed
+from vrlib.play import GameAttack, play
+from vrlib.play import attack_seed as attack_seed  # the seed stream of achilles' attacks: play's default, "attack"
 from vrlib.selection import METHODS, rank_records
 
 FAMILY = "achilles"
-
-# How a game's IN datasets and attacks are seeded; part of the attack cache key, so that results
-# made under an older scheme (one IN stream and one attack seed for all targets) are not reused.
-SEEDING = "per-target IN stream and attack seed"
 
 register(
     FAMILY,
@@ -178,14 +175,15 @@ def make_attack(attack: str, schema: Schema, settings: dict, seed: int, n_jobs: 
     return registry.make_attack(attack, schema=schema, seed=seed, **params)
 
 
-def _attack_identity(attack: str, schema: Schema, settings: dict) -> dict:
-    """What determines an attack's scores besides the data: its parameters and its code."""
+def attack_identity(attack: str, schema: Schema, settings: dict) -> dict:
+    """What determines an attack's scores besides the data and its seed: the profile's parameters and the code
+    (the attack's, and :func:`make_attack`'s, which turns the profile into the attack)."""
     model = make_attack(attack, schema, settings, seed=0)
     if attack == "query":
         params = {"n_queries": settings["n_queries"]}
     else:
         params = {"epochs": settings["attention_epochs"], "patience": settings["attention_patience"]}
-    return {"params": params, "source": source_hash(type(model))}
+    return {"params": params, "source": source_hash(type(model), make_attack)}
 
 
 def make_game(dataset: str, df: pd.DataFrame, schema: Schema, generator: str, generator_params: dict | None,
@@ -203,112 +201,46 @@ def make_game(dataset: str, df: pd.DataFrame, schema: Schema, generator: str, ge
 ATTENTION_GROUP = 32  # attention targets trained together as one stacked model (memory grows with it)
 
 
-def attack_seed(seed: int, target) -> int:
-    """The attack's seed for ``target`` (its queries, its forest): its own, so targets share no attack noise."""
-    return derive_seed(seed, "attack", str(target))
+def game_attack(attack: str, schema: Schema, settings: dict) -> GameAttack:
+    """The attack of the traditional game as :func:`vrlib.play.play` takes it (:func:`make_attack` with the profile).
+
+    Attention attacks are trained :data:`ATTENTION_GROUP` targets at a time
+    (:func:`vrlib.attacks.attention.fit_attacks`: each target's result is what training it alone gives).
+    """
+    spec = GameAttack(attack, partial(make_attack, attack, schema, settings), attack_identity(attack, schema, settings))
+    if attack != "attention":
+        return spec
+    from vrlib.attacks.attention import fit_attacks
+
+    return replace(spec, fit_together=partial(fit_attacks, max_group=ATTENTION_GROUP), group=ATTENTION_GROUP)
 
 
-def _attack_task(task) -> tuple[np.ndarray, np.ndarray]:
-    """Fit the attack on one target's shadow datasets and score its test datasets (runs in a worker)."""
-    attack, settings, seed, data = task
-    # One thread for the forest: the other cores attack other targets (the trees are the same either way).
-    model = make_attack(attack, data.shadow.schema, settings, attack_seed(seed, data.target_index), n_jobs=1)
-    model = model.fit(data.shadow, data.shadow.labels, data.target)
-    return data.test.labels, np.asarray(model.predict_proba(data.test), dtype=np.float64)
+def attack_targets(
+    game: TraditionalGame, targets, attack: str, settings: dict, seed: int | None = None, progress: bool = True
+) -> dict:
+    """Test labels and attack scores of each target, read from the cache or computed (:func:`vrlib.play.play`).
 
+    Each target's attack is seeded by :func:`attack_seed` from the game's seed; the
+    results are cached per target in the namespace ``achilles-attacks``, and the
+    synthetic datasets of every target in ``synthetic`` (notebooks attacking the same
+    targets with another attack reuse them).
 
-def attack_targets(game: TraditionalGame, targets, attack: str, settings: dict, seed: int,
-                   progress: bool = True) -> dict:  # fmt: skip
-    """Test labels and attack scores of each target, read from the cache or computed.
-
-    A target's key holds the keys of the exact synthetic datasets its attack sees (the
-    shadow and test datasets with their labels), the attack's parameters and the
-    source code of the attack, the game, the generator and this module.  Missing
-    targets are attacked in parallel (:func:`vrlib.parallel.run`, a batch of targets at
-    a time so that only a few targets' datasets are held in memory); the results come
-    back to this process, which writes the cache.
-    Each target's attack is seeded by :func:`attack_seed`; attention attacks are trained
-    many targets at once (:func:`_fitted`).
+    Parameters
+    ----------
+    seed : int, optional
+        The game's seed, if given (the attacks are seeded from ``game.seed``; a different
+        value is an error rather than a cache key that describes neither).
 
     Returns
     -------
     dict
         target label -> (labels, scores) on the test datasets.
     """
-    cache = Cache(namespace="achilles-attacks")
-    schema = game.schema_
-    base = dict(
-        omega=game.fingerprint_, generator=game.factory_.identity, n_aux=game.n_aux, n_test=game.n_test,
-        n_records=game.n_records, n_synth=game.n_synth, n_shadow=game.n_shadow,
-        n_test_datasets=game.n_test_datasets, seed=seed, attack=attack,
-        attack_identity=_attack_identity(attack, schema, settings), share_out=game.share_out, seeding=SEEDING,
-        code=source_hash(type(game), _attack_task, _fitted),
-    )  # fmt: skip
-    keys = {}
-    for t in dict.fromkeys(targets):
-        scored = [(p.key, p.label) for p in game.shadow_plans(t)] + [(p.key, p.label) for p in game.test_plans(t)]
-        keys[t] = make_key(target=str(t), datasets=make_key(shadow_and_test=scored), **base)
-    n_test = game.n_test_datasets
-
-    def check(arrays, meta):
-        labels, scores = arrays["labels"], arrays["scores"]
-        if labels.shape != (n_test,) or scores.shape != (n_test,):
-            raise ValueError(f"labels / scores of shape {labels.shape} / {scores.shape}, expected ({n_test},)")
-        return labels, scores
-
-    out = {}
-    for t, key in keys.items():
-        hit = cache.get(key, check)
-        if hit is not None:
-            out[t] = hit
-    todo = [t for t in keys if t not in out]
-    batch = max(1, parallel.width(game.n_jobs, game.scheduler))
-    bar = tqdm(total=len(todo), desc=f"attacking targets ({attack})", mininterval=10,
-               disable=not (progress and todo))  # fmt: skip
-    games = game.iter_targets(todo)
-    with bar:
-        if attack == "attention":  # grouped training in this process, one group at a time so each is cached
-            while chunk := list(itertools.islice(games, ATTENTION_GROUP)):
-                for t, test, model in _fitted(chunk, attack, schema, settings, seed):
-                    scores = np.asarray(model.predict_proba(test), dtype=np.float64)
-                    cache.save(keys[t], {"labels": test.labels, "scores": scores}, meta={"target": str(t)})
-                    out[t] = (test.labels, scores)
-                    bar.update(1)
-            return out
-        while True:
-            chunk = list(itertools.islice(games, batch))
-            if not chunk:
-                break
-
-            def keep(i, result, chunk=chunk):
-                # written as each target finishes, so an interrupted run keeps it
-                t = chunk[i].target_index
-                labels, scores = result
-                cache.save(keys[t], {"labels": labels, "scores": scores}, meta={"target": str(t)})
-                out[t] = (labels, scores)
-                bar.update(1)
-
-            parallel.run(_attack_task, [(attack, settings, seed, data) for data in chunk], n_jobs=game.n_jobs,
-                         scheduler=game.scheduler, progress=False, on_result=keep)  # fmt: skip
-    return out
-
-
-def _fitted(game_data, attack: str, schema: Schema, settings: dict, seed: int):
-    """Yield ``(target, test datasets, fitted attack)`` of attention attacks trained many targets at once,
-    each seeded by its target (:func:`attack_seed`)."""
-    from vrlib.attacks.attention import fit_attacks
-
-    tests = {}
-
-    def jobs():
-        for data in game_data:
-            tests[data.target_index] = data.test
-            model = make_attack(attack, schema, settings, attack_seed(seed, data.target_index))
-            yield model, data.shadow, data.shadow.labels, data.target
-
-    models = fit_attacks(jobs(), max_group=ATTENTION_GROUP)  # each target's result is what training it alone gives
-    for (t, test), model in zip(tests.items(), models):
-        yield t, test, model
+    if seed is not None and seed != game.seed:
+        raise VrlibError(f"seed={seed} differs from the game's seed {game.seed}; the attacks are seeded by the game")
+    spec = game_attack(attack, game.schema_, settings)
+    results = play(game, spec, targets, namespace="achilles-attacks", progress=progress)
+    return {t: sides["test"] for t, sides in results.items()}
 
 
 def _score_row(labels, scores) -> dict:
@@ -356,7 +288,7 @@ def record_identification(dataset: str, generator: str, methods=METHODS, profile
     df, schema = load_omega(dataset, settings["omega_rows"], seed, census_variant)
     chosen = choose_targets(df, schema, methods, settings["n_targets"], seed, distance_params)
     game = make_game(dataset, df, schema, generator, generator_params, settings, seed, n_jobs, share_out)
-    results = attack_targets(game, [t for ts in chosen.values() for t in ts], attack, settings, seed, progress)
+    results = attack_targets(game, [t for ts in chosen.values() for t in ts], attack, settings, progress=progress)
     rows = [
         dict(dataset=dataset, generator=generator, attack=attack, method=method, rank=r + 1, target=t,
              **_score_row(*results[t]))
@@ -383,7 +315,7 @@ def robustness(dataset: str, generator: str, selections: dict, profile: str = "q
     settings = profile_settings(FAMILY, profile, **overrides)
     df, schema = load_omega(dataset, settings["omega_rows"], seed)
     game = make_game(dataset, df, schema, generator, None, settings, seed, n_jobs)
-    results = attack_targets(game, [t for ts in selections.values() for t in ts], attack, settings, seed, progress)
+    results = attack_targets(game, [t for ts in selections.values() for t in ts], attack, settings, progress=progress)
     rows = [
         dict(setting=label, rank=r + 1, target=t, **_score_row(*results[t]))
         for label, targets in selections.items()

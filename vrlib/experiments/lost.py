@@ -26,29 +26,31 @@ reference record and D itself.  Errors of different records' risks are therefore
 correlated; a summary over records describes this D and these games, and its variation
 over datasets needs independent root seeds.
 
-Cached per record (namespace ``lost-attacks``): the test labels, scores and run of every
-test dataset of both games; the synthetic datasets themselves go through the games'
+The records are played by :func:`vrlib.play.play` (the model-seeded game's two test sides),
+cached per record (namespace ``lost-attacks``): the test labels and scores of both games
+(the runs follow from the labels); the datasets all records share go through the games'
 cache (namespace ``synthetic``).
 """
 
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from vrlib import metrics, parallel, synthesis
-from vrlib.cache import Cache, make_key, source_hash
-from vrlib.coded import CodedTable
+from vrlib import metrics, parallel
 from vrlib.errors import VrlibError
-from vrlib.experiments.achilles import _attack_identity, load_omega, make_attack
+from vrlib.experiments.achilles import attack_identity, load_omega, make_attack
 from vrlib.experiments.profiles import profile_settings, register
-from vrlib.games import ModelSeededGame, TraditionalGame
+from vrlib.games import ModelSeededGame
+from vrlib.play import GameAttack, play
 
 FAMILY = "lost"
 GAMES = ("traditional", "model-seeded")
+SIDES = {"model-seeded": "test", "traditional": "traditional_test"}  # game -> side of ModelSeededGame that plays it
 THRESHOLDS = (0.6, 0.7, 0.8, 0.9)
 OUT_SIDES = {"reference": "fixed", "none": "none"}  # out_side -> ModelSeededGame(reference=...)
 
@@ -245,82 +247,68 @@ def shared_plans(game: ModelSeededGame, records) -> dict:
     Shared are the datasets the games make the same for every record: the OUT datasets of
     both traditional sides (``game.share_out``; a record skips the draws that contain it,
     so the union over the records is taken) and the model-seeded IN datasets (D itself).
-    They are made first, written to the cache and kept in memory; a record's own
-    datasets (its IN shadow and traditional test datasets, its model-seeded OUT ones) are
-    made with it and not cached, since its result is: the cache holds what a resumed or
-    larger run reuses, not some 900 datasets per record that nothing reads again.
+    :func:`attack_records` makes them first, writes them to the cache and keeps them in
+    memory; a record's own datasets (its IN shadow and traditional test datasets, its
+    model-seeded OUT ones) are made with it and not cached, since its result is: the cache
+    holds what a resumed or larger run reuses, not some 900 datasets per record that
+    nothing reads again.
     """
-    shared = {}
-    records = list(records)
-    for r in records:
-        shared.update((p.key, p) for p in game.shared_plans(r))
-    if records:
-        shared.update((p.key, p) for p in game.test_plans(records[0]) if p.label == 1)
-    return shared
+    return {p.key: p for r in records for p in game.shared_plans(r, tuple(SIDES.values()))}
 
 
 def record_plans(game: ModelSeededGame, record) -> tuple[list, list, list]:
     """``(shadow, traditional test, model-seeded test)`` plans of one record (its own draws then forgotten)."""
-    plans = (game.shadow_plans(record), TraditionalGame.test_plans(game, record), game.test_plans(record))
+    plans = game.plan(record, tuple(SIDES.values()))
     game.forget(record)
-    return plans
+    return plans.shadow, plans.sides[SIDES["traditional"]], plans.sides[SIDES["model-seeded"]]
 
 
-def attack_records(game: ModelSeededGame, records, settings: dict, seed: int, progress: bool = True) -> dict:
+def attack_records(
+    game: ModelSeededGame, records, settings: dict, seed: int | None = None, progress: bool = True
+) -> dict:
     """Test labels, scores and runs of both games for each record, from the cache or computed.
 
-    The datasets all records need (:func:`shared_plans`: model-seeded IN, traditional
-    OUT, shadow OUT) are generated first, once, cached and kept in memory while the
-    records are attacked one at a time, each with plans of its own made when its turn
-    comes (so memory does not grow with the number of records).  Each record's result
-    is cached as soon as it is computed: a stopped run resumes at the first record
-    without one.
+    One attack per record, fitted on its shadow datasets and scored on the test datasets
+    of both games (:func:`vrlib.play.play` on the model-seeded game's two sides), seeded
+    from the game's seed.  The datasets all records need (:func:`shared_plans`) are
+    generated once, cached and kept in memory; each record's own datasets are made when
+    its turn comes and not cached (so memory does not grow with the number of records).
+    Each record's result is cached as soon as it is computed (namespace ``lost-attacks``):
+    a stopped run resumes at the first record without one.
+
+    Parameters
+    ----------
+    seed : int, optional
+        The game's seed, if given (a different value is an error: the attacks are seeded by the game).
 
     Returns
     -------
     dict
         record -> ``{"<game>_labels", "<game>_scores", "<game>_runs"}`` for each game of :data:`GAMES`.
     """
-    cache = Cache(namespace="lost-attacks")
+    if seed is not None and seed != game.seed:
+        raise VrlibError(f"seed={seed} differs from the game's seed {game.seed}; the attacks are seeded by the game")
     schema = game.schema_
-    base = dict(
-        omega=game.fingerprint_, generator=game.factory_.identity, n_aux=game.n_aux, n_test=game.n_test,
-        n_records=game.n_records, n_synth=game.n_synth, n_shadow=game.n_shadow,
-        n_test_datasets=game.n_test_datasets, n_runs=settings["n_runs"], reference=game.reference,
-        dataset=np.asarray(game._dataset), seed=seed, attack=_attack_identity("query", schema, settings),
-        # this module (plans, games, attack), and the synthesis that makes the datasets from the coded table
-        code=source_hash(attack_records, synthesis.synthesize, CodedTable),
-        game_source=source_hash(ModelSeededGame),
-    )  # fmt: skip
-    keys = {r: make_key(record=str(r), **base) for r in records}
+    identity = attack_identity("query", schema, settings)
+    attack = GameAttack("query", partial(make_attack, "query", schema, settings), identity)
+    results = play(
+        game,
+        attack,
+        records,
+        sides=tuple(SIDES.values()),
+        seed_stream="lost attack",
+        namespace="lost-attacks",
+        store_own=False,
+        progress=progress,
+    )
     out = {}
-    for r, key in keys.items():
-        hit = cache.get(key)
-        if hit is not None:
-            out[r] = hit[0]
-    todo = [r for r in records if r not in out]
-    if not todo:
-        return out
-    shared = shared_plans(game, todo)
-    memo: dict = {}
-    if shared:
-        game._materialise(list(shared.values()), "datasets shared by the records", memo, keep=True)
-    bar = tqdm(todo, desc="attacking records in both games", mininterval=10, disable=not progress)
-    for r in bar:
-        shadow_plans, traditional_plans, seeded_plans = record_plans(game, r)
-        target = game.data_.loc[[r]]
-        # Only this record needs these datasets: not written to the synthetic cache (its result is cached below).
-        shadow, *tests = game._dataset_groups([shadow_plans, traditional_plans, seeded_plans], f"datasets of {r}", memo,
-                                              store=False)  # fmt: skip
-        attack_seed = parallel.derive_seed(seed, "lost attack", str(r))
-        model = make_attack("query", schema, settings, attack_seed).fit(shadow, shadow.labels, target)
+    for r, sides in results.items():
         arrays = {}
-        for name, test in zip(GAMES, tests):
+        for name in GAMES:
             prefix = name.replace("-", "_")
-            arrays[f"{prefix}_labels"] = test.labels
-            arrays[f"{prefix}_scores"] = np.asarray(model.predict_proba(test), dtype=float)
-            arrays[f"{prefix}_runs"] = run_ids(test.labels, settings["n_runs"])
-        cache.save(keys[r], arrays, meta={"record": str(r)})
+            labels, scores = sides[SIDES[name]]
+            arrays[f"{prefix}_labels"], arrays[f"{prefix}_scores"] = labels, scores
+            arrays[f"{prefix}_runs"] = run_ids(labels, settings["n_runs"])
         out[r] = arrays
     return out
 
@@ -379,7 +367,7 @@ def compare_games(dataset: str = "adult", generator: str = "synthpop", *, profil
     game = make_game(dataset, df, schema, generator, generator_params, settings, seed, out_side, dataset_records,
                      n_jobs)  # fmt: skip
     records = choose_records(game, settings["n_targets"], seed) if records is None else check_records(game, records)
-    results = attack_records(game, records, settings, seed, progress)
+    results = attack_records(game, records, settings, progress=progress)
     out = pd.DataFrame([row for r in records for row in _rows(results[r], r)])
     eps = (generator_params or {}).get("epsilon", math.inf if generator == "baynet" else np.nan)
     out = out.assign(dataset=dataset, generator=generator, epsilon=float(eps), n_records=settings["n_records"],

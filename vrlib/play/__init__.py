@@ -5,3 +5,5 @@
 - :mod:`vrlib.play.pointwise`: per-record attacks over settings × attacks × seeds
   (the DOMIAS and TableGAN-MCA families).
 """
+
+from vrlib.play.game import GameAttack as GameAttack, attack_seed as attack_seed, play as play
