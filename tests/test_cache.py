@@ -10,10 +10,9 @@ import pandas as pd
 import pytest
 
 from vrlib import cache as cache_mod
-from vrlib.cache import (
-    Cache, CacheWarning, cache_dir, decode_table, encode_table, fingerprint_table, get_table, make_key, save_table,
-)  # fmt: skip
+from vrlib.cache import Cache, CacheWarning, cache_dir, fingerprint_table, get_table, make_key, save_table
 from vrlib.data import Schema
+from vrlib.encoding import decode_table, encode_table
 from vrlib.errors import VrlibError
 from vrlib.games import TraditionalGame
 

@@ -29,9 +29,10 @@ import numpy as np
 import pandas as pd
 
 from vrlib import parallel
-from vrlib.cache import Cache, encode_table, fingerprint_table, make_key, serialise, source_hash
+from vrlib.cache import Cache, fingerprint_table, make_key, serialise, source_hash
 from vrlib.coded import CodedTable
 from vrlib.data import Schema
+from vrlib.encoding import encode_table
 from vrlib.errors import VrlibError
 from vrlib.generators.base import Generator
 
@@ -308,8 +309,8 @@ def synthesize(jobs: Sequence[SynthesisJob], *, cache=True, n_jobs: int | None =
     -------
     list of dict
         Per job, ``{"codes": (n, F_cat) unsigned ints, "continuous": (n, F_cont) float64}``
-        as :func:`vrlib.cache.encode_table` makes them; rebuild a DataFrame with
-        :func:`vrlib.cache.decode_table`.
+        as :func:`vrlib.encoding.encode_table` makes them; rebuild a DataFrame with
+        :func:`vrlib.encoding.decode_table`.
     """
     store = resolve_cache(cache)
     stats = stats if stats is not None else Counter()
@@ -395,4 +396,5 @@ def batch_size(n_datasets: int, width: int) -> int:
     return max(1, min(MAX_BATCH, -(-n_datasets // width)))
 
 
-_SOURCE = source_hash(_fit_and_sample, _fit_and_sample_coded, _make_one, CodedTable)  # CodedTable: coded.py shapes the coded fits
+# coded.py shapes the coded fits, encoding.py the codes every dataset is stored as
+_SOURCE = source_hash(_fit_and_sample, _fit_and_sample_coded, _make_one, CodedTable, encode_table)

@@ -37,7 +37,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from vrlib.cache import decode_table
+from vrlib.encoding import decode_table
 from vrlib.data import Schema, quantile_domain
 from vrlib.distance import kneighbors_between
 from vrlib.encoding import TableEncoder

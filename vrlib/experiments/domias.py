@@ -54,8 +54,9 @@ from scipy.stats import wasserstein_distance
 from vrlib import metrics, synthesis
 from vrlib.attacks.domias import DOMIAS, Eq1, get_attack
 from vrlib.audit.scores import density_view
-from vrlib.cache import Cache, decode_table, make_key, source_hash
+from vrlib.cache import Cache, make_key, source_hash
 from vrlib.data import Schema, load, quantile_domain
+from vrlib.encoding import decode_table
 from vrlib.density import get_density
 from vrlib.errors import VrlibError
 from vrlib.experiments.profiles import profile_settings, register

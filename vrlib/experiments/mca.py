@@ -19,8 +19,9 @@ import pandas as pd
 
 from vrlib import synthesis
 from vrlib.attacks.collision import TableGanMCA, frequency_share, match_precision, occurs_in, record_frequency
-from vrlib.cache import Cache, decode_table, fingerprint_table, make_key, source_hash
+from vrlib.cache import Cache, fingerprint_table, make_key, source_hash
 from vrlib.data import Schema, load, preprocess_adult_mca, train_test_split
+from vrlib.encoding import decode_table
 from vrlib.errors import VrlibError
 from vrlib.experiments.profiles import profile_settings, register
 from vrlib.generators import REGISTRY, get_generator

@@ -14,7 +14,7 @@ import numbers
 import numpy as np
 import pandas as pd
 
-from vrlib.cache import encode_values
+from vrlib.encoding import encode_values
 from vrlib.data import Schema, prepare
 from vrlib.errors import VrlibError
 
@@ -165,7 +165,7 @@ class Generator:
         return self._assemble(values, n)
 
     def sample_encoded(self, n: int, seed: int | None = None, schema: Schema | None = None, categories=None) -> dict:
-        """``vrlib.cache.encode_table(self.sample(n, seed), schema, categories)``, without the DataFrame.
+        """``vrlib.encoding.encode_table(self.sample(n, seed), schema, categories)``, without the DataFrame.
 
         The same rows as :meth:`sample` (the same random draws), as ``{"codes",
         "continuous"}`` arrays; thousands of datasets per game skip building and
