@@ -9,6 +9,7 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
+from scipy.stats import wasserstein_distance
 from sklearn.metrics import roc_auc_score, roc_curve
 
 from vrlib.data import Schema
@@ -119,6 +120,23 @@ def marginal_distance(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schem
     if not groups:
         raise VrlibError("two-way marginals need at least two columns")
     return float(np.mean([_tvd(np.column_stack([a[c] for c in g]), np.column_stack([b[c] for c in g])) for g in groups]))
+
+
+def sliced_wasserstein(a: np.ndarray, b: np.ndarray, n_directions: int = 100, seed: int = 0) -> float:
+    """Sliced Wasserstein-1 distance: mean 1-D W1 of the projections on random unit directions."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1]:
+        raise VrlibError("both samples must be 2-D with the same number of columns")
+    dirs = np.random.default_rng(seed).normal(size=(n_directions, a.shape[1]))
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    pa, pb = a @ dirs.T, b @ dirs.T
+    return float(np.mean([wasserstein_distance(pa[:, k], pb[:, k]) for k in range(n_directions)]))
+
+
+def column_wasserstein(a: np.ndarray, b: np.ndarray) -> float:
+    """Mean over columns of the 1-D Wasserstein-1 distance between the two samples' marginals."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return float(np.mean([wasserstein_distance(a[:, k], b[:, k]) for k in range(a.shape[1])]))
 
 
 def recovery_metrics(flagged, is_member) -> dict:

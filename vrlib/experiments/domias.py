@@ -49,7 +49,6 @@ import time
 
 import numpy as np
 import pandas as pd
-from scipy.stats import wasserstein_distance
 
 from vrlib import metrics, synthesis
 from vrlib.attacks.domias import DOMIAS, Eq1, get_attack
@@ -541,23 +540,6 @@ def precision_curves(profile: str = "quick", attacks=ATTACKS, cache: bool = True
 # --------------------------------------------------------------------------- Fig. 6
 
 
-def sliced_wasserstein(a: np.ndarray, b: np.ndarray, n_directions: int = 100, seed: int = 0) -> float:
-    """Sliced Wasserstein-1 distance: mean 1-D W1 of the projections on random unit directions."""
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1]:
-        raise VrlibError("both samples must be 2-D with the same number of columns")
-    dirs = np.random.default_rng(seed).normal(size=(n_directions, a.shape[1]))
-    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
-    pa, pb = a @ dirs.T, b @ dirs.T
-    return float(np.mean([wasserstein_distance(pa[:, k], pb[:, k]) for k in range(n_directions)]))
-
-
-def column_wasserstein(a: np.ndarray, b: np.ndarray) -> float:
-    """Mean over columns of the 1-D Wasserstein-1 distance between the two samples' marginals."""
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    return float(np.mean([wasserstein_distance(a[:, k], b[:, k]) for k in range(a.shape[1])]))
-
-
 def noise_sigma(value: float, values_are: str = "variance") -> float:
     """The additive-noise σ (standardised units) for one of the paper's noise values.
 
@@ -643,7 +625,8 @@ def fig6(profile: str = "quick", attacks=None, cache: bool = True, n_jobs: int |
     for (seed, label, gen, params, priv), syn in zip(metas, tables):
         syn = syn.to_numpy(np.float64)
         hold = parts_by_seed[seed]["holdout"].to_numpy(np.float64)
-        quality.append({"wd_sliced": sliced_wasserstein(syn, hold, seed=seed), "wd_columns": column_wasserstein(syn, hold)})
+        quality.append({"wd_sliced": metrics.sliced_wasserstein(syn, hold, seed=seed),
+                        "wd_columns": metrics.column_wasserstein(syn, hold)})
         epochs = params.get("epochs", 0)
         # the Bayesian networks' synthetic data also depend on the public domain: part of the setting's key
         key_params = {**params, "domains": publics[seed].domains} if gen in ("baynet", "privbayes") else params
@@ -764,5 +747,5 @@ def summarise(results: pd.DataFrame, by, metric: str = "auc") -> pd.DataFrame:
 __all__ = [
     "ATTACKS", "FIG3_ATTACKS", "FIG4_ATTACKS", "Setting", "california", "split", "synthesize", "score_settings",
     "fig3a", "fig3b", "fig4", "fig6", "precision_curves", "minority", "encode_adult", "noise_sigma", "public_domain",
-    "sliced_wasserstein", "column_wasserstein", "summarise",
+    "summarise",
 ]  # fmt: skip
