@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import hashlib
 import os
 import warnings
 
@@ -10,7 +12,7 @@ import pandas as pd
 import pytest
 
 from vrlib import cache as cache_mod
-from vrlib.cache import Cache, CacheWarning, cache_dir, fingerprint_table, get_table, make_key, save_table
+from vrlib.cache import Cache, CacheWarning, cache_dir, fingerprint_table, get_table, make_key, save_table, source_hash
 from vrlib.data import Schema
 from vrlib.encoding import decode_table, encode_table
 from vrlib.errors import VrlibError
@@ -233,3 +235,63 @@ def test_interrupted_game_resumes_where_it_stopped(tmp_path):
 def test_module_has_no_pickle():
     src = open(cache_mod.__file__).read()
     assert "import pickle" not in src and "allow_pickle=True" not in src
+
+
+
+def _module(monkeypatch, path, text):
+    """Write ``text`` to ``path`` and import it as a fresh module (registered, as imports are, until the test ends)."""
+    import importlib.util
+    import sys
+
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(f"vrlib_test_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_source_hash_follows_the_code_not_its_layout(tmp_path, monkeypatch):
+    path = tmp_path / "shaped.py"
+    original = 'def shape(x):\n    """Scale x."""\n    return x * 2\n'
+    fn = _module(monkeypatch, path, original).shape
+    before = source_hash(fn)
+    # the hash is of the file's syntax tree
+    tree = hashlib.sha256(ast.dump(ast.parse(original)).encode()).hexdigest()
+    assert before == hashlib.sha256(tree.encode()).hexdigest()
+    same = [
+        "# a comment\ndef shape(x):  # another\n    '''Scale x.'''\n\n\n    return (x *\n            2)\n",
+        'def shape( x ) :\n    """Scale x."""\n    return x*2  # fmt: skip\n',
+    ]
+    for text in same:
+        path.write_text(text)
+        assert source_hash(fn) == before, text
+    changed = [
+        'def shape(x):\n    """Scale x."""\n    return x * 3\n',  # a constant
+        'def shape(x):\n    """Scale x twice."""\n    return x * 2\n',  # the docstring
+        'def shape(y):\n    """Scale x."""\n    return y * 2\n',  # a name
+        original + "\nLIMIT = 1\n",  # more code in the file
+    ]
+    for text in changed:
+        path.write_text(text)
+        assert source_hash(fn) != before, text
+    path.write_text(original)
+    assert source_hash(fn) == before
+
+
+def test_source_hash_of_a_class_counts_its_bases_and_dependencies(tmp_path, monkeypatch):
+    base = _module(monkeypatch, tmp_path / "base_mod.py", "class Base:\n    rate = 1\n")
+    helper = _module(monkeypatch, tmp_path / "helper_mod.py", "def helper():\n    return 1\n")
+    child = _module(monkeypatch, tmp_path / "child_mod.py",
+                    "from vrlib_test_base_mod import Base\n\n\nclass Child(Base):\n    pass\n").Child  # fmt: skip
+    child.source_dependencies = (helper,)
+    before = source_hash(child)
+    assert len({before, source_hash(base.Base), source_hash(helper.helper), source_hash(base.Base, helper)}) == 4
+    for name, edit in (("base_mod.py", "class Base:\n    rate = 2\n"), ("helper_mod.py", "def helper():\n    return 2\n")):
+        original = (tmp_path / name).read_text()
+        (tmp_path / name).write_text(edit)
+        assert source_hash(child) != before, name
+        (tmp_path / name).write_text("# reformatted\n" + original.replace("    ", "        "))
+        assert source_hash(child) == before, name
+        (tmp_path / name).write_text(original)
+    assert source_hash(int) == hashlib.sha256().hexdigest()  # builtins have no source file: nothing hashed

@@ -23,6 +23,7 @@ The root is ``$VRLIB_CACHE_DIR`` or ``.cache/vrlib`` under the project root (see
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import inspect
 import io
@@ -332,13 +333,18 @@ def get_table(cache: Cache, key: str, schema: Schema, categories: Mapping) -> pd
 
 
 def source_hash(*code) -> str:
-    """SHA-256 of the source files that define ``code`` (classes, functions or modules).
+    """SHA-256 of the code in the source files that define ``code`` (classes, functions or modules).
 
     A class counts with the files of all its bases (those without a source file, such
     as builtins, are skipped) and of the modules it lists in a ``source_dependencies``
     attribute (code it calls from elsewhere); a function or a method with its module's file.  Put it
     in the key of every cached result the code shapes, so that editing the code
     invalidates the results it made before.
+
+    Each file counts by its syntax tree (:func:`ast.dump` of :func:`ast.parse`), not its
+    bytes: any change to code, constants or docstrings gives a new hash, while comments,
+    line breaks, spacing and quotes do not, so that reformatting the code keeps its
+    results.  The tree's layout belongs to the Python version, which may change it.
     """
     files = set()
     for obj in code:
@@ -355,7 +361,24 @@ def source_hash(*code) -> str:
     h = hashlib.sha256()
     for path in sorted(files, key=lambda f: Path(f).name + f):
         try:
-            h.update(Path(path).read_bytes())
+            data = Path(path).read_bytes()
         except OSError:
             continue
+        h.update(_tree_digest(data).encode())
     return h.hexdigest()
+
+
+_TREE_DIGESTS: dict[str, str] = {}  # sha256 of a file's bytes -> sha256 of its syntax tree (parsing is the slow part)
+
+
+def _tree_digest(data: bytes) -> str:
+    """SHA-256 of the syntax tree of the Python source ``data`` (of the bytes, if it does not parse)."""
+    raw = hashlib.sha256(data).hexdigest()
+    digest = _TREE_DIGESTS.get(raw)
+    if digest is None:
+        try:
+            text = ast.dump(ast.parse(data)).encode()
+        except (SyntaxError, ValueError):
+            text = data
+        digest = _TREE_DIGESTS[raw] = hashlib.sha256(text).hexdigest()
+    return digest
