@@ -10,8 +10,10 @@ an interrupted run resumes where it stopped.
 There is one way to read: :meth:`Cache.get` returns the entry or None.  An entry that
 cannot be read (torn by a power cut, damaged on disk) is reported with its path, moved
 aside, and made again by the caller; nothing tests for an entry and then loads it.
-Workers never touch the cache: they return results, and the process that asked for
-them writes the entries, so a cluster needs no disk shared with the client.
+:func:`get_or_make` (one result) and :func:`get_or_make_many` (many, made in parallel)
+are the one way to cache: read, check, make what is missing, save.  Workers never touch
+the cache: they return results, and the process that asked for them writes the
+entries, so a cluster needs no disk shared with the client.
 
 Tables are stored compactly (:func:`save_table`, :func:`get_table`) with the codec of
 :mod:`vrlib.encoding`: categorical columns as small unsigned integer codes, continuous
@@ -33,19 +35,20 @@ import tempfile
 import warnings
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from vrlib import parallel
 from vrlib.data import Schema
 from vrlib.encoding import decode_table, encode_table
 from vrlib.errors import VrlibError
 
 __all__ = [
-    "Cache", "cache_dir", "make_key", "fingerprint_table", "serialise", "save_table", "get_table", "source_hash",
-    "CacheWarning",
+    "Cache", "cache_dir", "make_key", "fingerprint_table", "serialise", "get_or_make", "get_or_make_many", "save_table",
+    "get_table", "source_hash", "CacheWarning",
 ]  # fmt: skip
 
 _META = "__meta__"  # name of the array holding the JSON metadata inside an entry
@@ -314,6 +317,108 @@ class Cache:
 
     def __repr__(self) -> str:
         return f"Cache(root={str(self.root)!r}, namespace={self.namespace!r})"
+
+
+def get_or_make(cache: Cache | None, key: str, make: Callable, decode: Callable | None = None):
+    """The value of the entry ``key``: read from ``cache``, else made by ``make``, saved, and returned.
+
+    The one way to cache a single result (:func:`get_or_make_many` makes many in parallel).
+
+    Parameters
+    ----------
+    cache : Cache or None
+        None: nothing is read or saved, ``make`` runs.
+    key : str
+        From :func:`make_key`, holding everything that determines the result.
+    make : callable
+        ``make()`` returns the entry, ``(arrays, meta)`` as :meth:`Cache.save` takes them.
+    decode : callable, optional
+        ``decode(arrays, meta)`` builds the value and checks it (an entry it refuses is
+        unreadable, see :meth:`Cache.get`); a fresh entry goes through it too, so the value
+        is the same whether it was read or made.  Default: ``(arrays, meta)``.
+    """
+    if cache is not None:
+        value = cache.get(key, decode)
+        if value is not None:
+            return value
+    arrays, meta = make()
+    if cache is not None:
+        cache.save(key, arrays, meta)
+    return (arrays, meta) if decode is None else decode(arrays, meta)
+
+
+def get_or_make_many(cache: Cache | None, keys: Sequence[str], make: Callable, plan: Callable, *,
+                     decode: Callable | Sequence[Callable] | None = None, n_jobs: int | None = None, scheduler=None,
+                     desc: str | None = None, progress: bool = True) -> list:  # fmt: skip
+    """The value of every entry of ``keys``: read from ``cache``, else made in parallel and saved as each task returns.
+
+    Equal keys are read or made once (and share their value).  The missing entries are
+    made by :func:`vrlib.parallel.run`, and each task's entries are saved by this process
+    as soon as the task returns, so an interrupted run keeps every finished task and the
+    workers need no disk shared with this process.
+
+    Parameters
+    ----------
+    cache : Cache or None
+        None: nothing is read or saved, every entry is made.
+    keys : sequence of str
+    make : callable
+        ``make(task)`` runs one task (in a worker: a module-level function) and returns
+        its entries, one per position it makes (in the order :obj:`plan` gave them).  An
+        entry is ``(arrays, meta)``, saved with :meth:`Cache.save`, or ``(arrays, meta,
+        payload)`` with ``payload`` the entry as :func:`serialise` makes it in the worker
+        (so compression runs there), written as it is, or None for a result not worth
+        keeping (returned, never saved).
+    plan : callable
+        ``plan(missing)`` returns the tasks that make the missing entries, as a list of
+        ``(task, positions)``; ``missing`` lists the positions in ``keys`` of the entries
+        to make (the first of equal keys), each of which must be in one task.
+    decode : callable or sequence of callables, optional
+        ``decode(arrays, meta)`` builds and checks the value (as in :func:`get_or_make`);
+        one for every key, or a sequence with one per key.  Default: ``(arrays, meta)``.
+    n_jobs, scheduler, desc, progress
+        Where and how the tasks run (see :func:`vrlib.parallel.run`).
+
+    Returns
+    -------
+    list
+        The value of every key, in the order of ``keys``.
+    """
+    keys = list(keys)
+    decoders = list(decode) if isinstance(decode, Sequence) else [decode] * len(keys)
+    if len(decoders) != len(keys):
+        raise VrlibError(f"{len(decoders)} decoders for {len(keys)} keys; give one decoder, or one per key")
+    first: dict[str, int] = {}
+    for i, key in enumerate(keys):
+        first.setdefault(key, i)
+    values: dict[str, object] = {}
+    for key, i in first.items():
+        value = cache.get(key, decoders[i]) if cache is not None else None
+        if value is not None:
+            values[key] = value
+    missing = [i for key, i in first.items() if key not in values]
+    tasks = plan(missing) if missing else []
+    planned = sorted(i for _, positions in tasks for i in positions)
+    if planned != sorted(missing):
+        raise VrlibError("plan must put every missing entry in exactly one task")
+
+    def keep(t: int, entries) -> None:
+        positions = tasks[t][1]
+        entries = list(entries)
+        if len(entries) != len(positions):
+            raise VrlibError(f"a task returned {len(entries)} entries for {len(positions)} positions")
+        for i, entry in zip(positions, entries):
+            arrays, meta, *payload = entry
+            if cache is not None:
+                if not payload:
+                    cache.save(keys[i], arrays, meta)
+                elif payload[0] is not None:
+                    cache.write(keys[i], payload[0])
+            values[keys[i]] = (arrays, meta) if decoders[i] is None else decoders[i](arrays, meta)
+
+    parallel.run(make, [task for task, _ in tasks], n_jobs=n_jobs, scheduler=scheduler, desc=desc,
+                 progress=progress, on_result=keep)  # fmt: skip
+    return [values[key] for key in keys]
 
 
 def save_table(cache: Cache, key: str, df: pd.DataFrame, schema: Schema, categories=None, meta=None) -> Path:
