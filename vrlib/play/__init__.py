@@ -5,3 +5,5 @@
 - :mod:`vrlib.play.pointwise`: per-record attacks over settings × attacks × seeds
   (the DOMIAS and TableGAN-MCA families).
 """
+
+from vrlib.play.pointwise import score_pointwise as score_pointwise
