@@ -58,7 +58,7 @@ from torch import nn
 import vrlib
 from vrlib.attacks.attention import AttentionAttack, TargetAttentionNet
 from vrlib.attacks.attention_training import train_group
-from vrlib.cache import encode_table
+from vrlib.encoding import encode_table
 from vrlib.experiments import achilles
 from vrlib.games import SyntheticDatasets
 from vrlib.metrics import auc

@@ -52,7 +52,8 @@ import numpy as np
 
 import vrlib
 from vrlib.attacks.query import QueryAttack
-from vrlib.cache import Cache, encode_table
+from vrlib.cache import Cache
+from vrlib.encoding import encode_table
 from vrlib.games import SyntheticDatasets, TraditionalGame
 from vrlib.parallel import default_n_jobs
 

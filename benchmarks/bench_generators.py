@@ -51,7 +51,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import vrlib  # noqa: E402
-from vrlib.cache import encode_table, serialise  # noqa: E402
+from vrlib.cache import serialise  # noqa: E402
+from vrlib.encoding import encode_table  # noqa: E402
 from vrlib.generators import get_generator  # noqa: E402
 from vrlib.metrics import marginal_distance  # noqa: E402
 

@@ -24,7 +24,7 @@ import pandas as pd
 
 import vrlib
 from vrlib.attacks.query import choose_subsets, query_answers, subset_columns
-from vrlib.cache import encode_table
+from vrlib.encoding import encode_table
 from vrlib.games import SyntheticDatasets
 
 

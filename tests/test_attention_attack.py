@@ -131,7 +131,7 @@ def test_all_categorical_tables_census_like():
     attack = AttentionAttack(schema, top_x=3, max_epochs=1).fit(datasets, np.arange(10) % 2, target)
     assert attack.predict_proba(datasets).shape == (10,)
     # The same datasets as a game's integer-coded batch (no continuous columns at all).
-    from vrlib.cache import encode_table
+    from vrlib.encoding import encode_table
     from vrlib.games import SyntheticDatasets
 
     categories = {c: data[c].cat.categories for c in schema.categorical}
@@ -152,7 +152,7 @@ def test_unique_records_are_encoded_as_the_table_encoder_does():
 
 
 def test_game_batches_and_frames_give_the_same_features():
-    from vrlib.cache import encode_table
+    from vrlib.encoding import encode_table
     from vrlib.games import SyntheticDatasets
 
     datasets, labels, target = _game(12, seed=11)

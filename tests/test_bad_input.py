@@ -547,3 +547,79 @@ def test_commit_id_is_dirty_for_code_changes_not_for_figures(tmp_path, monkeypat
     assert report.commit_id() == clean
     (tmp_path / "code.py").write_text("x = 2")
     assert report.commit_id() == clean + "-dirty"
+
+
+# --------------------------------------------------------------------------- the library's parameter checks
+
+
+@pytest.mark.parametrize(
+    "value, minimum, maximum, ok",
+    [(3, 1, None, True), (np.int64(3), 1, None, True), (1, 1, 1, True), (0, 1, None, False), (4, 1, 3, False),
+     (True, 0, None, False), (2.0, 0, None, False), ("2", 0, None, False), (None, 0, None, False)],
+)  # fmt: skip
+def test_check_integer_accepts_integers_in_range_only(value, minimum, maximum, ok):
+    from vrlib.params import check_integer, is_integer
+
+    assert is_integer(value, minimum, maximum) is ok
+    if ok:
+        got = check_integer("k", value, minimum, maximum)
+        assert got == int(value) and type(got) is int
+    else:
+        with pytest.raises(VrlibError, match=r"^k must be an integer .*, got "):
+            check_integer("k", value, minimum, maximum)
+
+
+def test_check_number_bounds_and_words():
+    from vrlib.params import check_number, check_probability, is_number
+
+    assert check_number("x", np.float32(0.25), above=0, below=1) == 0.25
+    assert check_number("x", None, optional=True) is None
+    assert check_number("eps", float("inf"), above=0, allow_inf=True) == float("inf")
+    cases = [  # value, bounds, message
+        (0.0, dict(above=0), "x must be a number > 0, got 0.0"),
+        (1.0, dict(above=0, below=1), "x must be a number in (0, 1), got 1.0"),
+        (-0.1, dict(minimum=0, maximum=1), "x must be a number in [0, 1], got -0.1"),
+        (1.0, dict(minimum=0, below=1), "x must be a number in [0, 1), got 1.0"),
+        (float("inf"), dict(minimum=0), "x must be a number >= 0 (finite), got inf"),
+        (float("nan"), {}, "x must be a number, got nan"),
+        (True, {}, "x must be a number, got True"),
+        ("1", dict(above=0), "x must be a number > 0, got '1'"),
+    ]
+    for value, bounds, message in cases:
+        assert not is_number(value, **{k: v for k, v in bounds.items()})
+        with pytest.raises(VrlibError) as info:
+            check_number("x", value, **bounds)
+        assert str(info.value) == message
+    with pytest.raises(VrlibError, match=r"^p must be a probability in \[0, 1\], got 1.5$"):
+        check_probability("p", 1.5)
+    assert check_probability("p", 1) == 1.0
+
+
+def test_library_and_notebook_checks_say_the_same_rule():
+    from vrlib.params import check_integer, number
+
+    with pytest.raises(VrlibError, match=r"^n_jobs must be an integer >= 1, got 0$"):
+        check_integer("n_jobs", 0, minimum=1)
+    with pytest.raises(VrlibError, match=r"^notebook parameter 'n_jobs' must be an integer >= 1, got 0$"):
+        integer(minimum=1)("n_jobs", 0)
+    with pytest.raises(VrlibError, match=r"'f' must be a number in \[0.001, 1.0\], got 2"):
+        number(minimum=0.001, maximum=1.0)("f", 2)
+
+
+def test_lost_sizes_are_checked_by_one_rule_in_the_library_and_notebook_06(monkeypatch):
+    from vrlib.experiments import lost
+    from vrlib.params import optional
+
+    for check in (lambda v: lost.settings_for("smoke", n_games=v),
+                  lambda v: check_parameters({"n_games": v}, n_games=optional(lost.check_setting))):  # fmt: skip
+        with pytest.raises(VrlibError, match="n_games=3 gives fewer than 2 games per side"):
+            check(3)
+        check(4)
+    check_parameters({"n_games": None}, n_games=optional(lost.check_setting))  # None: the profile's
+    with pytest.raises(VrlibError, match=r"n_shadow must be an integer >= 4, got 2"):
+        check_parameters({"n_shadow": 2}, n_shadow=optional(lost.check_setting))
+    monkeypatch.setitem(lost.LEAST, "n_games", 6)  # one place decides for both
+    with pytest.raises(VrlibError, match="use n_games >= 6"):
+        lost.settings_for("smoke", n_games=4)
+    with pytest.raises(VrlibError, match="use n_games >= 6"):
+        check_parameters({"n_games": 4}, n_games=optional(lost.check_setting))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import hashlib
 import os
 import warnings
 
@@ -11,9 +13,11 @@ import pytest
 
 from vrlib import cache as cache_mod
 from vrlib.cache import (
-    Cache, CacheWarning, cache_dir, decode_table, encode_table, fingerprint_table, get_table, make_key, save_table,
+    Cache, CacheWarning, cache_dir, fingerprint_table, get_or_make, get_or_make_many, get_table, make_key, save_table,
+    serialise, source_hash,
 )  # fmt: skip
 from vrlib.data import Schema
+from vrlib.encoding import decode_table, encode_table
 from vrlib.errors import VrlibError
 from vrlib.games import TraditionalGame
 
@@ -234,3 +238,148 @@ def test_interrupted_game_resumes_where_it_stopped(tmp_path):
 def test_module_has_no_pickle():
     src = open(cache_mod.__file__).read()
     assert "import pickle" not in src and "allow_pickle=True" not in src
+
+
+
+def _module(monkeypatch, path, text):
+    """Write ``text`` to ``path`` and import it as a fresh module (registered, as imports are, until the test ends)."""
+    import importlib.util
+    import sys
+
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(f"vrlib_test_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_source_hash_follows_the_code_not_its_layout(tmp_path, monkeypatch):
+    path = tmp_path / "shaped.py"
+    original = 'def shape(x):\n    """Scale x."""\n    return x * 2\n'
+    fn = _module(monkeypatch, path, original).shape
+    before = source_hash(fn)
+    # the hash is of the file's syntax tree
+    tree = hashlib.sha256(ast.dump(ast.parse(original)).encode()).hexdigest()
+    assert before == hashlib.sha256(tree.encode()).hexdigest()
+    same = [
+        "# a comment\ndef shape(x):  # another\n    '''Scale x.'''\n\n\n    return (x *\n            2)\n",
+        'def shape( x ) :\n    """Scale x."""\n    return x*2  # fmt: skip\n',
+    ]
+    for text in same:
+        path.write_text(text)
+        assert source_hash(fn) == before, text
+    changed = [
+        'def shape(x):\n    """Scale x."""\n    return x * 3\n',  # a constant
+        'def shape(x):\n    """Scale x twice."""\n    return x * 2\n',  # the docstring
+        'def shape(y):\n    """Scale x."""\n    return y * 2\n',  # a name
+        original + "\nLIMIT = 1\n",  # more code in the file
+    ]
+    for text in changed:
+        path.write_text(text)
+        assert source_hash(fn) != before, text
+    path.write_text(original)
+    assert source_hash(fn) == before
+
+
+def test_source_hash_of_a_class_counts_its_bases_and_dependencies(tmp_path, monkeypatch):
+    base = _module(monkeypatch, tmp_path / "base_mod.py", "class Base:\n    rate = 1\n")
+    helper = _module(monkeypatch, tmp_path / "helper_mod.py", "def helper():\n    return 1\n")
+    child = _module(monkeypatch, tmp_path / "child_mod.py",
+                    "from vrlib_test_base_mod import Base\n\n\nclass Child(Base):\n    pass\n").Child  # fmt: skip
+    child.source_dependencies = (helper,)
+    before = source_hash(child)
+    assert len({before, source_hash(base.Base), source_hash(helper.helper), source_hash(base.Base, helper)}) == 4
+    for name, edit in (("base_mod.py", "class Base:\n    rate = 2\n"), ("helper_mod.py", "def helper():\n    return 2\n")):
+        original = (tmp_path / name).read_text()
+        (tmp_path / name).write_text(edit)
+        assert source_hash(child) != before, name
+        (tmp_path / name).write_text("# reformatted\n" + original.replace("    ", "        "))
+        assert source_hash(child) == before, name
+        (tmp_path / name).write_text(original)
+    assert source_hash(int) == hashlib.sha256().hexdigest()  # builtins have no source file: nothing hashed
+
+
+def test_get_or_make_reads_checks_makes_and_saves(tmp_path):
+    c = Cache(tmp_path, namespace="t")
+    calls = []
+
+    def make():
+        calls.append(1)
+        return {"v": np.arange(3.0)}, {"n": 3}
+
+    def decode(arrays, meta):
+        if arrays["v"].shape != (meta["n"],):
+            raise ValueError("wrong shape")
+        return arrays["v"].sum()
+
+    key = make_key(what="sum")
+    assert get_or_make(c, key, make, decode) == 3.0 and len(calls) == 1 and len(c) == 1
+    assert get_or_make(c, key, make, decode) == 3.0 and len(calls) == 1  # read back, not made
+    arrays, meta = get_or_make(c, key, make)  # without decode: the entry itself
+    np.testing.assert_array_equal(arrays["v"], np.arange(3.0))
+    assert meta == {"n": 3}
+    c.save(key, {"v": np.arange(5.0)}, {"n": 4})  # an entry its check refuses is made again
+    with pytest.warns(CacheWarning, match="wrong shape"):
+        assert get_or_make(c, key, make, decode) == 3.0
+    assert len(calls) == 2 and c.get(key, decode) == 3.0
+    assert get_or_make(None, key, make, decode) == 3.0 and len(calls) == 3  # no cache: always made
+
+
+def _square_entries(task):
+    """Entries ``{"x": i * i}`` for the positions of one task (module level: it runs in workers)."""
+    values, fail = task
+    if fail:
+        raise RuntimeError("stopped")
+    return [({"x": np.array([v * v])}, {"v": v}) for v in values]
+
+
+def test_get_or_make_many_makes_each_missing_entry_once_and_saves_as_tasks_return(tmp_path):
+    c = Cache(tmp_path, namespace="t")
+    values = (1, 2, 3, 2, 4)
+    keys = [make_key(v=v) for v in values]  # position 3 repeats position 1
+    c.save(keys[2], {"x": np.array([9])}, {"v": 3})
+    planned = []
+
+    def plan(missing):
+        planned.append(list(missing))
+        return [((tuple(values[i] for i in part), False), part) for part in (missing[:2], missing[2:])]
+
+    decode = lambda arrays, meta: int(arrays["x"][0])  # noqa: E731
+    got = get_or_make_many(c, keys, _square_entries, plan, decode=decode, n_jobs=1, progress=False)
+    assert got == [1, 4, 9, 4, 16] and planned == [[0, 1, 4]] and len(c) == 4
+    # everything cached: nothing planned
+    assert get_or_make_many(c, keys, _square_entries, plan, decode=decode, n_jobs=1, progress=False) == got
+    assert len(planned) == 1
+    # in worker processes, with one decoder per key
+    keys2 = [make_key(v=v, run=2) for v in (5, 6)]
+    plan2 = lambda missing: [(((5 + i,), False), [i]) for i in missing]  # noqa: E731
+    decoders = [decode, lambda arrays, meta: -int(arrays["x"][0])]
+    assert get_or_make_many(c, keys2, _square_entries, plan2, decode=decoders, n_jobs=2, progress=False) == [25, -36]
+
+
+def test_get_or_make_many_keeps_finished_tasks_when_one_fails(tmp_path):
+    c = Cache(tmp_path, namespace="t")
+    keys = [make_key(v=v, fail=1) for v in (1, 2)]
+    plan = lambda missing: [(((1 + i,), i == 1), [i]) for i in missing]  # noqa: E731
+    with pytest.raises(RuntimeError, match="stopped"):
+        get_or_make_many(c, keys, _square_entries, plan, n_jobs=1, progress=False)
+    assert list(c.keys()) == [keys[0]]  # the first task finished: kept
+    with pytest.raises(VrlibError, match="exactly one task"):
+        get_or_make_many(c, keys, _square_entries, lambda missing: [], n_jobs=1, progress=False)
+
+
+def _serialised_entries(task):
+    """Entries serialised in the worker; the second is not to be stored (payload None)."""
+    return [({"x": np.array([1])}, {"m": 1}, serialise({"x": np.array([1])}, {"m": 1})),
+            ({"x": np.array([2])}, {"m": 2}, None)]
+
+
+def test_get_or_make_many_writes_worker_serialised_entries_and_skips_unkept_ones(tmp_path):
+    c = Cache(tmp_path, namespace="t")
+    keys = [make_key(p=1), make_key(p=2)]
+    got = get_or_make_many(c, keys, _serialised_entries, lambda missing: [(None, missing)], n_jobs=1, progress=False)
+    assert [int(a["x"][0]) for a, _ in got] == [1, 2] and [m for _, m in got] == [{"m": 1}, {"m": 2}]
+    assert list(c.keys()) == [keys[0]]
+    arrays, meta = c.get(keys[0])
+    assert meta == {"m": 1} and arrays["x"].tolist() == [1]

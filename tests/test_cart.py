@@ -126,5 +126,5 @@ def test_editing_the_trees_renews_synthpops_cache_key(monkeypatch):
     before = source_hash(Synthpop)
     read = Path.read_bytes
     monkeypatch.setattr(Path, "read_bytes",
-                        lambda self: read(self) + (b"# edited" if self.name == "cart.py" else b""))  # fmt: skip
+                        lambda self: read(self) + (b"\n_EDITED = True\n" if self.name == "cart.py" else b""))  # fmt: skip
     assert source_hash(Synthpop) != before

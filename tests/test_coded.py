@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from conftest import make_table
-from vrlib.cache import encode_table
+from vrlib.encoding import encode_table
 from vrlib.coded import CodedTable
 from vrlib.data import Schema
 from vrlib.errors import VrlibError

@@ -241,20 +241,6 @@ def test_split_is_disjoint_and_nests_reference_sets():
         split(df, n_mem=40, n_ref=30, seed=0)
 
 
-def test_wasserstein_helpers():
-    from vrlib.experiments.domias import column_wasserstein, sliced_wasserstein
-
-    rng = np.random.default_rng(0)
-    a = rng.normal(size=(500, 3))
-    assert sliced_wasserstein(a, a) == 0.0 and column_wasserstein(a, a) == 0.0
-    shift = np.array([1.0, 0.0, 0.0])
-    # a shift by v moves every projection by |θ·v|: the sliced distance is the mean of |θ_1|
-    dirs = np.random.default_rng(7).normal(size=(100, 3))
-    expected = np.mean(np.abs(dirs[:, 0]) / np.linalg.norm(dirs, axis=1))
-    assert sliced_wasserstein(a, a + shift, seed=7) == pytest.approx(expected)
-    assert column_wasserstein(a, a + shift) == pytest.approx(1 / 3)
-
-
 def test_summarise_mean_std_seeds():
     from vrlib.experiments.domias import summarise
 

@@ -338,12 +338,15 @@ def test_dask_cluster_without_shared_disk(reference, tmp_path, monkeypatch):
 
 
 def _edited(monkeypatch, *files):
-    """Pretend the source files ending in ``files`` were edited (their bytes as ``source_hash`` reads them)."""
+    """Pretend the source files ending in ``files`` were edited (their bytes as ``source_hash`` reads them).
+
+    The edit is code (a new constant): ``source_hash`` reads the syntax tree, so a comment would not count.
+    """
     read = Path.read_bytes
 
     def read_bytes(self):
         data = read(self)
-        return data + b"\n# edited\n" if any(str(self).endswith(f) for f in files) else data
+        return data + b"\n_EDITED = True\n" if any(str(self).endswith(f) for f in files) else data
 
     monkeypatch.setattr(Path, "read_bytes", read_bytes)
 

@@ -688,7 +688,7 @@ def test_quality_on_adult():
 @pytest.mark.parametrize("name", ["synthpop", "baynet", "privbayes", "noise"])
 def test_sample_encoded_is_the_encoded_sample(name):
     """The arrays straight from the generator are encode_table of its sampled table: same draws, same layout."""
-    from vrlib.cache import encode_table
+    from vrlib.encoding import encode_table
 
     df, schema = mixed_table(150)
     gen = fitted(name, df, schema, seed=3)

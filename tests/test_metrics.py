@@ -75,3 +75,15 @@ def test_marginal_distance_by_hand():
     assert metrics.marginal_distance(real, synth, schema, way=1, bins=2) == pytest.approx(0.25)
     # Joint (c, x): real {a0: 1/2, b10: 1/2}; synth {a0: 1/4, a10: 1/2, b10: 1/4} -> TVD 1/2.
     assert metrics.marginal_distance(real, synth, schema, way=2, bins=2) == pytest.approx(0.5)
+
+
+def test_wasserstein_helpers():
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(500, 3))
+    assert metrics.sliced_wasserstein(a, a) == 0.0 and metrics.column_wasserstein(a, a) == 0.0
+    shift = np.array([1.0, 0.0, 0.0])
+    # a shift by v moves every projection by |θ·v|: the sliced distance is the mean of |θ_1|
+    dirs = np.random.default_rng(7).normal(size=(100, 3))
+    expected = np.mean(np.abs(dirs[:, 0]) / np.linalg.norm(dirs, axis=1))
+    assert metrics.sliced_wasserstein(a, a + shift, seed=7) == pytest.approx(expected)
+    assert metrics.column_wasserstein(a, a + shift) == pytest.approx(1 / 3)

@@ -87,7 +87,7 @@ def test_answers_match_brute_force(operator, seed):
         np.testing.assert_array_equal(got[k], brute_force(frame, target, schema, operator))
     # The stacked integer-encoded form gives the same answers.
     cats = {c: df[c].cat.categories for c in schema.categorical}
-    from vrlib.cache import encode_table
+    from vrlib.encoding import encode_table
 
     batch = SyntheticDatasets.from_arrays([encode_table(f, schema, cats) for f in frames], [0, 1, 0, 1],
                                           schema, cats, tuple(df.columns))  # fmt: skip

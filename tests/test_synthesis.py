@@ -7,7 +7,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from vrlib.cache import Cache, decode_table
+from vrlib.cache import Cache
+from vrlib.encoding import decode_table
 from vrlib.errors import VrlibError
 from vrlib.synthesis import GeneratorSpec, SynthesisJob, synthesize
 

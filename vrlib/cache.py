@@ -10,12 +10,14 @@ an interrupted run resumes where it stopped.
 There is one way to read: :meth:`Cache.get` returns the entry or None.  An entry that
 cannot be read (torn by a power cut, damaged on disk) is reported with its path, moved
 aside, and made again by the caller; nothing tests for an entry and then loads it.
-Workers never touch the cache: they return results, and the process that asked for
-them writes the entries, so a cluster needs no disk shared with the client.
+:func:`get_or_make` (one result) and :func:`get_or_make_many` (many, made in parallel)
+are the one way to cache: read, check, make what is missing, save.  Workers never touch
+the cache: they return results, and the process that asked for them writes the
+entries, so a cluster needs no disk shared with the client.
 
-Tables are stored compactly: categorical columns as small unsigned integer codes,
-continuous columns as float64; :func:`decode_table` rebuilds the DataFrame with the
-categories of the original data.
+Tables are stored compactly (:func:`save_table`, :func:`get_table`) with the codec of
+:mod:`vrlib.encoding`: categorical columns as small unsigned integer codes, continuous
+columns as float64, rebuilt with the categories of the original data.
 
 The root is ``$VRLIB_CACHE_DIR`` or ``.cache/vrlib`` under the project root (see
 :func:`cache_dir`).
@@ -23,6 +25,7 @@ The root is ``$VRLIB_CACHE_DIR`` or ``.cache/vrlib`` under the project root (see
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import inspect
 import io
@@ -32,18 +35,20 @@ import tempfile
 import warnings
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from vrlib import parallel
 from vrlib.data import Schema
+from vrlib.encoding import decode_table, encode_table
 from vrlib.errors import VrlibError
 
 __all__ = [
-    "Cache", "cache_dir", "make_key", "fingerprint_table", "serialise",
-    "encode_table", "decode_table", "save_table", "get_table", "source_hash", "CacheWarning",
+    "Cache", "cache_dir", "make_key", "fingerprint_table", "serialise", "get_or_make", "get_or_make_many", "save_table",
+    "get_table", "source_hash", "CacheWarning",
 ]  # fmt: skip
 
 _META = "__meta__"  # name of the array holding the JSON metadata inside an entry
@@ -104,144 +109,6 @@ def fingerprint_table(df: pd.DataFrame, schema: Schema) -> str:
     for c in schema.continuous:
         h.update(np.ascontiguousarray(df[c].to_numpy(dtype=np.float64)).tobytes())
     return h.hexdigest()
-
-
-def _code_dtype(n_categories: int):
-    return np.uint8 if n_categories <= 256 else np.uint16 if n_categories <= 65536 else np.uint32
-
-
-def encode_table(df: pd.DataFrame, schema: Schema, categories: Mapping | None = None) -> dict[str, np.ndarray]:
-    """A table as ``{"codes": (n, F_cat) unsigned ints, "continuous": (n, F_cont) float64}``.
-
-    Parameters
-    ----------
-    df : DataFrame
-    schema : Schema
-    categories : mapping column -> categories, optional
-        The category sets the codes refer to (e.g. those of the real data the
-        table was synthesised from); default the columns' own.
-
-    Raises
-    ------
-    VrlibError
-        When a categorical value is not in its category set.
-    """
-    cats = _categories(df, schema, categories)
-    width = max((len(cats[c]) for c in schema.categorical), default=1)
-    codes = np.empty((len(df), len(schema.categorical)), dtype=_code_dtype(width))
-    for j, c in enumerate(schema.categorical):
-        col = df[c].array
-        if isinstance(col, pd.Categorical) and _same_categories(col.categories, cats[c]):
-            code = col.codes
-        else:  # recode by value against the reference categories
-            code = pd.Categorical(col, categories=cats[c]).codes
-        if (code < 0).any():
-            bad = pd.unique(np.asarray(col, dtype=object)[code < 0])[:5]
-            raise VrlibError(
-                f"column {c!r} has value(s) {list(bad)} outside its category set (or missing); "
-                "a generator must only produce values of its training data's categories"
-            )
-        codes[:, j] = code
-    continuous = np.ascontiguousarray(df[list(schema.continuous)].to_numpy(dtype=np.float64))
-    return {"codes": codes, "continuous": continuous.reshape(len(df), len(schema.continuous))}
-
-
-def encode_values(values: Mapping[str, np.ndarray], own: Mapping, schema: Schema,
-                  categories: Mapping | None = None) -> dict[str, np.ndarray]:  # fmt: skip
-    """What :func:`encode_table` makes of a table, from its columns as arrays (no DataFrame built).
-
-    Parameters
-    ----------
-    values : mapping column -> 1-D array
-        Integer codes into ``own[c]`` for categorical columns, numbers for continuous ones.
-    own : mapping column -> categories
-        The category set each categorical column's codes refer to.
-    schema : Schema
-    categories : mapping column -> categories, optional
-        The category sets of the result's codes (default ``own``).
-
-    Raises
-    ------
-    VrlibError
-        When a code is missing (negative) or its value is not in the result's category set.
-    """
-    cats = own if categories is None else _categories(None, schema, categories)
-    width = max((len(cats[c]) for c in schema.categorical), default=1)
-    n = len(values[schema.columns[0]]) if schema.columns else 0
-    codes = np.empty((n, len(schema.categorical)), dtype=_code_dtype(width))
-    for j, c in enumerate(schema.categorical):
-        code = np.asarray(values[c], dtype=np.int64)
-        mine = own[c]
-        if (code < 0).any() or (code >= len(mine)).any():
-            raise VrlibError(f"column {c!r} has missing or out-of-range codes; a generator must only produce "
-                             "values of its training data's categories")  # fmt: skip
-        if not _same_categories(mine, cats[c]):  # recode against the reference
-            code = pd.Index(cats[c]).get_indexer(mine)[code]
-            if (code < 0).any():
-                bad = pd.unique(np.asarray(pd.Index(mine), dtype=object)[np.asarray(values[c])[code < 0]])[:5]
-                raise VrlibError(
-                    f"column {c!r} has value(s) {list(bad)} outside its category set (or missing); "
-                    "a generator must only produce values of its training data's categories"
-                )
-        codes[:, j] = code
-    continuous = np.empty((n, len(schema.continuous)), dtype=np.float64)
-    for j, c in enumerate(schema.continuous):
-        continuous[:, j] = values[c]
-    return {"codes": codes, "continuous": continuous}
-
-
-def _same_categories(a, b) -> bool:
-    """Whether two category sets are equal (the same object, or equal values in the same order)."""
-    if a is b:
-        return True
-    a = a if isinstance(a, pd.Index) else pd.Index(a)
-    return len(a) == len(b) and a.equals(b if isinstance(b, pd.Index) else pd.Index(b))
-
-
-def decode_table(codes, continuous, schema: Schema, categories: Mapping, columns=None, index=None) -> pd.DataFrame:
-    """Rebuild the DataFrame that :func:`encode_table` encoded.
-
-    Parameters
-    ----------
-    codes, continuous : ndarray
-        As returned by :func:`encode_table`.
-    schema : Schema
-    categories : mapping column -> categories
-        The category sets the codes refer to.
-    columns : sequence of str, optional
-        Column order of the result (default ``schema.columns``).
-    index : array-like, optional
-        Index of the result (default a RangeIndex).
-    """
-    codes = np.asarray(codes)
-    continuous = np.asarray(continuous, dtype=np.float64)
-    if codes.shape[1:] != (len(schema.categorical),) or continuous.shape[1:] != (len(schema.continuous),):
-        raise VrlibError(
-            f"arrays of shape {codes.shape} / {continuous.shape} do not fit the schema "
-            f"({len(schema.categorical)} categorical, {len(schema.continuous)} continuous columns)"
-        )
-    out = {}
-    for j, c in enumerate(schema.categorical):
-        out[c] = pd.Categorical.from_codes(codes[:, j].astype(np.int64), dtype=pd.CategoricalDtype(categories[c]))
-    for j, c in enumerate(schema.continuous):
-        out[c] = continuous[:, j]
-    df = pd.DataFrame(out, index=index)
-    return df[list(columns)] if columns is not None else df[list(schema.columns)]
-
-
-def _categories(df, schema, categories):
-    if categories is None:
-        cats = {}
-        for c in schema.categorical:
-            if not isinstance(df[c].dtype, pd.CategoricalDtype):
-                raise VrlibError(f"column {c!r} is not categorical; pass the table through vrlib.data.prepare first")
-            cats[c] = df[c].cat.categories
-        return cats
-    missing = [c for c in schema.categorical if c not in categories]
-    if missing:
-        raise VrlibError(f"no category set given for column(s) {missing}")
-    return {c: categories[c] if isinstance(categories[c], pd.Index) else pd.Index(categories[c])
-            for c in schema.categorical}  # fmt: skip
 
 
 def serialise(arrays: Mapping[str, np.ndarray], meta: Mapping | None = None, compress: bool = True) -> bytes:
@@ -452,8 +319,110 @@ class Cache:
         return f"Cache(root={str(self.root)!r}, namespace={self.namespace!r})"
 
 
+def get_or_make(cache: Cache | None, key: str, make: Callable, decode: Callable | None = None):
+    """The value of the entry ``key``: read from ``cache``, else made by ``make``, saved, and returned.
+
+    The one way to cache a single result (:func:`get_or_make_many` makes many in parallel).
+
+    Parameters
+    ----------
+    cache : Cache or None
+        None: nothing is read or saved, ``make`` runs.
+    key : str
+        From :func:`make_key`, holding everything that determines the result.
+    make : callable
+        ``make()`` returns the entry, ``(arrays, meta)`` as :meth:`Cache.save` takes them.
+    decode : callable, optional
+        ``decode(arrays, meta)`` builds the value and checks it (an entry it refuses is
+        unreadable, see :meth:`Cache.get`); a fresh entry goes through it too, so the value
+        is the same whether it was read or made.  Default: ``(arrays, meta)``.
+    """
+    if cache is not None:
+        value = cache.get(key, decode)
+        if value is not None:
+            return value
+    arrays, meta = make()
+    if cache is not None:
+        cache.save(key, arrays, meta)
+    return (arrays, meta) if decode is None else decode(arrays, meta)
+
+
+def get_or_make_many(cache: Cache | None, keys: Sequence[str], make: Callable, plan: Callable, *,
+                     decode: Callable | Sequence[Callable] | None = None, n_jobs: int | None = None, scheduler=None,
+                     desc: str | None = None, progress: bool = True) -> list:  # fmt: skip
+    """The value of every entry of ``keys``: read from ``cache``, else made in parallel and saved as each task returns.
+
+    Equal keys are read or made once (and share their value).  The missing entries are
+    made by :func:`vrlib.parallel.run`, and each task's entries are saved by this process
+    as soon as the task returns, so an interrupted run keeps every finished task and the
+    workers need no disk shared with this process.
+
+    Parameters
+    ----------
+    cache : Cache or None
+        None: nothing is read or saved, every entry is made.
+    keys : sequence of str
+    make : callable
+        ``make(task)`` runs one task (in a worker: a module-level function) and returns
+        its entries, one per position it makes (in the order :obj:`plan` gave them).  An
+        entry is ``(arrays, meta)``, saved with :meth:`Cache.save`, or ``(arrays, meta,
+        payload)`` with ``payload`` the entry as :func:`serialise` makes it in the worker
+        (so compression runs there), written as it is, or None for a result not worth
+        keeping (returned, never saved).
+    plan : callable
+        ``plan(missing)`` returns the tasks that make the missing entries, as a list of
+        ``(task, positions)``; ``missing`` lists the positions in ``keys`` of the entries
+        to make (the first of equal keys), each of which must be in one task.
+    decode : callable or sequence of callables, optional
+        ``decode(arrays, meta)`` builds and checks the value (as in :func:`get_or_make`);
+        one for every key, or a sequence with one per key.  Default: ``(arrays, meta)``.
+    n_jobs, scheduler, desc, progress
+        Where and how the tasks run (see :func:`vrlib.parallel.run`).
+
+    Returns
+    -------
+    list
+        The value of every key, in the order of ``keys``.
+    """
+    keys = list(keys)
+    decoders = list(decode) if isinstance(decode, Sequence) else [decode] * len(keys)
+    if len(decoders) != len(keys):
+        raise VrlibError(f"{len(decoders)} decoders for {len(keys)} keys; give one decoder, or one per key")
+    first: dict[str, int] = {}
+    for i, key in enumerate(keys):
+        first.setdefault(key, i)
+    values: dict[str, object] = {}
+    for key, i in first.items():
+        value = cache.get(key, decoders[i]) if cache is not None else None
+        if value is not None:
+            values[key] = value
+    missing = [i for key, i in first.items() if key not in values]
+    tasks = plan(missing) if missing else []
+    planned = sorted(i for _, positions in tasks for i in positions)
+    if planned != sorted(missing):
+        raise VrlibError("plan must put every missing entry in exactly one task")
+
+    def keep(t: int, entries) -> None:
+        positions = tasks[t][1]
+        entries = list(entries)
+        if len(entries) != len(positions):
+            raise VrlibError(f"a task returned {len(entries)} entries for {len(positions)} positions")
+        for i, entry in zip(positions, entries):
+            arrays, meta, *payload = entry
+            if cache is not None:
+                if not payload:
+                    cache.save(keys[i], arrays, meta)
+                elif payload[0] is not None:
+                    cache.write(keys[i], payload[0])
+            values[keys[i]] = (arrays, meta) if decoders[i] is None else decoders[i](arrays, meta)
+
+    parallel.run(make, [task for task, _ in tasks], n_jobs=n_jobs, scheduler=scheduler, desc=desc,
+                 progress=progress, on_result=keep)  # fmt: skip
+    return [values[key] for key in keys]
+
+
 def save_table(cache: Cache, key: str, df: pd.DataFrame, schema: Schema, categories=None, meta=None) -> Path:
-    """Store a table under ``key`` as integer codes + float64 (see :func:`encode_table`)."""
+    """Store a table under ``key`` as integer codes + float64 (see :func:`vrlib.encoding.encode_table`)."""
     meta = dict(meta or {})
     meta["columns"] = [str(c) for c in df.columns]
     return cache.save(key, encode_table(df, schema, categories), meta)
@@ -469,13 +438,18 @@ def get_table(cache: Cache, key: str, schema: Schema, categories: Mapping) -> pd
 
 
 def source_hash(*code) -> str:
-    """SHA-256 of the source files that define ``code`` (classes, functions or modules).
+    """SHA-256 of the code in the source files that define ``code`` (classes, functions or modules).
 
     A class counts with the files of all its bases (those without a source file, such
     as builtins, are skipped) and of the modules it lists in a ``source_dependencies``
     attribute (code it calls from elsewhere); a function or a method with its module's file.  Put it
     in the key of every cached result the code shapes, so that editing the code
     invalidates the results it made before.
+
+    Each file counts by its syntax tree (:func:`ast.dump` of :func:`ast.parse`), not its
+    bytes: any change to code, constants or docstrings gives a new hash, while comments,
+    line breaks, spacing and quotes do not, so that reformatting the code keeps its
+    results.  The tree's layout belongs to the Python version, which may change it.
     """
     files = set()
     for obj in code:
@@ -492,7 +466,24 @@ def source_hash(*code) -> str:
     h = hashlib.sha256()
     for path in sorted(files, key=lambda f: Path(f).name + f):
         try:
-            h.update(Path(path).read_bytes())
+            data = Path(path).read_bytes()
         except OSError:
             continue
+        h.update(_tree_digest(data).encode())
     return h.hexdigest()
+
+
+_TREE_DIGESTS: dict[str, str] = {}  # sha256 of a file's bytes -> sha256 of its syntax tree (parsing is the slow part)
+
+
+def _tree_digest(data: bytes) -> str:
+    """SHA-256 of the syntax tree of the Python source ``data`` (of the bytes, if it does not parse)."""
+    raw = hashlib.sha256(data).hexdigest()
+    digest = _TREE_DIGESTS.get(raw)
+    if digest is None:
+        try:
+            text = ast.dump(ast.parse(data)).encode()
+        except (SyntaxError, ValueError):
+            text = data
+        digest = _TREE_DIGESTS[raw] = hashlib.sha256(text).hexdigest()
+    return digest

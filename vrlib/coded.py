@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from vrlib.cache import _code_dtype
+from vrlib.encoding import code_dtype
 from vrlib.data import Schema, prepare
 from vrlib.errors import VrlibError
 
@@ -67,7 +67,7 @@ class CodedTable:
         self._values = {}
         for c in self.columns:
             if c in schema.categorical:
-                self._values[c] = np.ascontiguousarray(data[c].array.codes, dtype=_code_dtype(len(self.categories[c])))
+                self._values[c] = np.ascontiguousarray(data[c].array.codes, dtype=code_dtype(len(self.categories[c])))
             else:
                 self._values[c] = data[c].to_numpy(dtype=np.float64, copy=True)
 

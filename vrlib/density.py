@@ -31,6 +31,7 @@ import numpy as np
 from scipy import linalg
 
 from vrlib.errors import VrlibError
+from vrlib.params import check_integer, check_number
 from vrlib.torch_setup import resolve_device, torch_threads
 
 __all__ = ["GaussianKDE", "BNAF", "get_density", "check_matrix"]
@@ -425,13 +426,9 @@ class BNAF:
 
     def _check_params(self) -> None:
         for name in ("n_flows", "n_layers", "hidden_per_dim", "epochs", "batch_size"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or value < 1:
-                raise VrlibError(f"{name} must be a positive integer, got {value!r}")
-        if not 0 <= self.val_fraction < 1:
-            raise VrlibError(f"val_fraction must be in [0, 1), got {self.val_fraction!r}")
-        if not self.lr > 0:
-            raise VrlibError(f"lr must be positive, got {self.lr!r}")
+            check_integer(name, getattr(self, name), minimum=1)
+        check_number("val_fraction", self.val_fraction, minimum=0, below=1)
+        check_number("lr", self.lr, above=0)
 
     def fit(self, X) -> "BNAF":
         """Train the flow by maximum likelihood on ``X`` (n, d), at least two rows."""

@@ -22,6 +22,7 @@ from scipy.spatial.distance import cdist
 
 from vrlib.encoding import EncodedTable
 from vrlib.errors import VrlibError
+from vrlib.params import check_integer
 
 METRICS = ("cosine", "minkowski")
 
@@ -227,8 +228,7 @@ def kneighbors(
     """
     n = len(table)
     limit = n if include_self else n - 1
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise VrlibError(f"k must be a positive integer, got {k!r}")
+    check_integer("k", k, minimum=1, want="a positive integer")
     if k > limit:
         raise VrlibError(
             f"k={k} but each record has only {limit} {'records' if include_self else 'other records'}; "
@@ -422,8 +422,7 @@ def kneighbors_between(
     import torch
 
     n = len(reference)
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n:
-        raise VrlibError(f"k must be an integer between 1 and the {n} reference records, got {k!r}")
+    check_integer("k", k, minimum=1, maximum=n, want=f"an integer between 1 and the {n} reference records")
     exact = _Pairwise(query, reference, metric, p, np.float64)
     fast = _Pairwise(query, reference, metric, p, np.float32)
     euclid = metric == "minkowski" and float(p) == 2.0

@@ -5,11 +5,17 @@ any table of the same schema into dense float arrays (achilles §2: one-hot, the
 min-max to [0, 1] with the min and max of the dataset the score is computed on).
 :func:`category_codes` gives the integer codes that the generators and the counting
 queries work on.
+
+:func:`encode_table` stores a table compactly, as the cache and the synthetic datasets
+hold it: categorical columns as small unsigned integer codes into given category sets,
+continuous columns as float64; :func:`decode_table` rebuilds the DataFrame with those
+categories, and :func:`encode_values` makes the same arrays from columns as arrays.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -104,3 +110,145 @@ class TableEncoder:
 
     def fit_transform(self, df: pd.DataFrame) -> EncodedTable:
         return self.fit(df).transform(df)
+
+
+# --------------------------------------------------------------------------- tables as codes
+
+
+def code_dtype(n_categories: int):
+    """The smallest unsigned integer dtype that holds codes of ``n_categories`` categories."""
+    return np.uint8 if n_categories <= 256 else np.uint16 if n_categories <= 65536 else np.uint32
+
+
+def encode_table(df: pd.DataFrame, schema: Schema, categories: Mapping | None = None) -> dict[str, np.ndarray]:
+    """A table as ``{"codes": (n, F_cat) unsigned ints, "continuous": (n, F_cont) float64}``.
+
+    Parameters
+    ----------
+    df : DataFrame
+    schema : Schema
+    categories : mapping column -> categories, optional
+        The category sets the codes refer to (e.g. those of the real data the
+        table was synthesised from); default the columns' own.
+
+    Raises
+    ------
+    VrlibError
+        When a categorical value is not in its category set.
+    """
+    cats = _categories(df, schema, categories)
+    width = max((len(cats[c]) for c in schema.categorical), default=1)
+    codes = np.empty((len(df), len(schema.categorical)), dtype=code_dtype(width))
+    for j, c in enumerate(schema.categorical):
+        col = df[c].array
+        if isinstance(col, pd.Categorical) and _same_categories(col.categories, cats[c]):
+            code = col.codes
+        else:  # recode by value against the reference categories
+            code = pd.Categorical(col, categories=cats[c]).codes
+        if (code < 0).any():
+            bad = pd.unique(np.asarray(col, dtype=object)[code < 0])[:5]
+            raise VrlibError(
+                f"column {c!r} has value(s) {list(bad)} outside its category set (or missing); "
+                "a generator must only produce values of its training data's categories"
+            )
+        codes[:, j] = code
+    continuous = np.ascontiguousarray(df[list(schema.continuous)].to_numpy(dtype=np.float64))
+    return {"codes": codes, "continuous": continuous.reshape(len(df), len(schema.continuous))}
+
+
+def encode_values(values: Mapping[str, np.ndarray], own: Mapping, schema: Schema,
+                  categories: Mapping | None = None) -> dict[str, np.ndarray]:  # fmt: skip
+    """What :func:`encode_table` makes of a table, from its columns as arrays (no DataFrame built).
+
+    Parameters
+    ----------
+    values : mapping column -> 1-D array
+        Integer codes into ``own[c]`` for categorical columns, numbers for continuous ones.
+    own : mapping column -> categories
+        The category set each categorical column's codes refer to.
+    schema : Schema
+    categories : mapping column -> categories, optional
+        The category sets of the result's codes (default ``own``).
+
+    Raises
+    ------
+    VrlibError
+        When a code is missing (negative) or its value is not in the result's category set.
+    """
+    cats = own if categories is None else _categories(None, schema, categories)
+    width = max((len(cats[c]) for c in schema.categorical), default=1)
+    n = len(values[schema.columns[0]]) if schema.columns else 0
+    codes = np.empty((n, len(schema.categorical)), dtype=code_dtype(width))
+    for j, c in enumerate(schema.categorical):
+        code = np.asarray(values[c], dtype=np.int64)
+        mine = own[c]
+        if (code < 0).any() or (code >= len(mine)).any():
+            raise VrlibError(f"column {c!r} has missing or out-of-range codes; a generator must only produce "
+                             "values of its training data's categories")  # fmt: skip
+        if not _same_categories(mine, cats[c]):  # recode against the reference
+            code = pd.Index(cats[c]).get_indexer(mine)[code]
+            if (code < 0).any():
+                bad = pd.unique(np.asarray(pd.Index(mine), dtype=object)[np.asarray(values[c])[code < 0]])[:5]
+                raise VrlibError(
+                    f"column {c!r} has value(s) {list(bad)} outside its category set (or missing); "
+                    "a generator must only produce values of its training data's categories"
+                )
+        codes[:, j] = code
+    continuous = np.empty((n, len(schema.continuous)), dtype=np.float64)
+    for j, c in enumerate(schema.continuous):
+        continuous[:, j] = values[c]
+    return {"codes": codes, "continuous": continuous}
+
+
+def _same_categories(a, b) -> bool:
+    """Whether two category sets are equal (the same object, or equal values in the same order)."""
+    if a is b:
+        return True
+    a = a if isinstance(a, pd.Index) else pd.Index(a)
+    return len(a) == len(b) and a.equals(b if isinstance(b, pd.Index) else pd.Index(b))
+
+
+def decode_table(codes, continuous, schema: Schema, categories: Mapping, columns=None, index=None) -> pd.DataFrame:
+    """Rebuild the DataFrame that :func:`encode_table` encoded.
+
+    Parameters
+    ----------
+    codes, continuous : ndarray
+        As returned by :func:`encode_table`.
+    schema : Schema
+    categories : mapping column -> categories
+        The category sets the codes refer to.
+    columns : sequence of str, optional
+        Column order of the result (default ``schema.columns``).
+    index : array-like, optional
+        Index of the result (default a RangeIndex).
+    """
+    codes = np.asarray(codes)
+    continuous = np.asarray(continuous, dtype=np.float64)
+    if codes.shape[1:] != (len(schema.categorical),) or continuous.shape[1:] != (len(schema.continuous),):
+        raise VrlibError(
+            f"arrays of shape {codes.shape} / {continuous.shape} do not fit the schema "
+            f"({len(schema.categorical)} categorical, {len(schema.continuous)} continuous columns)"
+        )
+    out = {}
+    for j, c in enumerate(schema.categorical):
+        out[c] = pd.Categorical.from_codes(codes[:, j].astype(np.int64), dtype=pd.CategoricalDtype(categories[c]))
+    for j, c in enumerate(schema.continuous):
+        out[c] = continuous[:, j]
+    df = pd.DataFrame(out, index=index)
+    return df[list(columns)] if columns is not None else df[list(schema.columns)]
+
+
+def _categories(df, schema, categories):
+    if categories is None:
+        cats = {}
+        for c in schema.categorical:
+            if not isinstance(df[c].dtype, pd.CategoricalDtype):
+                raise VrlibError(f"column {c!r} is not categorical; pass the table through vrlib.data.prepare first")
+            cats[c] = df[c].cat.categories
+        return cats
+    missing = [c for c in schema.categorical if c not in categories]
+    if missing:
+        raise VrlibError(f"no category set given for column(s) {missing}")
+    return {c: categories[c] if isinstance(categories[c], pd.Index) else pd.Index(categories[c])
+            for c in schema.categorical}  # fmt: skip

@@ -60,7 +60,8 @@ import numpy as np
 import pandas as pd
 
 from vrlib import parallel
-from vrlib.cache import decode_table, fingerprint_table
+from vrlib.cache import fingerprint_table
+from vrlib.encoding import decode_table
 from vrlib.coded import CodedTable
 from vrlib.data import Schema, prepare
 from vrlib.errors import VrlibError
@@ -132,7 +133,7 @@ class SyntheticDatasets:
 
     @classmethod
     def from_arrays(cls, arrays: list[dict], labels, schema: Schema, categories: dict, columns) -> "SyntheticDatasets":
-        """Stack per-dataset ``{"codes", "continuous"}`` dicts (as :func:`vrlib.cache.encode_table` returns)."""
+        """Stack per-dataset ``{"codes", "continuous"}`` dicts (as :func:`vrlib.encoding.encode_table` returns)."""
         if not arrays:
             raise VrlibError("no synthetic datasets to stack")
         codes = np.stack([a["codes"] for a in arrays])

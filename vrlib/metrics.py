@@ -9,10 +9,12 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
+from scipy.stats import wasserstein_distance
 from sklearn.metrics import roc_auc_score, roc_curve
 
 from vrlib.data import Schema
 from vrlib.errors import VrlibError
+from vrlib.params import check_integer, check_number
 
 
 def _check(labels, scores):
@@ -58,8 +60,7 @@ def top_q_precision(labels, scores, q: float = 0.1) -> float:
     under a random choice among the ties), so the order of the input never matters.
     """
     labels, scores = _check(labels, scores)
-    if not 0 < q <= 1:
-        raise VrlibError(f"q must be in (0, 1], got {q}")
+    check_number("q", q, above=0, maximum=1)
     n = max(1, int(round(q * len(scores))))
     cut = np.sort(scores)[::-1][n - 1]
     above, tied = scores > cut, scores == cut
@@ -121,6 +122,23 @@ def marginal_distance(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schem
     return float(np.mean([_tvd(np.column_stack([a[c] for c in g]), np.column_stack([b[c] for c in g])) for g in groups]))
 
 
+def sliced_wasserstein(a: np.ndarray, b: np.ndarray, n_directions: int = 100, seed: int = 0) -> float:
+    """Sliced Wasserstein-1 distance: mean 1-D W1 of the projections on random unit directions."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1]:
+        raise VrlibError("both samples must be 2-D with the same number of columns")
+    dirs = np.random.default_rng(seed).normal(size=(n_directions, a.shape[1]))
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    pa, pb = a @ dirs.T, b @ dirs.T
+    return float(np.mean([wasserstein_distance(pa[:, k], pb[:, k]) for k in range(n_directions)]))
+
+
+def column_wasserstein(a: np.ndarray, b: np.ndarray) -> float:
+    """Mean over columns of the 1-D Wasserstein-1 distance between the two samples' marginals."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return float(np.mean([wasserstein_distance(a[:, k], b[:, k]) for k in range(a.shape[1])]))
+
+
 def recovery_metrics(flagged, is_member) -> dict:
     """Precision, recall and counts of a flagged set (NaN precision, with no division, when nothing is flagged).
 
@@ -166,9 +184,7 @@ def rmsd(a, b) -> float:
 
 def check_threshold(t: float) -> float:
     """``t`` as a float if it lies in the open interval (0.5, 1), else raise :class:`VrlibError`."""
-    if isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating)) or not 0.5 < t < 1:
-        raise VrlibError(f"the high-risk threshold t must be a number in the open interval (0.5, 1) (got {t!r})")
-    return float(t)
+    return check_number("the high-risk threshold t", t, above=0.5, below=1)
 
 
 def miss_rate(reference, other, t: float) -> float:
@@ -200,8 +216,6 @@ def miss_rate(reference, other, t: float) -> float:
 def estimation_bound(n_games: int, rho: float = 0.05) -> float:
     """Half-width ``sqrt(log(2/rho) / (2 N))`` within which a success rate estimated from ``N`` games lies
     with probability ``1 - rho`` (Hoeffding; Lost in the Averages, Props. 1–2)."""
-    if isinstance(n_games, bool) or not isinstance(n_games, (int, np.integer)) or n_games < 1:
-        raise VrlibError(f"n_games must be a positive integer (got {n_games!r})")
-    if not 0 < rho < 1:
-        raise VrlibError(f"rho must be in (0, 1) (got {rho!r})")
+    check_integer("n_games", n_games, minimum=1)
+    check_number("rho", rho, above=0, below=1)
     return float(np.sqrt(np.log(2 / rho) / (2 * n_games)))

@@ -20,6 +20,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from vrlib.errors import VrlibError
+from vrlib.params import check_integer
 
 __all__ = ["run", "derive_seed", "default_n_jobs", "dask_scheduler", "width"]
 
@@ -75,8 +76,7 @@ def derive_seed(seed: int, *keys) -> int:
     *keys : int or str
         What identifies the task.
     """
-    if not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise VrlibError(f"seed must be a non-negative integer (got {seed!r})")
+    check_integer("seed", seed, minimum=0)
     words = [int(seed)]
     for k in keys:
         if isinstance(k, (int, np.integer)):

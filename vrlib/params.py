@@ -1,4 +1,8 @@
-"""Checks of a notebook's parameters: type, range and known names, before anything runs.
+"""Checks of parameters: type, range and known names, each rule stated once for the library and the notebooks.
+
+The library checks its arguments with :func:`check_integer`, :func:`check_number` and
+:func:`check_probability` (``k must be an integer >= 1, got 0``); a notebook checks its
+parameters with the same rules through :func:`check_parameters`, below.
 
 Every notebook calls :func:`check_parameters` in the first code cell after its
 ``parameters`` cell, so that a bad value (``-p seed abc``, ``-p profile quik``) or an
@@ -29,6 +33,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import math
 import numbers
 import os
 from collections.abc import Callable, Sequence
@@ -36,6 +41,98 @@ from collections.abc import Callable, Sequence
 from vrlib.errors import VrlibError
 
 Check = Callable[[str, object], None]  # raises VrlibError naming the parameter, or returns None
+
+
+# --------------------------------------------------------------------------- the rules
+
+
+def is_integer(value, minimum=None, maximum=None) -> bool:
+    """Whether ``value`` is an integer (a bool is not) in ``[minimum, maximum]``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        return False
+    return (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
+
+
+def is_number(value, minimum=None, maximum=None, *, above=None, below=None, allow_inf: bool = False) -> bool:
+    """Whether ``value`` is a real number within the bounds (a bool is not; never NaN; ``±inf`` only with ``allow_inf``).
+
+    ``minimum`` / ``maximum`` are inclusive bounds, ``above`` / ``below`` exclusive ones.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != value:
+        return False
+    if not allow_inf and abs(value) == math.inf:
+        return False
+    return ((minimum is None or value >= minimum) and (maximum is None or value <= maximum)
+            and (above is None or value > above) and (below is None or value < below))  # fmt: skip
+
+
+def _bounds(minimum=None, maximum=None, above=None, below=None) -> str:
+    """The bounds in words: ``>= 1``, or an interval such as ``in (0, 1]`` when there is a bound on each side."""
+    low = ("(", above) if above is not None else ("[", minimum) if minimum is not None else None
+    high = (")", below) if below is not None else ("]", maximum) if maximum is not None else None
+    if low and high:
+        return f"in {low[0]}{low[1]}, {high[1]}{high[0]}"
+    parts = [f"{op} {v}" for op, v in ((">", above), (">=", minimum), ("<", below), ("<=", maximum)) if v is not None]
+    return " and ".join(parts)
+
+
+def _integer_words(minimum=None, maximum=None, optional: bool = False) -> str:
+    return " ".join(filter(None, ("an integer", _bounds(minimum, maximum)))) + (" or None" if optional else "")
+
+
+def _number_words(minimum=None, maximum=None, above=None, below=None, optional: bool = False) -> str:
+    words = " ".join(filter(None, ("a number", _bounds(minimum, maximum, above, below))))
+    return words + (" or None" if optional else "")
+
+
+def _finite(value, allow_inf: bool) -> str:
+    """What to add to the words of a number rule when ``value`` fails it by being infinite."""
+    return " (finite)" if not allow_inf and is_number(value, allow_inf=True) and abs(value) == math.inf else ""
+
+
+# --------------------------------------------------------------------------- the library's checks
+
+
+def check_integer(name: str, value, minimum=None, maximum=None, *, optional: bool = False,
+                  want: str | None = None) -> int | None:  # fmt: skip
+    """``value`` as an int if it is an integer in ``[minimum, maximum]`` (or None when ``optional``).
+
+    Raises
+    ------
+    VrlibError
+        ``{name} must be {want}, got {value!r}``; ``want`` defaults to the rule in words
+        (``an integer >= 1``), a caller may say it in its own (``a non-negative int (number of rows)``).
+    """
+    if value is None and optional:
+        return None
+    if not is_integer(value, minimum, maximum):
+        raise VrlibError(f"{name} must be {want or _integer_words(minimum, maximum, optional)}, got {value!r}")
+    return int(value)
+
+
+def check_number(name: str, value, minimum=None, maximum=None, *, above=None, below=None, allow_inf: bool = False,
+                 optional: bool = False, want: str | None = None) -> float | None:  # fmt: skip
+    """``value`` as a float if it is a real number within the bounds (see :func:`is_number`; None when ``optional``).
+
+    Raises
+    ------
+    VrlibError
+        ``{name} must be {want}, got {value!r}`` (``want`` as in :func:`check_integer`).
+    """
+    if value is None and optional:
+        return None
+    if not is_number(value, minimum, maximum, above=above, below=below, allow_inf=allow_inf):
+        words = want or _number_words(minimum, maximum, above, below, optional) + _finite(value, allow_inf)
+        raise VrlibError(f"{name} must be {words}, got {value!r}")
+    return float(value)
+
+
+def check_probability(name: str, value) -> float:
+    """``value`` as a float if it is a probability, a number in [0, 1]; else a VrlibError naming ``name``."""
+    return check_number(name, value, minimum=0, maximum=1, want="a probability in [0, 1]")
+
+
+# --------------------------------------------------------------------------- the notebooks' checks
 
 
 def _fail(name: str, value, want: str) -> None:
@@ -70,37 +167,35 @@ def one_or_more(options: Sequence) -> Check:
 
 
 def integer(minimum: int | None = None, maximum: int | None = None, optional: bool = False) -> Check:
-    """An int in [minimum, maximum] (``None`` too when ``optional``)."""
-    bounds = " ".join(x for x in (f">= {minimum}" if minimum is not None else "", f"<= {maximum}" if maximum is not None else "") if x)
-    want = f"an integer {bounds}".strip() + (" or None" if optional else "")
+    """An int in [minimum, maximum] (``None`` too when ``optional``): :func:`is_integer`."""
+    want = _integer_words(minimum, maximum, optional)
 
     def check(name, value):
-        if value is None and optional:
-            return
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-            _fail(name, value, want)
-        if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+        if not (value is None and optional) and not is_integer(value, minimum, maximum):
             _fail(name, value, want)
 
     return check
 
 
 def number(minimum: float | None = None, maximum: float | None = None, optional: bool = False, allow_inf: bool = False) -> Check:
-    """A real number in [minimum, maximum], never NaN (``inf`` only with ``allow_inf``)."""
-    want = "a number" + (f" >= {minimum}" if minimum is not None else "") + (f" <= {maximum}" if maximum is not None else "")
-    want += " or None" if optional else ""
+    """A real number in [minimum, maximum], never NaN (``inf`` only with ``allow_inf``): :func:`is_number`."""
+    want = _number_words(minimum, maximum, optional=optional)
 
     def check(name, value):
-        if value is None and optional:
-            return
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != value:
-            _fail(name, value, want)
-        if not allow_inf and abs(value) == float("inf"):
-            _fail(name, value, want + " (finite)")
-        if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
-            _fail(name, value, want)
+        if not (value is None and optional) and not is_number(value, minimum, maximum, allow_inf=allow_inf):
+            _fail(name, value, want + _finite(value, allow_inf))
 
     return check
+
+
+def optional(check: Check) -> Check:
+    """None (e.g. "the profile's"), or a value that ``check`` accepts."""
+
+    def check_or_none(name, value):
+        if value is not None:
+            check(name, value)
+
+    return check_or_none
 
 
 def boolean() -> Check:
@@ -227,7 +322,7 @@ def check_parameters(namespace: dict, *standard: str, **checks: Check) -> None:
         ``generators`` (from :data:`vrlib.generators.REGISTRY`).
     **checks : callable
         The notebook's other parameters, each with its check: :func:`choice`,
-        :func:`one_or_more`, :func:`integer`, :func:`number`, :func:`boolean`,
+        :func:`one_or_more`, :func:`integer`, :func:`number`, :func:`optional`, :func:`boolean`,
         :func:`folder`, :func:`text`, :func:`items`, :func:`list_of`, or any ``check(name, value)`` raising
         :class:`~vrlib.errors.VrlibError`.  A keyword also overrides a standard
         check of the same name (e.g. ``datasets=one_or_more(["adult", "census"])``).
@@ -263,6 +358,7 @@ def check_parameters(namespace: dict, *standard: str, **checks: Check) -> None:
 
 
 __all__ = [
-    "check_parameters", "choice", "one_or_more", "integer", "number", "boolean", "folder", "text", "items", "list_of",
-    "injected_names", "STANDARD",
+    "is_integer", "is_number", "check_integer", "check_number", "check_probability",
+    "check_parameters", "choice", "one_or_more", "integer", "number", "optional", "boolean", "folder", "text", "items",
+    "list_of", "injected_names", "STANDARD",
 ]  # fmt: skip

@@ -27,6 +27,7 @@ from vrlib.data import Schema
 from vrlib.distance import kneighbors
 from vrlib.encoding import TableEncoder, category_codes
 from vrlib.errors import VrlibError
+from vrlib.params import check_integer, check_number
 
 METHODS = ("random", "rare", "loglik", "distance")
 
@@ -108,8 +109,7 @@ def negative_log_likelihood(df: pd.DataFrame, schema: Schema, bins: int = 10, co
     """
     if columns not in LOGLIK_COLUMNS:
         raise VrlibError(f"columns must be one of {LOGLIK_COLUMNS} (got {columns!r})")
-    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
-        raise VrlibError(f"bins must be a positive integer (got {bins!r})")
+    check_integer("bins", bins, minimum=1)
     nll = np.zeros(len(df))
     columns = list(schema.categorical) + (list(schema.continuous) if columns == "all" else [])
     for c in columns:
@@ -164,8 +164,7 @@ def rank_records(df: pd.DataFrame, schema: Schema, method: str = "distance", see
         scores = negative_log_likelihood(df, schema, **params)
         order = np.argsort(-scores.to_numpy(), kind="stable")
         if sample_from is not None:
-            if isinstance(sample_from, bool) or not isinstance(sample_from, (int, float)) or not 0 < sample_from <= 1:
-                raise VrlibError(f"sample_from must be a fraction in (0, 1] or None (got {sample_from!r})")
+            check_number("sample_from", sample_from, above=0, maximum=1, optional=True)
             m = int(np.ceil(sample_from * len(df)))
             order = np.concatenate([rng.permutation(order[:m]), order[m:]])
     elif method == "rare":
@@ -185,8 +184,7 @@ def select_targets(df: pd.DataFrame, schema: Schema, method: str = "distance", n
     See :func:`rank_records` for the methods and their parameters.  For ``rare``,
     it is an error to ask for more targets than there are records with a rare value.
     """
-    if isinstance(n_targets, bool) or not isinstance(n_targets, (int, np.integer)) or n_targets < 1:
-        raise VrlibError(f"n_targets must be a positive integer, got {n_targets!r}")
+    check_integer("n_targets", n_targets, minimum=1)
     if n_targets > len(df):
         raise VrlibError(f"asked for {n_targets} targets but the table has only {len(df)} records")
     ranked = rank_records(df, schema, method, seed=seed, **params)

@@ -29,9 +29,10 @@ import numpy as np
 import pandas as pd
 
 from vrlib import parallel
-from vrlib.cache import Cache, encode_table, fingerprint_table, make_key, serialise, source_hash
+from vrlib.cache import Cache, fingerprint_table, get_or_make_many, make_key, serialise, source_hash
 from vrlib.coded import CodedTable
 from vrlib.data import Schema
+from vrlib.encoding import encode_table
 from vrlib.errors import VrlibError
 from vrlib.generators.base import Generator
 
@@ -206,18 +207,19 @@ class SynthesisJob:
         return {c: self.table[c].cat.categories for c in self.schema.categorical}
 
 
-def _fit_and_sample(task) -> tuple[dict[str, np.ndarray], bytes | None]:
+def _fit_and_sample(task) -> tuple[dict[str, np.ndarray], dict, bytes | None]:
     """Fit a fresh generator and sample one encoded dataset (runs in a worker; touches no cache).
 
-    Returns the arrays and, when ``compress`` is not None, the cache entry as bytes
-    (serialised here so that compression runs in the workers, not in the client).
+    Returns the cache entry ``(arrays, meta, payload)`` of :func:`vrlib.cache.get_or_make_many`:
+    ``payload`` is the entry as bytes when ``compress`` is not None (serialised here so that
+    compression runs in the workers, not in the client), else None (not to be stored).
     """
     train, schema, spec, fit_seed, sample_seed, n, categories, compress = task
     return _make_one(spec, schema, n, categories, compress, fit_seed, sample_seed, train=train)
 
 
-def _fit_and_sample_coded(task) -> list[tuple[dict[str, np.ndarray], bytes | None]]:
-    """A batch of datasets on one coded table: ``[(arrays, entry or None)]`` per ``(rows, seeds, compress)``."""
+def _fit_and_sample_coded(task) -> list[tuple[dict[str, np.ndarray], dict, bytes | None]]:
+    """A batch of datasets on one coded table: ``(arrays, meta, payload)`` per ``(rows, seeds, compress)``."""
     coded, schema, spec, n, categories, items = task
     return [_make_one(spec, schema, n, categories, compress, fit_seed, sample_seed, coded=coded, rows=rows)
             for rows, fit_seed, sample_seed, compress in items]  # fmt: skip
@@ -247,10 +249,8 @@ def _make_one(spec, schema, n, categories, compress, fit_seed, sample_seed, trai
         if missing:
             raise VrlibError(f"{type(gen).__name__}.sample returned no column(s) {missing}")
         arrays = encode_table(synth, schema, categories)
-    if compress is None:
-        return arrays, None
     meta = {"kind": NAMESPACE, "generator": spec.name or spec.identity["class"], "seconds": seconds}
-    return arrays, serialise(arrays, meta, compress)
+    return arrays, meta, None if compress is None else serialise(arrays, meta, compress)
 
 
 def resolve_cache(cache) -> Cache | None:
@@ -308,76 +308,50 @@ def synthesize(jobs: Sequence[SynthesisJob], *, cache=True, n_jobs: int | None =
     -------
     list of dict
         Per job, ``{"codes": (n, F_cat) unsigned ints, "continuous": (n, F_cont) float64}``
-        as :func:`vrlib.cache.encode_table` makes them; rebuild a DataFrame with
-        :func:`vrlib.cache.decode_table`.
+        as :func:`vrlib.encoding.encode_table` makes them; rebuild a DataFrame with
+        :func:`vrlib.encoding.decode_table`.
     """
     store = resolve_cache(cache)
     stats = stats if stats is not None else Counter()
-    out: list = [None] * len(jobs)
-    todo: dict[str, list[int]] = {}
-    cats_of: dict[int, dict] = {}
-    hits: dict[str, dict] = {}
-    for j, job in enumerate(jobs):
-        if job.key in todo:  # the same dataset twice: make it once
-            todo[job.key].append(j)
-            continue
-        if job.key in hits:
-            out[j] = hits[job.key]
-            continue
-        cats_of[j] = job.category_sets()
-        hit = store.get(job.key, _checker(job, cats_of[j])) if store is not None else None
-        if hit is not None:
-            out[j] = hits[job.key] = hit
-            stats["cached"] += 1
-        else:
-            todo[job.key] = [j]
-    keys = list(todo)
+    keys = [job.key for job in jobs]
+    cats = [job.category_sets() for job in jobs]
     compress = None if store is None else store.compress
-    # Jobs on a coded table go in batches (one task per batch); the others one task each.
-    batches: dict[tuple, list[str]] = {}
-    tasks, owners = [], []
-    for key in keys:
-        job = jobs[todo[key][0]]
-        if job.coded is not None:
-            batches.setdefault((id(job.coded), id(job.generator), id(job.schema), id(job.categories), job.n), []).append(key)
-            continue
-        tasks.append((job.train(), job.schema, job.spec, job.fit_seed, job.sample_seed, job.n, cats_of[todo[key][0]],
-                      compress if job.keep else None))  # fmt: skip
-        owners.append([key])
-    n_single = len(tasks)
-    size = batch_size(len(keys) - n_single, parallel.width(n_jobs, scheduler) if batches else 1)
-    for group in batches.values():
-        for start in range(0, len(group), size):
-            part = group[start : start + size]
-            first = jobs[todo[part[0]][0]]
-            items = []
-            for key in part:
-                job = jobs[todo[key][0]]
-                rows = first.coded.check_rows(job.rows)
-                items.append((rows, job.fit_seed, job.sample_seed, compress if job.keep else None))
-            tasks.append((first.coded, first.schema, first.spec, first.n, cats_of[todo[part[0]][0]], items))
-            owners.append(part)
+    made = []
 
-    def store_entry(i, result):
-        if store is None:
-            return
-        for key, (_, entry) in zip(owners[i], [result] if i < n_single else result):
-            if entry is not None:
-                store.write(key, entry)
+    def plan(missing: list[int]) -> list[tuple]:
+        """One task per job, except jobs on a coded table: in batches (one task per batch)."""
+        made.extend(missing)
+        tasks, batches = [], {}
+        for j in missing:
+            job = jobs[j]
+            if job.coded is not None:
+                batches.setdefault((id(job.coded), id(job.generator), id(job.schema), id(job.categories), job.n), []).append(j)
+                continue
+            tasks.append(((True, (job.train(), job.schema, job.spec, job.fit_seed, job.sample_seed, job.n, cats[j],
+                                  compress if job.keep else None)), [j]))  # fmt: skip
+        size = batch_size(len(missing) - len(tasks), parallel.width(n_jobs, scheduler) if batches else 1)
+        for group in batches.values():
+            for start in range(0, len(group), size):
+                part = group[start : start + size]
+                first = jobs[part[0]]
+                items = [(first.coded.check_rows(jobs[j].rows), jobs[j].fit_seed, jobs[j].sample_seed,
+                          compress if jobs[j].keep else None) for j in part]  # fmt: skip
+                tasks.append(((False, (first.coded, first.schema, first.spec, first.n, cats[part[0]], items)), part))
+        return tasks
 
-    results = parallel.run(_run_task, [(i < n_single, t) for i, t in enumerate(tasks)], n_jobs=n_jobs,
-                           scheduler=scheduler, desc=desc, progress=progress, on_result=store_entry)  # fmt: skip
-    stats["generated"] += len(keys)
-    for i, (part, result) in enumerate(zip(owners, results)):
-        for key, (arrays, _) in zip(part, [result] if i < n_single else result):
-            for j in todo[key]:
-                out[j] = arrays
+    out = get_or_make_many(store, keys, _run_task, plan, decode=[_checker(job, c) for job, c in zip(jobs, cats)],
+                           n_jobs=n_jobs, scheduler=scheduler, desc=desc, progress=progress)  # fmt: skip
+    hits = len(set(keys)) - len(made)
+    if hits:
+        stats["cached"] += hits
+    stats["generated"] += len(made)
     return out
 
 
 def _run_task(task):
+    """The entries of one task: one dataset, or a batch on a coded table."""
     single, payload = task
-    return _fit_and_sample(payload) if single else _fit_and_sample_coded(payload)
+    return [_fit_and_sample(payload)] if single else _fit_and_sample_coded(payload)
 
 
 MAX_BATCH = 64
@@ -395,4 +369,5 @@ def batch_size(n_datasets: int, width: int) -> int:
     return max(1, min(MAX_BATCH, -(-n_datasets // width)))
 
 
-_SOURCE = source_hash(_fit_and_sample, _fit_and_sample_coded, _make_one, CodedTable)  # CodedTable: coded.py shapes the coded fits
+# coded.py shapes the coded fits, encoding.py the codes every dataset is stored as
+_SOURCE = source_hash(_fit_and_sample, _fit_and_sample_coded, _make_one, CodedTable, encode_table)

@@ -20,6 +20,7 @@ import pandas as pd
 from scipy import stats
 
 from vrlib.errors import VrlibError
+from vrlib.params import check_number
 
 __all__ = ["seed_summary", "sign_test", "clopper_pearson", "wilson_interval", "delong_auc"]
 
@@ -60,8 +61,7 @@ def seed_summary(results: pd.DataFrame, by, value: str = "auc", seed: str = "see
     missing = [c for c in [*by, value, seed] if c not in results.columns]
     if missing:
         raise VrlibError(f"results have no column(s) {missing}; they need {by + [value, seed]}")
-    if not 0 < level < 1:
-        raise VrlibError(f"level must be in (0, 1) (got {level!r})")
+    check_number("level", level, above=0, below=1)
     per_seed = results.groupby([*by, seed], sort=False)[value].agg(["mean", "count"]).reset_index()
     rows = []
     for key, group in _groups(per_seed, by):
@@ -177,8 +177,7 @@ def wilson_interval(k, n, level: float = 0.95) -> tuple[float, float]:
 
 
 def _binomial(k, n, level: float) -> tuple[int, int]:
-    if not 0 < level < 1:
-        raise VrlibError(f"level must be in (0, 1) (got {level!r})")
+    check_number("level", level, above=0, below=1)
     if int(n) != n or n < 1:
         raise VrlibError(f"the number of trials must be a positive integer (got {n!r})")
     if int(k) != k or not 0 <= k <= n:
@@ -216,8 +215,7 @@ def delong_auc(labels, scores, level: float = 0.95) -> dict:
         raise VrlibError(f"labels and scores must be 1-D of equal length (got {labels.shape} and {scores.shape})")
     if not np.isfinite(scores).all():
         raise VrlibError("scores must be finite (no NaN or infinity)")
-    if not 0 < level < 1:
-        raise VrlibError(f"level must be in (0, 1) (got {level!r})")
+    check_number("level", level, above=0, below=1)
     pos, neg = scores[labels == 1], scores[labels == 0]
     m, n = len(pos), len(neg)
     if m < 2 or n < 2 or m + n != len(scores):

@@ -42,6 +42,7 @@ from vrlib.distance import pairwise_distances
 from vrlib.encoding import EncodedTable, TableEncoder
 from vrlib.errors import VrlibError
 from vrlib.attacks.attention_training import sparse_inputs, train_group
+from vrlib.params import check_integer, check_number
 from vrlib.torch_setup import resolve_device, torch_threads
 
 __all__ = ["AttentionAttack", "Preprocessed", "TargetAttentionNet", "fit_attacks", "preprocess"]
@@ -332,8 +333,7 @@ def preprocess(
     -------
     Preprocessed
     """
-    if not isinstance(top_x, (int, np.integer)) or top_x < 1:
-        raise VrlibError(f"top_x must be a positive integer, got {top_x!r}")
+    check_integer("top_x", top_x, minimum=1)
     datasets = _check_datasets(synthetic_datasets, encoder.schema)
     _check_target(target, encoder.schema)
     return _preprocess(datasets, target, encoder, top_x, metric, p)
@@ -623,21 +623,15 @@ class AttentionAttack(Attack):
             raise VrlibError(f"schema must be a vrlib Schema, got {type(self.schema).__name__}")
         for name in ("top_x", "batch_size", "max_epochs", "eval_batch_size", "embedding_hidden",
                      "embedding_size", "attention_size", "prediction_hidden"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or value < 1:
-                raise VrlibError(f"{name} must be a positive integer, got {value!r}")
-        if self.n_threads is not None and (not isinstance(self.n_threads, (int, np.integer)) or self.n_threads < 1):
-            raise VrlibError(f"n_threads must be a positive integer or None, got {self.n_threads!r}")
-        if self.patience is not None and (not isinstance(self.patience, (int, np.integer)) or self.patience < 1):
-            raise VrlibError(f"patience must be a positive integer or None (no early stopping), got {self.patience!r}")
-        if not 0 <= self.validation_fraction < 1:
-            raise VrlibError(f"validation_fraction must be in [0, 1), got {self.validation_fraction!r}")
+            check_integer(name, getattr(self, name), minimum=1)
+        check_integer("n_threads", self.n_threads, minimum=1, optional=True)
+        check_integer("patience", self.patience, minimum=1, optional=True,
+                      want="an integer >= 1 or None (no early stopping)")  # fmt: skip
+        check_number("validation_fraction", self.validation_fraction, minimum=0, below=1)
         if self.patience is not None and self.validation_fraction == 0:
             raise VrlibError("early stopping (patience) needs a validation set; set validation_fraction > 0")
-        if not 0 <= self.dropout < 1:
-            raise VrlibError(f"dropout must be in [0, 1), got {self.dropout!r}")
-        if not self.lr > 0:
-            raise VrlibError(f"lr must be positive, got {self.lr!r}")
+        check_number("dropout", self.dropout, minimum=0, below=1)
+        check_number("lr", self.lr, above=0)
 
     def _fit_encoder(self, datasets, target: pd.DataFrame) -> TableEncoder:
         """Fit the one encoder of this attack on ``reference``, or on the datasets plus the target.
@@ -850,8 +844,7 @@ def fit_attacks(jobs, max_group: int = 16) -> list:
     list of AttentionAttack
         The attacks, fitted, in the order of ``jobs``.
     """
-    if not isinstance(max_group, (int, np.integer)) or max_group < 1:
-        raise VrlibError(f"max_group must be a positive integer, got {max_group!r}")
+    check_integer("max_group", max_group, minimum=1)
     attacks, pending = [], {}
     for job in jobs:
         if not (isinstance(job, tuple) and len(job) == 4 and isinstance(job[0], AttentionAttack)):

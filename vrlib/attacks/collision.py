@@ -27,7 +27,6 @@ with a :class:`vrlib.data.Schema`.
 
 from __future__ import annotations
 
-import numbers
 import warnings
 from collections.abc import Sequence
 
@@ -38,6 +37,7 @@ from vrlib.attacks.base import Attack
 from vrlib.data import Schema, prepare
 from vrlib.errors import VrlibError
 from vrlib.parallel import derive_seed
+from vrlib.params import check_integer, check_number
 
 __all__ = ["record_frequency", "frequency_share", "occurs_in", "count_in", "match_precision", "threshold", "Copies",
            "TableGanMCA", "THRESHOLD_RULES"]  # fmt: skip
@@ -162,8 +162,7 @@ def frequency_share(table: pd.DataFrame, schema: Schema, at_most: int, count: st
         of *distinct* values seen at most k times by the number of *records*
         (``count="distinct", per="records"``); for k = 1 every definition agrees.
     """
-    if isinstance(at_most, bool) or not isinstance(at_most, numbers.Integral) or at_most < 1:
-        raise VrlibError(f"at_most must be an int >= 1, got {at_most!r}")
+    check_integer("at_most", at_most, minimum=1)
     for name, value in (("count", count), ("per", per)):
         if value not in FREQUENCY_COUNTS:
             raise VrlibError(f"{name} must be one of {FREQUENCY_COUNTS}, got {value!r}")
@@ -227,8 +226,7 @@ def threshold(scores, rule: str = "mean_std", k: float = 2.0, q: float = 0.05, v
     if rule == "mean_std":
         return float(scores.mean() + k * scores.std())
     if rule == "top_q":
-        if not 0 < q < 1:
-            raise VrlibError(f"q must be in (0, 1), got {q!r}")
+        check_number("q", q, above=0, below=1)
         return float(np.quantile(scores, 1 - q))
     if rule == "value":
         return float(value)
@@ -330,11 +328,8 @@ class TableGanMCA(Attack):
             raise VrlibError(f"features must be 'all' or 'frequency', got {self.features!r}")
         if self.rule not in THRESHOLD_RULES:
             raise VrlibError(f"unknown threshold rule {self.rule!r}; choose one of {THRESHOLD_RULES}")
-        m = self.shadow_multiplier
-        if m is not None and (isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1):
-            raise VrlibError(f"shadow_multiplier must be None or an int >= 1, got {m!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral) or self.seed < 0:
-            raise VrlibError(f"seed must be a non-negative int, got {self.seed!r}")
+        check_integer("shadow_multiplier", self.shadow_multiplier, minimum=1, optional=True)
+        check_integer("seed", self.seed, minimum=0)
 
     @staticmethod
     def _as_copies(releases) -> list[pd.DataFrame]:

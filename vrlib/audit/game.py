@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from vrlib.attacks.registry import make_attack
-from vrlib.cache import decode_table
+from vrlib.encoding import decode_table
 from vrlib.data import Schema, quantile_domain
 from vrlib.encoding import TableEncoder
 from vrlib.errors import VrlibError

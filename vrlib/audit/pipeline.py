@@ -34,6 +34,7 @@ from vrlib.distance import kneighbors_between
 from vrlib.encoding import TableEncoder
 from vrlib.errors import VrlibError
 from vrlib.parallel import derive_seed
+from vrlib.params import check_integer, check_number
 from vrlib.selection import vulnerability_scores
 
 __all__ = ["AuditResult", "audit", "FPRS", "MERGED"]
@@ -154,12 +155,10 @@ def audit(train: pd.DataFrame, synthetic: pd.DataFrame, holdout: pd.DataFrame, s
     -------
     AuditResult
     """
-    if not 0 < fdr < 1:
-        raise VrlibError(f"the false-discovery rate must be in (0, 1), got {fdr}")
+    check_number("the false-discovery rate", fdr, above=0, below=1)
     if combine not in pv.COMBINATIONS:
         raise VrlibError(f"unknown combination {combine!r}; choose one of {pv.COMBINATIONS}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise VrlibError(f"seed must be a non-negative integer, got {seed!r}")
+    check_integer("seed", seed, minimum=0)
     if wp29:
         threat_model(schema, known, secret)  # refuse a bad threat model before the long steps
     seconds = {}

@@ -13,10 +13,10 @@ release fails only when the evidence is clear).  The command line exits with
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 from vrlib.errors import VrlibError
+from vrlib.params import check_number
 
 __all__ = ["RULES", "EXIT_VIOLATED", "load_policy", "check_policy"]
 
@@ -60,8 +60,7 @@ def load_policy(source) -> dict:
     if unknown:
         raise VrlibError(f"unknown policy rule(s) {unknown}; choose among {sorted(RULES)}")
     for key, value in policy.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise VrlibError(f"policy rule {key!r} must be a finite number, got {value!r}")
+        check_number(f"policy rule {key!r}", value, want="a finite number")
     return dict(policy)
 
 

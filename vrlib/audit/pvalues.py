@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from vrlib.errors import VrlibError
+from vrlib.params import check_number
 
 __all__ = ["COMBINATIONS", "empirical_pvalues", "null_pvalues", "merge", "calibrate", "benjamini_hochberg"]
 
@@ -131,8 +132,7 @@ def benjamini_hochberg(pvalues, q: float = 0.05) -> tuple[np.ndarray, np.ndarray
         ``qvalues <= q``.
     """
     p = np.asarray(pvalues, dtype=float)
-    if not 0 < q < 1:
-        raise VrlibError(f"the false-discovery rate must be in (0, 1), got {q}")
+    check_number("the false-discovery rate", q, above=0, below=1)
     if p.ndim != 1 or len(p) == 0 or np.isnan(p).any():
         raise VrlibError("Benjamini–Hochberg needs a non-empty 1-D array of p-values without NaN")
     n = len(p)

@@ -26,8 +26,8 @@ import pandas as pd
 from vrlib.data import Schema
 from vrlib.distance import kneighbors_between
 from vrlib.encoding import TableEncoder
-from vrlib.errors import VrlibError
 from vrlib.parallel import derive_seed
+from vrlib.params import check_number
 from vrlib.uncertainty import clopper_pearson, delong_auc
 
 __all__ = ["DCR_SAFE", "membership_auc", "tpr_at_fpr", "auc_by_decile", "distance_shares", "disagreements"]
@@ -66,10 +66,8 @@ def tpr_at_fpr(member_scores, null_scores, fpr: float, level: float = 0.95) -> d
     from scipy import stats
 
     member_scores, null = np.sort(np.asarray(member_scores, float)), np.sort(np.asarray(null_scores, float))[::-1]
-    if not 0 < fpr < 1:
-        raise VrlibError(f"fpr must be in (0, 1), got {fpr}")
-    if not 0 < level < 1:
-        raise VrlibError(f"level must be in (0, 1), got {level}")
+    check_number("fpr", fpr, above=0, below=1)
+    check_number("level", level, above=0, below=1)
     m, n = len(null), len(member_scores)
     above = lambda t: n - int(np.searchsorted(member_scores, t, side="right"))  # members strictly above t
     allowed = int(np.floor(fpr * m))

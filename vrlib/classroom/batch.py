@@ -28,6 +28,7 @@ from pathlib import Path
 from vrlib.classroom.grader import GradeReport, TestResult, find_source, grade
 from vrlib.classroom.notebooks import sha256
 from vrlib.errors import VrlibError
+from vrlib.params import check_integer
 
 __all__ = ["Submission", "discover", "grade_class", "write_gradebook", "GRADEBOOK_COLUMNS", "GRADES_COLUMNS"]
 
@@ -137,8 +138,7 @@ def grade_class(submissions, gradebook, source_dir=None, jobs: int = 1, feedback
     -------
     list of (Submission, GradeReport)
     """
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise VrlibError(f"jobs must be a positive integer, got {jobs!r}")
+    check_integer("jobs", jobs, minimum=1)
     subs = discover(submissions, source_dir)
     book = Path(gradebook)
     reports_dir = book / "reports"

@@ -49,6 +49,7 @@ from vrlib.classroom.notebooks import (
     assignments, check_sums, is_locked, sha256, is_solution, is_test, meta, read, solution_names,
 )  # fmt: skip
 from vrlib.errors import VrlibError
+from vrlib.params import check_number
 
 __all__ = ["grade", "GradeReport", "TestResult", "find_source"]
 
@@ -410,8 +411,7 @@ def grade(submission, source=None, source_dir=None, timeout: float = 120, time_c
     GradeReport
     """
     for name, value in (("timeout", timeout), ("time_cap", time_cap)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            raise VrlibError(f"{name} must be a positive number of seconds, got {value!r}")
+        check_number(name, value, above=0, allow_inf=True, want="a positive number of seconds")
     memory_cap = parse_size(memory_cap)
     start = time.monotonic()
     submission = Path(submission)

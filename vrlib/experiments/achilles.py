@@ -25,7 +25,7 @@ import pandas as pd
 
 from vrlib import metrics
 from vrlib.attacks import registry
-from vrlib.cache import Cache, fingerprint_table, make_key, source_hash
+from vrlib.cache import Cache, fingerprint_table, get_or_make, make_key, source_hash
 from vrlib.data import Schema, load
 from vrlib.distance import kneighbors
 from vrlib.encoding import TableEncoder
@@ -121,7 +121,6 @@ def neighbour_distances(df: pd.DataFrame, schema: Schema, metric: str = "cosine"
     every k of Fig. 3a and the k = 5 of the other figures.
     """
     k_max = min(k_max, len(df) - 1)
-    cache = Cache(namespace="neighbours")
     key = make_key(omega=fingerprint_table(df, schema), metric=metric, p=p, k_max=k_max,
                    code=source_hash(kneighbors, TableEncoder))  # fmt: skip
 
@@ -131,11 +130,11 @@ def neighbour_distances(df: pd.DataFrame, schema: Schema, metric: str = "cosine"
             raise ValueError(f"distances of shape {d.shape}, expected {(len(df), k_max)}")
         return d
 
-    distances = cache.get(key, check)
-    if distances is None:
+    def make():
         distances, _ = kneighbors(TableEncoder(schema).fit_transform(df), k_max, metric=metric, p=p)
-        cache.save(key, {"distances": distances}, {"kind": "neighbours"})
-    return distances
+        return {"distances": distances}, {"kind": "neighbours"}
+
+    return get_or_make(Cache(namespace="neighbours"), key, make, check)
 
 
 def top_by_vk(df: pd.DataFrame, distances: np.ndarray, k: int, n_targets: int, include_self: bool = False) -> list:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from vrlib.cache import decode_table
+from vrlib.encoding import decode_table
 from vrlib.data import load
 from vrlib.errors import VrlibError
 from vrlib.parallel import derive_seed

@@ -49,18 +49,19 @@ import time
 
 import numpy as np
 import pandas as pd
-from scipy.stats import wasserstein_distance
 
 from vrlib import metrics, synthesis
 from vrlib.attacks.domias import DOMIAS, Eq1
 from vrlib.attacks.registry import make_attack
 from vrlib.audit.scores import density_view
-from vrlib.cache import Cache, decode_table, make_key, source_hash
+from vrlib.cache import Cache, make_key, source_hash
 from vrlib.data import Schema, load, quantile_domain
+from vrlib.encoding import decode_table
 from vrlib.density import get_density
 from vrlib.errors import VrlibError
 from vrlib.experiments.profiles import profile_settings, register
 from vrlib.parallel import derive_seed, run
+from vrlib.play.pointwise import score_pointwise
 from vrlib.synthesis import SynthesisJob
 
 FAMILY = "domias"
@@ -241,28 +242,34 @@ def _reference_task(task: dict):
     return density, time.perf_counter() - start
 
 
-def _setting_task(task: dict) -> tuple[dict, dict]:
-    """Scores of the missing attacks of one setting (a worker-process task): ``(scores, seconds)``."""
+def _setting_task(task: dict) -> dict:
+    """Scores of the missing attacks of one setting (a worker-process task): ``{attack: (scores, meta)}``.
+
+    ``meta`` holds the seconds the attack took to fit and score; a ``domias_*`` attack is
+    charged the fit of the shared ``p_R`` too, and the first attack of a ``p_G`` shared by
+    ``domias_*`` and ``eq1_*`` its fit.
+    """
     setting, settings = task["setting"], task["settings"]
-    scores, seconds = {}, {}
+    out = {}
     p_g = {}
     for name in task["attacks"]:
         start = time.perf_counter()
+        seconds = 0.0
         if name.startswith(("domias_", "eq1_")):
             estimator = name.split("_", 1)[1]
             if estimator not in p_g:  # p_G is shared by domias_* and eq1_*; its fit is charged to the first
                 params = _density_params(estimator, settings, setting.seed, "syn")
                 p_g[estimator] = get_density(estimator, **params).fit(setting.synthetic)
             if name.startswith("domias_"):
-                attack = DOMIAS(estimator, synthetic_density=p_g[estimator],
-                                reference_density=task["reference_densities"][estimator])  # fmt: skip
+                p_r, seconds = task["reference_densities"][estimator]
+                attack = DOMIAS(estimator, synthetic_density=p_g[estimator], reference_density=p_r)
             else:
                 attack = Eq1(estimator, synthetic_density=p_g[estimator])
         else:
             attack = make_attack(name, **_attack_params(name, settings, setting.seed, len(setting.X)))
-        scores[name] = attack.fit(setting.synthetic, setting.reference).score(setting.X)
-        seconds[name] = time.perf_counter() - start
-    return scores, seconds
+        scores = attack.fit(setting.synthetic, setting.reference).score(setting.X)
+        out[name] = (scores, {"attack": name, "seconds": time.perf_counter() - start + seconds})
+    return out
 
 
 def _applies(name: str, setting: Setting) -> bool:
@@ -285,8 +292,8 @@ def _score_key(setting_key: str, name: str, settings: dict, seed: int, n_test: i
         estimator = name.split("_", 1)[1]
         full["densities"] = {"syn": _density_params(estimator, settings, seed, "syn"),
                              "ref": _density_params(estimator, settings, seed, "ref")}  # fmt: skip
-    # density_view: Adult's encoding (encode_adult) lives there
-    code = source_hash(type(make_attack(name, **params)), get_density, _setting_task, density_view)
+    # density_view: Adult's encoding (encode_adult) lives there; score_pointwise: the loop that stores the scores
+    code = source_hash(type(make_attack(name, **params)), get_density, _setting_task, density_view, score_pointwise)
     return make_key(setting=setting_key, attack=name, params=full, code=code)
 
 
@@ -294,10 +301,11 @@ def score_settings(settings_list: list[Setting], attacks, settings: dict, cache:
                    n_jobs: int | None = None, progress: bool = False) -> list[dict]:  # fmt: skip
     """Scores of every attack on every setting's test set, cached, fitted in parallel.
 
-    Three passes: (1) read what the ``domias-scores`` cache holds; (2) fit ``p_R`` once
-    per reference set and estimator that a missing ``domias_*`` score needs; (3) per
-    setting, fit the synthetic-data densities (shared by ``domias_*`` and ``eq1_*``) and
-    the other attacks.  Passes 2 and 3 run their tasks in parallel.
+    Through :func:`vrlib.play.pointwise.score_pointwise` (namespace ``domias-scores``):
+    the scores the cache holds are read; for the missing ``domias_*`` scores ``p_R`` is
+    fitted once per reference set and estimator, in parallel; then one task per setting
+    fits the synthetic-data densities (shared by ``domias_*`` and ``eq1_*``) and the other
+    attacks, in parallel.
 
     Returns
     -------
@@ -306,66 +314,36 @@ def score_settings(settings_list: list[Setting], attacks, settings: dict, cache:
         took to fit and score when it was computed (read back from the cache later).
     """
     attacks = _check_attacks(attacks)
-    store = Cache(namespace="domias-scores") if cache else None
-    results: list[dict] = [dict() for _ in settings_list]
-    missing: list[list[str]] = []
-    keys: list[dict] = []
-    for i, st in enumerate(settings_list):
-        keys.append({name: _score_key(st.key, name, settings, st.seed, len(st.X)) for name in attacks})
-        todo = []
-        n_test = len(st.X)
 
-        def check(arrays, meta, n_test=n_test):
-            if arrays["scores"].shape != (n_test,):
-                raise ValueError(f"scores of shape {arrays['scores'].shape}, expected ({n_test},)")
-            return arrays["scores"], float(meta["seconds"])
+    def plan(missing: list[tuple[int, list[str]]]) -> list[dict]:
+        # one p_R per (reference set, estimator) that a missing domias_* score needs
+        ref_tasks = {}
+        for i, names in missing:
+            st = settings_list[i]
+            for name in names:
+                if name.startswith("domias_"):
+                    est = name.split("_", 1)[1]
+                    ref_tasks.setdefault((st.reference_key, est), {
+                        "estimator": est, "reference": st.reference,
+                        "params": _density_params(est, settings, st.seed, "ref"),
+                    })  # fmt: skip
+        fitted = run(_reference_task, list(ref_tasks.values()), n_jobs=n_jobs, desc="reference densities",
+                     progress=progress)  # fmt: skip
+        ref_density = dict(zip(ref_tasks, fitted))
+        tasks = []
+        for i, names in missing:
+            st = settings_list[i]
+            refs = {est: ref_density[(rk, est)] for (rk, est) in ref_density if rk == st.reference_key}
+            tasks.append({"setting": st, "settings": settings, "attacks": names, "reference_densities": refs})
+        return tasks
 
-        for name in attacks:
-            if not _applies(name, st):
-                results[i][name] = (np.full(len(st.X), np.nan), math.nan)
-                continue
-            hit = store.get(keys[i][name], check) if store is not None else None
-            if hit is not None:
-                results[i][name] = hit
-            else:
-                todo.append(name)
-        missing.append(todo)
-
-    # (2) one p_R per (reference set, estimator)
-    ref_tasks = {}
-    for st, todo in zip(settings_list, missing):
-        for name in todo:
-            if name.startswith("domias_"):
-                est = name.split("_", 1)[1]
-                ref_tasks.setdefault((st.reference_key, est), {
-                    "estimator": est, "reference": st.reference,
-                    "params": _density_params(est, settings, st.seed, "ref"),
-                })  # fmt: skip
-    fitted = run(_reference_task, list(ref_tasks.values()), n_jobs=n_jobs, desc="reference densities",
-                 progress=progress)  # fmt: skip
-    ref_density = dict(zip(ref_tasks, fitted))
-
-    # (3) everything else, one task per setting
-    tasks, where = [], []
-    for i, (st, todo) in enumerate(zip(settings_list, missing)):
-        if todo:
-            refs = {est: ref_density[(st.reference_key, est)][0] for (rk, est) in ref_density if rk == st.reference_key}
-            tasks.append({"setting": st, "settings": settings, "attacks": todo, "reference_densities": refs})
-            where.append(i)
-    def keep(j: int, output) -> None:
-        # stored as each setting finishes, so an interrupted run keeps what it computed
-        i, (scores, seconds) = where[j], output
-        st = settings_list[i]
-        for name, sc in scores.items():
-            sec = seconds[name]
-            if name.startswith("domias_"):  # charge the shared p_R fit to the attack that needs it
-                sec += ref_density[(st.reference_key, name.split("_", 1)[1])][1]
-            results[i][name] = (np.asarray(sc, dtype=np.float64), sec)
-            if store is not None:
-                store.save(keys[i][name], {"scores": results[i][name][0]}, {"attack": name, "seconds": sec})
-
-    run(_setting_task, tasks, n_jobs=n_jobs, desc="attacks", progress=progress, on_result=keep)
-    return results
+    scored = score_pointwise(
+        settings_list, attacks, cache=Cache(namespace="domias-scores") if cache else None, plan=plan,
+        key=lambda st, name: _score_key(st.key, name, settings, st.seed, len(st.X)), n_records=lambda st: len(st.X),
+        score=_setting_task, applies=lambda st, name: _applies(name, st), n_jobs=n_jobs, progress=progress,
+    )  # fmt: skip
+    return [{name: (scores, float(meta.get("seconds", math.nan))) for name, (scores, meta) in per.items()}
+            for per in scored]  # fmt: skip
 
 
 def _metric_row(labels: np.ndarray, scored: tuple) -> dict:
@@ -541,23 +519,6 @@ def precision_curves(profile: str = "quick", attacks=ATTACKS, cache: bool = True
 # --------------------------------------------------------------------------- Fig. 6
 
 
-def sliced_wasserstein(a: np.ndarray, b: np.ndarray, n_directions: int = 100, seed: int = 0) -> float:
-    """Sliced Wasserstein-1 distance: mean 1-D W1 of the projections on random unit directions."""
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1]:
-        raise VrlibError("both samples must be 2-D with the same number of columns")
-    dirs = np.random.default_rng(seed).normal(size=(n_directions, a.shape[1]))
-    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
-    pa, pb = a @ dirs.T, b @ dirs.T
-    return float(np.mean([wasserstein_distance(pa[:, k], pb[:, k]) for k in range(n_directions)]))
-
-
-def column_wasserstein(a: np.ndarray, b: np.ndarray) -> float:
-    """Mean over columns of the 1-D Wasserstein-1 distance between the two samples' marginals."""
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    return float(np.mean([wasserstein_distance(a[:, k], b[:, k]) for k in range(a.shape[1])]))
-
-
 def noise_sigma(value: float, values_are: str = "variance") -> float:
     """The additive-noise σ (standardised units) for one of the paper's noise values.
 
@@ -643,7 +604,8 @@ def fig6(profile: str = "quick", attacks=None, cache: bool = True, n_jobs: int |
     for (seed, label, gen, params, priv), syn in zip(metas, tables):
         syn = syn.to_numpy(np.float64)
         hold = parts_by_seed[seed]["holdout"].to_numpy(np.float64)
-        quality.append({"wd_sliced": sliced_wasserstein(syn, hold, seed=seed), "wd_columns": column_wasserstein(syn, hold)})
+        quality.append({"wd_sliced": metrics.sliced_wasserstein(syn, hold, seed=seed),
+                        "wd_columns": metrics.column_wasserstein(syn, hold)})
         epochs = params.get("epochs", 0)
         # the Bayesian networks' synthetic data also depend on the public domain: part of the setting's key
         key_params = {**params, "domains": publics[seed].domains} if gen in ("baynet", "privbayes") else params
@@ -764,5 +726,5 @@ def summarise(results: pd.DataFrame, by, metric: str = "auc") -> pd.DataFrame:
 __all__ = [
     "ATTACKS", "FIG3_ATTACKS", "FIG4_ATTACKS", "Setting", "california", "split", "synthesize", "score_settings",
     "fig3a", "fig3b", "fig4", "fig6", "precision_curves", "minority", "encode_adult", "noise_sigma", "public_domain",
-    "sliced_wasserstein", "column_wasserstein", "summarise",
+    "summarise",
 ]  # fmt: skip

@@ -46,6 +46,7 @@ from vrlib.errors import VrlibError
 from vrlib.experiments.achilles import attack_identity, load_omega, make_attack
 from vrlib.experiments.profiles import profile_settings, register
 from vrlib.games import ModelSeededGame
+from vrlib.params import check_integer, check_number, is_integer
 from vrlib.play import GameAttack, play
 
 FAMILY = "lost"
@@ -111,32 +112,35 @@ def pool_sizes(dataset: str, n_rows: int) -> tuple[int, int]:
     return n_rows // 2, n_rows // 4
 
 
+# The least value of each size of the settings, stated once: settings_for refuses less, and so does notebook 06
+# for the sizes a run may override (through check_setting).
+LEAST = {"n_records": 2, "n_shadow": 4, "n_runs": 1, "n_targets": 1, "n_games": 4, "n_synth": 1}
+
+
+def check_setting(name: str, value) -> None:
+    """Refuse a value of the size ``name`` that is not an integer of at least ``LEAST[name]``, naming it.
+
+    ``n_games`` counts the games of both sides (IN / OUT), at least 2 each.
+    """
+    if name == "n_games" and not is_integer(value, minimum=LEAST[name]):
+        least = LEAST[name]
+        raise VrlibError(f"n_games={value!r} gives fewer than 2 games per side (IN / OUT); use n_games >= {least}")
+    check_integer(name, value, minimum=LEAST[name])
+
+
 def _check_settings(settings: dict) -> dict:
     """Settings with ``n_synth`` filled in, or a VrlibError naming the bad one and its range."""
     settings = dict(settings)
     if settings["n_synth"] is None:
         settings["n_synth"] = settings["n_records"]
-
-    def integer(name, least):
-        v = settings[name]
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < least:
-            raise VrlibError(f"{name} must be an integer of at least {least} (got {v!r})")
-
-    integer("n_records", 2)
-    integer("n_shadow", 4)
-    integer("n_runs", 1)
-    integer("n_targets", 1)
-    if isinstance(settings["n_games"], bool) or not isinstance(settings["n_games"], (int, np.integer)) \
-            or settings["n_games"] < 4:  # fmt: skip
-        raise VrlibError(
-            f"n_games={settings['n_games']!r} gives fewer than 2 games per side (IN / OUT); use n_games >= 4"
-        )
+    for name in ("n_records", "n_shadow", "n_runs", "n_targets", "n_games"):
+        check_setting(name, settings[name])
     for eps in settings["epsilons"]:
         check_epsilon(eps)
     for pair in settings.get("size_targets", ()):
-        if len(pair) != 2 or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1 for v in pair):
+        if len(pair) != 2 or not all(is_integer(v, minimum=1) for v in pair):
             raise VrlibError(f"size_targets must hold (|D|, records) pairs of positive integers (got {pair!r})")
-    integer("n_synth", 1)
+    check_setting("n_synth", settings["n_synth"])
     return settings
 
 
@@ -160,9 +164,7 @@ def sweep_records(settings: dict, n_records: int | None = None) -> int:
 
 def check_epsilon(epsilon) -> float:
     """``epsilon`` as a float if it is a positive number (``math.inf`` = BayNet), else a VrlibError."""
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer, np.floating)) or not epsilon > 0:
-        raise VrlibError(f"epsilon must be a positive number, or math.inf for BayNet (got {epsilon!r})")
-    return float(epsilon)
+    return check_number("epsilon", epsilon, above=0, allow_inf=True, want="a positive number, or math.inf for BayNet")
 
 
 def generator_for(generator: str, epsilon=None) -> tuple[str, dict | None]:
@@ -392,8 +394,7 @@ def record_across_datasets(record, dataset: str = "adult", generator: str = "syn
     """
     settings = settings_for(profile, **overrides)
     n_datasets = settings["n_datasets"] if n_datasets is None else n_datasets
-    if isinstance(n_datasets, bool) or not isinstance(n_datasets, (int, np.integer)) or n_datasets < 1:
-        raise VrlibError(f"n_datasets must be a positive integer (got {n_datasets!r})")
+    check_integer("n_datasets", n_datasets, minimum=1)
     df, schema = load_omega(dataset, settings["omega_rows"], seed)
     probe = make_game(dataset, df, schema, generator, generator_params, settings, seed, out_side, n_jobs=n_jobs)
     if record not in set(probe.test_index_):

@@ -19,13 +19,15 @@ import pandas as pd
 
 from vrlib import synthesis
 from vrlib.attacks.collision import TableGanMCA, frequency_share, match_precision, occurs_in, record_frequency
-from vrlib.cache import Cache, decode_table, fingerprint_table, make_key, source_hash
+from vrlib.cache import Cache, fingerprint_table, make_key, source_hash
 from vrlib.data import Schema, load, preprocess_adult_mca, train_test_split
+from vrlib.encoding import decode_table
 from vrlib.errors import VrlibError
 from vrlib.experiments.profiles import profile_settings, register
 from vrlib.generators import REGISTRY, get_generator
 from vrlib.metrics import auc, recovery_metrics
-from vrlib.parallel import derive_seed, run
+from vrlib.parallel import derive_seed
+from vrlib.play.pointwise import score_pointwise
 from vrlib.synthesis import SynthesisJob
 
 # Values the paper and the authors' notebook give (Adult, WGAN-GP, attack model (1)).
@@ -236,17 +238,23 @@ def _decode(arrays: dict, job: SynthesisJob) -> pd.DataFrame:
 
 def _attack_key(copies: list[pd.DataFrame], schema: Schema, name: str, params: dict, seed: int,
                 attack_params: dict) -> str:  # fmt: skip
+    # score_pointwise: the loop that stores the scores
     return make_key(kind="mca-scores", data=[fingerprint_table(c, schema) for c in copies], shadow=name,
                     params=params, seed=seed, attack=attack_params,
-                    source=source_hash(TableGanMCA, get_generator(name, **params).__class__, _attack_task))  # fmt: skip
+                    source=source_hash(TableGanMCA, get_generator(name, **params).__class__, _attack_task,
+                                       score_pointwise))  # fmt: skip
 
 
-def _attack_task(task: dict) -> np.ndarray:
-    """TableGAN-MCA scores of one release (one copy, or N_s copies); runs in a worker, returns the scores."""
+ATTACK = "tablegan_mca"  # the one attack of a release, by its name in the scores
+
+
+def _attack_task(job: tuple[dict, list]) -> dict:
+    """TableGAN-MCA scores of one release (one copy, or N_s copies); runs in a worker: ``{ATTACK: (scores, {})}``."""
+    task, _ = job
     copies = task["copies"]
     attack = TableGanMCA(shadow_generator=task["name"], shadow_params=task["params"], seed=task["seed"],
                          **task["attack_params"]).fit(copies if len(copies) > 1 else copies[0], task["schema"])  # fmt: skip
-    return attack.score(pd.concat(copies, ignore_index=True))
+    return {ATTACK: (attack.score(pd.concat(copies, ignore_index=True)), {})}
 
 
 def releases(profile: str = "quick", seed: int = 0, preprocess: bool = True, names=None, attack: bool = True,
@@ -297,27 +305,12 @@ def releases(profile: str = "quick", seed: int = 0, preprocess: bool = True, nam
 
 def _scores(tasks: list[dict], cache: bool, n_jobs, progress: bool) -> list[np.ndarray]:
     """Attack scores of every task: from the cache, else computed in parallel and written here."""
-    store = Cache(namespace="mca-scores") if cache else None
-    keys = [_attack_key(t["copies"], t["schema"], t["name"], t["params"], t["seed"], t["attack_params"]) for t in tasks]
-    n_rows = [sum(len(c) for c in t["copies"]) for t in tasks]
-
-    def check(arrays, meta, n):
-        if arrays["scores"].shape != (n,):
-            raise ValueError(f"scores of shape {arrays['scores'].shape}, expected ({n},)")
-        return arrays["scores"]
-
-    scores = [store.get(k, lambda a, m, n=n: check(a, m, n)) if store is not None else None
-              for k, n in zip(keys, n_rows)]  # fmt: skip
-    todo = [i for i, s in enumerate(scores) if s is None]
-
-    def keep(j, result):
-        i = todo[j]
-        scores[i] = np.asarray(result, dtype=np.float64)
-        if store is not None:
-            store.save(keys[i], {"scores": scores[i]})
-
-    run(_attack_task, [tasks[i] for i in todo], n_jobs=n_jobs, desc="attacks", progress=progress, on_result=keep)
-    return scores
+    scored = score_pointwise(
+        tasks, (ATTACK,), cache=Cache(namespace="mca-scores") if cache else None, score=_attack_task,
+        key=lambda t, _: _attack_key(t["copies"], t["schema"], t["name"], t["params"], t["seed"], t["attack_params"]),
+        n_records=lambda t: sum(len(c) for c in t["copies"]), n_jobs=n_jobs, progress=progress,
+    )  # fmt: skip
+    return [per[ATTACK][0] for per in scored]
 
 
 # --------------------------------------------------------------------------- summaries

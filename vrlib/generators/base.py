@@ -9,23 +9,19 @@ columns as ``float64``.
 
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 import pandas as pd
 
-from vrlib.cache import encode_values
 from vrlib.data import Schema, prepare
+from vrlib.encoding import encode_values
 from vrlib.errors import VrlibError
+from vrlib.params import check_integer
 
 
 def check_seed(seed, what: str = "seed"):
     """Return ``seed`` if it is ``None`` or a non-negative int, else raise :class:`VrlibError`."""
-    if seed is None:
-        return None
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise VrlibError(f"{what} must be a non-negative int or None, got {seed!r}")
-    return int(seed)
+    return check_integer(what, seed, minimum=0, optional=True, want="a non-negative int or None")
 
 
 def make_rng(seed, what: str = "seed") -> np.random.Generator:
@@ -35,9 +31,7 @@ def make_rng(seed, what: str = "seed") -> np.random.Generator:
 
 def check_count(n, what: str = "n") -> int:
     """Return ``n`` as an int if it is a non-negative integer, else raise :class:`VrlibError`."""
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
-        raise VrlibError(f"{what} must be a non-negative int (number of rows), got {n!r}")
-    return int(n)
+    return check_integer(what, n, minimum=0, want="a non-negative int (number of rows)")
 
 
 def _canonical_dtypes(df: pd.DataFrame, schema: Schema) -> dict | None:
@@ -165,7 +159,7 @@ class Generator:
         return self._assemble(values, n)
 
     def sample_encoded(self, n: int, seed: int | None = None, schema: Schema | None = None, categories=None) -> dict:
-        """``vrlib.cache.encode_table(self.sample(n, seed), schema, categories)``, without the DataFrame.
+        """``vrlib.encoding.encode_table(self.sample(n, seed), schema, categories)``, without the DataFrame.
 
         The same rows as :meth:`sample` (the same random draws), as ``{"codes",
         "continuous"}`` arrays; thousands of datasets per game skip building and

@@ -17,7 +17,6 @@ cumulative tables; no Python loop touches a row.
 from __future__ import annotations
 
 import math
-import numbers
 import os
 from itertools import combinations
 
@@ -26,6 +25,7 @@ import pandas as pd
 
 from vrlib.errors import VrlibError
 from vrlib.generators.base import Generator
+from vrlib.params import check_integer, check_number
 
 # --------------------------------------------------------------------------- mechanisms
 
@@ -263,15 +263,10 @@ class PrivBayes(Generator):
         self._check_params()
 
     def _check_params(self) -> None:
-        eps = self.epsilon
-        if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or math.isnan(eps) or eps <= 0:
-            raise VrlibError(
-                f"epsilon must be a positive number (float('inf') for no noise, i.e. BayNet), got {eps!r}"
-            )
-        for name, low in (("degree", 1), ("bins", 1)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-                raise VrlibError(f"{name} must be an int >= {low}, got {value!r}")
+        check_number("epsilon", self.epsilon, above=0, allow_inf=True,
+                     want="a positive number (float('inf') for no noise, i.e. BayNet)")  # fmt: skip
+        for name in ("degree", "bins"):
+            check_integer(name, getattr(self, name), minimum=1)
 
     # -------------------------------------------------------------- encoding
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import numbers
 import time
 
 import numpy as np
@@ -23,6 +22,7 @@ import pandas as pd
 
 from vrlib.errors import VrlibError
 from vrlib.generators.base import Generator
+from vrlib.params import check_integer
 from vrlib.torch_setup import resolve_device, torch_threads
 
 
@@ -153,14 +153,10 @@ class _CtganModel(Generator):
 
     def _check_params(self) -> None:
         for name in ("epochs", "batch_size"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-                raise VrlibError(f"{name} must be an int >= 1, got {value!r}")
+            check_integer(name, getattr(self, name), minimum=1)
         if self.device not in ("auto", "cpu", "cuda"):
             raise VrlibError(f"device must be 'auto', 'cpu' or 'cuda', got {self.device!r}")
-        t = self.threads
-        if t is not None and (isinstance(t, bool) or not isinstance(t, numbers.Integral) or t < 1):
-            raise VrlibError(f"threads must be None or an int >= 1, got {t!r}")
+        check_integer("threads", self.threads, minimum=1, optional=True)
         if self.options is not None and not isinstance(self.options, dict):
             raise VrlibError("options must be a dict of extra keyword arguments for the ctgan model, or None")
 
@@ -313,8 +309,7 @@ class CTGAN(_CtganModel):
 
     def _check_params(self) -> None:
         super()._check_params()
-        if isinstance(self.pac, bool) or not isinstance(self.pac, numbers.Integral) or self.pac < 1:
-            raise VrlibError(f"pac must be an int >= 1, got {self.pac!r}")
+        check_integer("pac", self.pac, minimum=1)
         if self.batch_size % self.pac or self.batch_size % 2:
             raise VrlibError(
                 f"CTGAN needs batch_size to be even and a multiple of pac; got batch_size={self.batch_size}, pac={self.pac}"

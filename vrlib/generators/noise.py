@@ -15,14 +15,12 @@ of California a few outliers change it many times over).
 
 from __future__ import annotations
 
-import math
-import numbers
 
 import numpy as np
 import pandas as pd
 
-from vrlib.errors import VrlibError
 from vrlib.generators.base import Generator
+from vrlib.params import check_number, check_probability
 
 
 class AdditiveNoise(Generator):
@@ -57,12 +55,8 @@ class AdditiveNoise(Generator):
         self._check_params()
 
     def _check_params(self) -> None:
-        s = self.scale
-        if isinstance(s, bool) or not isinstance(s, numbers.Real) or not math.isfinite(s) or s < 0:
-            raise VrlibError(f"scale must be a finite number >= 0 (noise std in the table's units), got {s!r}")
-        p = self.resample_prob
-        if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 <= p <= 1:
-            raise VrlibError(f"resample_prob must be a probability in [0, 1], got {p!r}")
+        check_number("scale", self.scale, minimum=0, want="a finite number >= 0 (noise std in the table's units)")
+        check_probability("resample_prob", self.resample_prob)
 
     def _fit(self, df: pd.DataFrame, rng: np.random.Generator) -> None:
         self._values = {}

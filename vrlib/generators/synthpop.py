@@ -20,7 +20,6 @@ the one-hot design instead (the reference the fast trees are tested and timed ag
 
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 import pandas as pd
@@ -28,6 +27,7 @@ import pandas as pd
 from vrlib.errors import VrlibError
 from vrlib.generators import cart
 from vrlib.generators.base import Generator
+from vrlib.params import check_integer
 
 
 class Synthpop(Generator):
@@ -66,14 +66,10 @@ class Synthpop(Generator):
         self._check_params()
 
     def _check_params(self) -> None:
-        v = self.min_samples_leaf
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-            raise VrlibError(f"min_samples_leaf must be an int >= 1, got {v!r}")
+        check_integer("min_samples_leaf", self.min_samples_leaf, minimum=1)
         if self.categorical_predictors not in ("onehot", "codes"):
             raise VrlibError(f"categorical_predictors must be 'onehot' or 'codes', got {self.categorical_predictors!r}")
-        v = self.max_depth
-        if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1):
-            raise VrlibError(f"max_depth must be None or an int >= 1, got {v!r}")
+        check_integer("max_depth", self.max_depth, minimum=1, optional=True)
         if self.trees not in ("vrlib", "sklearn"):
             raise VrlibError(f"trees must be 'vrlib' or 'sklearn', got {self.trees!r}")
         if self.visit_sequence is not None and isinstance(self.visit_sequence, str):

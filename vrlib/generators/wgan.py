@@ -24,7 +24,6 @@ one (``device="auto"``) and on the CPU otherwise (:mod:`vrlib.torch_setup`).
 
 from __future__ import annotations
 
-import numbers
 import time
 
 import numpy as np
@@ -33,6 +32,7 @@ from tqdm.auto import tqdm
 
 from vrlib.errors import VrlibError
 from vrlib.generators.base import Generator
+from vrlib.params import check_integer, check_number
 from vrlib.torch_setup import resolve_device, torch_threads
 
 
@@ -121,18 +121,12 @@ class WGANGP(Generator):
 
     def _check_params(self) -> None:
         for name in ("epochs", "batch_size", "z_dim", "n_critic"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-                raise VrlibError(f"{name} must be an int >= 1, got {v!r}")
+            check_integer(name, getattr(self, name), minimum=1)
         for name in self._positive:
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v) or v <= 0:
-                raise VrlibError(f"{name} must be a positive number, got {v!r}")
+            check_number(name, getattr(self, name), above=0)
         if self.device not in ("auto", "cpu", "cuda"):
             raise VrlibError(f"device must be 'auto', 'cpu' or 'cuda', got {self.device!r}")
-        t = self.threads
-        if t is not None and (isinstance(t, bool) or not isinstance(t, numbers.Integral) or t < 1):
-            raise VrlibError(f"threads must be None or an int >= 1, got {t!r}")
+        check_integer("threads", self.threads, minimum=1, optional=True)
 
     # ------------------------------------------------------------------ training steps (WGANWC overrides them)
 
@@ -281,9 +275,7 @@ class WGANWC(WGANGP):
 
     def _check_params(self) -> None:
         super()._check_params()
-        w = self.weight_decay
-        if isinstance(w, bool) or not isinstance(w, numbers.Real) or not np.isfinite(w) or w < 0:
-            raise VrlibError(f"weight_decay must be a number >= 0, got {w!r}")
+        check_number("weight_decay", self.weight_decay, minimum=0)
 
     def _optimizers(self, torch, gen, critic):
         return (torch.optim.Adam(gen.parameters(), lr=self.lr, betas=(0.5, 0.9), weight_decay=self.weight_decay),

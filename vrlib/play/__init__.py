@@ -7,3 +7,4 @@
 """
 
 from vrlib.play.game import GameAttack as GameAttack, attack_seed as attack_seed, play as play
+from vrlib.play.pointwise import score_pointwise as score_pointwise
