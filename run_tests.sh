@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The project's tests: unit tests (pytest), every notebook under the smoke profile, then the linter (ruff).
+# The project's tests: unit tests (pytest), every notebook under the smoke profile, then the linter and the formatter's check (ruff).
 # Creates the environment first when it is missing. Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -16,6 +16,8 @@ status=0
 # pytest exits 2 when interrupted (Ctrl-C) or misused: stop there rather than start the notebooks.
 if [[ $status -eq 2 ]]; then exit 2; fi
 ./run_all.sh --profile smoke || status=$?
-# The linter (pyflakes and pycodestyle, configured in pyproject.toml): seconds, and names what it finds.
+# The linter (pyflakes and pycodestyle) and the formatter's check, configured in pyproject.toml:
+# seconds, and each names what it finds (`.venv/bin/ruff format .` rewrites the files it lists).
 .venv/bin/ruff check . || status=1
+.venv/bin/ruff format --check . || status=1
 exit $status

@@ -49,10 +49,16 @@ def load_old(commit: str = "HEAD"):
     if NAME in sys.modules:
         raise RuntimeError(f"{NAME} is already imported; call load_old once per process")
     try:
-        full = subprocess.run(["git", "rev-parse", "--verify", f"{commit}^{{commit}}"], cwd=ROOT, check=True,
-                              capture_output=True, text=True).stdout.strip()  # fmt: skip
-        archive = subprocess.run(["git", "archive", "--format=tar", full, "vrlib"], cwd=ROOT, check=True,
-                                 capture_output=True).stdout  # fmt: skip
+        full = subprocess.run(
+            ["git", "rev-parse", "--verify", f"{commit}^{{commit}}"],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        archive = subprocess.run(
+            ["git", "archive", "--format=tar", full, "vrlib"], cwd=ROOT, check=True, capture_output=True
+        ).stdout
     except subprocess.CalledProcessError as exc:
         raise RuntimeError(f"git cannot give the package vrlib of commit {commit!r}: {exc.stderr!s}") from None
     where = Path(tempfile.mkdtemp(prefix="vrlib-old-"))

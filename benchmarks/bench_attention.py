@@ -132,11 +132,22 @@ def time_training(prepared, n_features, attack, group, epochs, device, **options
             nets.append(TargetAttentionNet(n_features))
         t0 = time.process_time()
         with torch_threads(1):
-            train_group(nets, [prepared["inputs"]] * group, [prepared["y"]] * group, [prepared["split"]] * group,
-                        [np.random.default_rng(s) for s in range(group)], list(range(group)),
-                        n_onehot=prepared["n_onehot"], lr=attack.lr, batch_size=attack.batch_size,
-                        max_epochs=max_epochs, patience=None, eval_batch_size=attack.eval_batch_size,
-                        device=device, **options)  # fmt: skip
+            train_group(
+                nets,
+                [prepared["inputs"]] * group,
+                [prepared["y"]] * group,
+                [prepared["split"]] * group,
+                [np.random.default_rng(s) for s in range(group)],
+                list(range(group)),
+                n_onehot=prepared["n_onehot"],
+                lr=attack.lr,
+                batch_size=attack.batch_size,
+                max_epochs=max_epochs,
+                patience=None,
+                eval_batch_size=attack.eval_batch_size,
+                device=device,
+                **options,
+            )
         return time.process_time() - t0
 
     run(0)  # warm-up: a first run pays for allocations later runs reuse
@@ -169,8 +180,10 @@ def main(argv=None):
     target = df.iloc[[int(rng.integers(len(df)))]]
     device = resolve_device("auto")
     load_start = os.getloadavg()[0]
-    print(f"Adult, target row {target.index[0]}; torch {torch.__version__}, {os.cpu_count()} CPUs, device {device}, "
-          f"load average {load_start:.2f}")  # fmt: skip
+    print(
+        f"Adult, target row {target.index[0]}; torch {torch.__version__}, {os.cpu_count()} CPUs, device {device}, "
+        f"load average {load_start:.2f}"
+    )
     print(f"{args.n_shadow} shadow + {args.n_test} test bootstrap datasets of {args.records} records")
     shadow, y_shadow = bootstrap_game(df, target, args.n_shadow, args.records, rng)
     test, y_test = bootstrap_game(df, target, args.n_test, args.records, rng)
@@ -191,27 +204,34 @@ def main(argv=None):
     t0 = time.process_time()
     proba = attack.predict_proba(test_batch)
     predict_s = time.process_time() - t0
-    print(f"preprocessing (encoder + 100 closest of {args.n_shadow} datasets): {preprocess_s:.2f} s; "
-          f"prediction of {args.n_test} test datasets: {predict_s:.2f} s")  # fmt: skip
+    print(
+        f"preprocessing (encoder + 100 closest of {args.n_shadow} datasets): {preprocess_s:.2f} s; "
+        f"prediction of {args.n_test} test datasets: {predict_s:.2f} s"
+    )
 
     # Training, alone and grouped, new and previous: the same preprocessed inputs for every member.
     previous = dict(autograd=True, dropout_stream="torch")
     grouped, grouped_previous = [], []
     for _ in range(args.repeats):  # alternately, the fastest of each kept
         grouped.append(time_training(prepared, attack.n_features_, attack, args.group, args.epochs, device))
-        grouped_previous.append(time_training(prepared, attack.n_features_, attack, args.group, args.epochs, device,
-                                              **previous))  # fmt: skip
+        grouped_previous.append(
+            time_training(prepared, attack.n_features_, attack, args.group, args.epochs, device, **previous)
+        )
     grouped, grouped_previous = min(grouped, key=lambda t: t[1]), min(grouped_previous, key=lambda t: t[1])
     single = time_training(prepared, attack.n_features_, attack, 1, args.epochs, device)
     single_previous = time_training(prepared, attack.n_features_, attack, 1, args.epochs, device, **previous)
-    for name, (setup_s, epoch_s) in [(f"grouped ({args.group} targets)", grouped),
-                                     (f"grouped, previous ({args.group} targets)", grouped_previous),
-                                     ("single", single), ("single, previous", single_previous)]:  # fmt: skip
+    for name, (setup_s, epoch_s) in [
+        (f"grouped ({args.group} targets)", grouped),
+        (f"grouped, previous ({args.group} targets)", grouped_previous),
+        ("single", single),
+        ("single, previous", single_previous),
+    ]:
         print(f"{name}: {epoch_s:.4f} s/epoch per target over {args.epochs} epochs, set-up {setup_s:.2f} s")
 
     # Before: the old loop, same data, CPU, one thread.
-    before_epoch_s = time_before(attack, attack.transform(shadow_batch), prepared["y"], prepared["split"],
-                                 args.before_epochs, args.seed)  # fmt: skip
+    before_epoch_s = time_before(
+        attack, attack.transform(shadow_batch), prepared["y"], prepared["split"], args.before_epochs, args.seed
+    )
     print(f"before: {before_epoch_s:.3f} s/epoch over {args.before_epochs} epochs")
 
     def per_target(timing, group):
@@ -255,10 +275,12 @@ def main(argv=None):
         "load_average_start": round(load_start, 2),
         "load_average_end": round(os.getloadavg()[0], 2),
     }
-    print(f"per target, 500 epochs (extrapolated): grouped {result['paper_s_per_target']} s "
-          f"(previous {result['paper_s_per_target_previous']} s, x{result['speedup_grouped_vs_previous']}), "
-          f"single {result['paper_s_per_target_single']} s (previous {result['paper_s_per_target_single_previous']} s), "
-          f"before grouping {result['paper_s_per_target_before']} s")  # fmt: skip
+    print(
+        f"per target, 500 epochs (extrapolated): grouped {result['paper_s_per_target']} s "
+        f"(previous {result['paper_s_per_target_previous']} s, x{result['speedup_grouped_vs_previous']}), "
+        f"single {result['paper_s_per_target_single']} s (previous {result['paper_s_per_target_single_previous']} s), "
+        f"before grouping {result['paper_s_per_target_before']} s"
+    )
     print(json.dumps(result))
 
 

@@ -57,16 +57,32 @@ def bench_cost(args) -> dict:
     """The command line on the full-size release, in a child process (wall time and peak memory)."""
     from vrlib.experiments.audit import adult_release
 
-    train, synthetic, holdout, schema = adult_release("synthpop", n_train=args.n_train, n_holdout=args.n_holdout,
-                                                      n_synth=args.n_synth, seed=args.seed)  # fmt: skip
+    train, synthetic, holdout, schema = adult_release(
+        "synthpop", n_train=args.n_train, n_holdout=args.n_holdout, n_synth=args.n_synth, seed=args.seed
+    )
     with tempfile.TemporaryDirectory(prefix="vrlib-bench-audit-") as tmp:
         folder = Path(tmp)
         _write_csvs(folder, train, synthetic, holdout)
-        command = [sys.executable, "-c", "import sys; from vrlib.cli import main; sys.exit(main())", "audit",
-                   "--train", str(folder / "train.csv"), "--synthetic", str(folder / "release.csv"),
-                   "--holdout", str(folder / "holdout.csv"), "--categorical", ",".join(schema.categorical),
-                   "--continuous", ",".join(schema.continuous), "--out", str(folder / "out"),
-                   "--seed", str(args.seed)]  # fmt: skip
+        command = [
+            sys.executable,
+            "-c",
+            "import sys; from vrlib.cli import main; sys.exit(main())",
+            "audit",
+            "--train",
+            str(folder / "train.csv"),
+            "--synthetic",
+            str(folder / "release.csv"),
+            "--holdout",
+            str(folder / "holdout.csv"),
+            "--categorical",
+            ",".join(schema.categorical),
+            "--continuous",
+            ",".join(schema.continuous),
+            "--out",
+            str(folder / "out"),
+            "--seed",
+            str(args.seed),
+        ]
         start = time.perf_counter()
         proc = subprocess.run(command, capture_output=True, text=True)
         seconds = time.perf_counter() - start
@@ -75,26 +91,37 @@ def bench_cost(args) -> dict:
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         peak_kb = usage.ru_maxrss
         summary = json.loads((folder / "out" / "summary.json").read_text())
-    out = {"audit_s": seconds, "audit_cpu_s": usage.ru_utime + usage.ru_stime, "audit_peak_gb": peak_kb / 1e6, "adult_membership_auc": summary["membership_auc"]["auc"],
-           "adult_membership_auc_ci": summary["membership_auc_ci"], "adult_n_flagged": summary["n_flagged"],
-           "adult_n_verbatim": summary["n_verbatim"], "adult_dcr_share": summary["distance_shares"]["dcr_share"],
-           "adult_nndr_share": summary["distance_shares"]["nndr_share"],
-           "adult_tpr_at_fpr_0.001": summary["tpr_at_fpr"]["0.001"]["tpr"],
-           "adult_tpr_at_fpr_0.01": summary["tpr_at_fpr"]["0.01"]["tpr"],
-           "adult_auc_top_vk_decile": summary["auc_by_vk_decile"][-1]["auc"],
-           "adult_auc_bottom_vk_decile": summary["auc_by_vk_decile"][0]["auc"],
-           "adult_disagreements": summary["disagreements"],
-           "adult_wp29": {k: summary["wp29"][k]["risk"] for k in ("singling_out", "linkability", "inference")}}  # fmt: skip
+    out = {
+        "audit_s": seconds,
+        "audit_cpu_s": usage.ru_utime + usage.ru_stime,
+        "audit_peak_gb": peak_kb / 1e6,
+        "adult_membership_auc": summary["membership_auc"]["auc"],
+        "adult_membership_auc_ci": summary["membership_auc_ci"],
+        "adult_n_flagged": summary["n_flagged"],
+        "adult_n_verbatim": summary["n_verbatim"],
+        "adult_dcr_share": summary["distance_shares"]["dcr_share"],
+        "adult_nndr_share": summary["distance_shares"]["nndr_share"],
+        "adult_tpr_at_fpr_0.001": summary["tpr_at_fpr"]["0.001"]["tpr"],
+        "adult_tpr_at_fpr_0.01": summary["tpr_at_fpr"]["0.01"]["tpr"],
+        "adult_auc_top_vk_decile": summary["auc_by_vk_decile"][-1]["auc"],
+        "adult_auc_bottom_vk_decile": summary["auc_by_vk_decile"][0]["auc"],
+        "adult_disagreements": summary["disagreements"],
+        "adult_wp29": {k: summary["wp29"][k]["risk"] for k in ("singling_out", "linkability", "inference")},
+    }
     try:
         from sdmetrics.single_table import DCROverfittingProtection  # optional extra
     except ImportError:
         out["sdmetrics_dcr_s"] = None
         out["sdmetrics_note"] = "sdmetrics not installed"
     else:
-        metadata = {"columns": {c: {"sdtype": "categorical" if c in schema.categorical else "numerical"}
-                                for c in schema.columns}}  # fmt: skip
-        out["sdmetrics_dcr_s"], value = _timed(lambda: DCROverfittingProtection.compute(
-            train, synthetic, holdout, metadata))  # fmt: skip
+        metadata = {
+            "columns": {
+                c: {"sdtype": "categorical" if c in schema.categorical else "numerical"} for c in schema.columns
+            }
+        }
+        out["sdmetrics_dcr_s"], value = _timed(
+            lambda: DCROverfittingProtection.compute(train, synthetic, holdout, metadata)
+        )
         out["sdmetrics_dcr"] = float(value)
     return out
 
@@ -106,23 +133,35 @@ def bench_calibration(args) -> dict:
     import vrlib
     from vrlib.experiments.audit import null_release, planted_release
 
-    train, synthetic, holdout, schema = null_release("synthpop", n_train=args.n_null, n_holdout=args.n_null,
-                                                     n_synth=args.n_null, seed=args.seed)  # fmt: skip
+    train, synthetic, holdout, schema = null_release(
+        "synthpop", n_train=args.n_null, n_holdout=args.n_null, n_synth=args.n_null, seed=args.seed
+    )
     planted, leaking = planted_release(train, synthetic, schema, n_planted=50, seed=args.seed)
     leak = vrlib.audit(train, leaking, holdout, schema, seed=args.seed, wp29=False)
     top = set(leak.records["index"].head(100))
     out = {"planted_recall_at_100": len(top & set(planted.tolist())), "n_planted": 50}
     with tempfile.TemporaryDirectory(prefix="vrlib-bench-null-") as tmp:
-        runs = [vrlib.audit(train, synthetic, holdout, schema, seed=args.seed, wp29=False, out=Path(tmp) / str(i))
-                for i in range(2)]  # fmt: skip
-        out["same_seed_identical"] = all((Path(tmp) / "0" / f).read_bytes() == (Path(tmp) / "1" / f).read_bytes()
-                                         for f in ("summary.json", "records.csv"))  # fmt: skip
+        runs = [
+            vrlib.audit(train, synthetic, holdout, schema, seed=args.seed, wp29=False, out=Path(tmp) / str(i))
+            for i in range(2)
+        ]
+        out["same_seed_identical"] = all(
+            (Path(tmp) / "0" / f).read_bytes() == (Path(tmp) / "1" / f).read_bytes()
+            for f in ("summary.json", "records.csv")
+        )
     s = runs[0].summary
-    out.update(null_auc=s["membership_auc"]["auc"], null_auc_ci=s["membership_auc_ci"],
-               null_auc_covers_half=s["membership_auc"]["ci_low"] <= 0.5 <= s["membership_auc"]["ci_high"],
-               null_flag_share=s["flagged_share"], null_n_verbatim=s["n_verbatim"],
-               null_ks_p={a: float(stats.kstest(runs[0].records[f"p_{a}"], "uniform").pvalue)
-                          for a in s["settings"]["attacks"] if a != "copies"})  # fmt: skip
+    out.update(
+        null_auc=s["membership_auc"]["auc"],
+        null_auc_ci=s["membership_auc_ci"],
+        null_auc_covers_half=s["membership_auc"]["ci_low"] <= 0.5 <= s["membership_auc"]["ci_high"],
+        null_flag_share=s["flagged_share"],
+        null_n_verbatim=s["n_verbatim"],
+        null_ks_p={
+            a: float(stats.kstest(runs[0].records[f"p_{a}"], "uniform").pvalue)
+            for a in s["settings"]["attacks"]
+            if a != "copies"
+        },
+    )
     return out
 
 
@@ -156,7 +195,9 @@ def bench_vectorised(seed: int) -> dict:
     query, ref = enc.transform(df.iloc[:300]), enc.transform(df.iloc[15000:45000])
 
     def one_by_one():
-        return np.array([pairwise_distances(enc.transform(df.iloc[[i]]), ref, "minkowski", 2.0).min() for i in range(300)])
+        return np.array(
+            [pairwise_distances(enc.transform(df.iloc[[i]]), ref, "minkowski", 2.0).min() for i in range(300)]
+        )
 
     naive_s, naive = _timed(one_by_one)
     fast_s, (d, _) = _timed(lambda: kneighbors_between(query, ref, 1, "minkowski", 2.0))
@@ -175,8 +216,15 @@ def main(argv=None) -> None:
     parser.add_argument("--skip-cost", action="store_true")
     parser.add_argument("--skip-calibration", action="store_true")
     args = parser.parse_args(argv)
-    result = {"benchmark": "audit", "seed": args.seed, "n_train": args.n_train, "n_holdout": args.n_holdout,
-              "n_synth": args.n_synth, "cpus": os.cpu_count(), "machine": platform.machine()}  # fmt: skip
+    result = {
+        "benchmark": "audit",
+        "seed": args.seed,
+        "n_train": args.n_train,
+        "n_holdout": args.n_holdout,
+        "n_synth": args.n_synth,
+        "cpus": os.cpu_count(),
+        "machine": platform.machine(),
+    }
     if not args.skip_cost:
         result.update(bench_cost(args))
         print(json.dumps({k: result[k] for k in ("audit_s", "audit_cpu_s", "audit_peak_gb")}), flush=True)

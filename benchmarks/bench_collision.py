@@ -80,7 +80,10 @@ def pandas_attack(release, schema, seed):
     from vrlib.generators import get_generator
 
     def features(df):
-        cols = [df[c].cat.codes.to_numpy(float) if c in schema.categorical else df[c].to_numpy(float) for c in schema.columns]
+        cols = [
+            df[c].cat.codes.to_numpy(float) if c in schema.categorical else df[c].to_numpy(float)
+            for c in schema.columns
+        ]
         return np.column_stack([*cols, pandas_frequency(df).astype(float)])
 
     from vrlib.attacks.collision import match_precision
@@ -138,8 +141,9 @@ def sampler_seconds(train, schema, fast: bool, epochs: int = 3) -> float:
 
     from vrlib.generators.neural import _fast_sampler_class
 
-    data = pd.DataFrame({c: (train[c].cat.codes.to_numpy() if c in schema.categorical else train[c].to_numpy())
-                         for c in train.columns})  # fmt: skip
+    data = pd.DataFrame(
+        {c: (train[c].cat.codes.to_numpy() if c in schema.categorical else train[c].to_numpy()) for c in train.columns}
+    )
     transformer = DataTransformer()
     with parallel_config(backend="sequential"):
         transformer.fit(data, list(schema.categorical))
@@ -169,36 +173,49 @@ def bench_generators(args) -> dict:
         result[f"{name}_300_epochs_wall_min"] = round(new["wall"]["300_epochs_min"], 2)
         result[f"{name}_epoch_cpu_s"] = round(new["cpu"]["epoch_s"], 3)
         result[f"{name}_fixed_cpu_s"] = round(new["cpu"]["fixed_s"], 2)
-        line = (f"  {label} (e = {extra}): epoch {new['cpu']['epoch_s']:.2f} s CPU ({new['wall']['epoch_s']:.2f} s wall), fixed "
-                f"{new['cpu']['fixed_s']:.1f} s; 300 epochs {new['cpu']['300_epochs_min']:.1f} min CPU "
-                f"({new['wall']['300_epochs_min']:.1f} min wall)")
+        line = (
+            f"  {label} (e = {extra}): epoch {new['cpu']['epoch_s']:.2f} s CPU ({new['wall']['epoch_s']:.2f} s wall), fixed "
+            f"{new['cpu']['fixed_s']:.1f} s; 300 epochs {new['cpu']['300_epochs_min']:.1f} min CPU "
+            f"({new['wall']['300_epochs_min']:.1f} min wall)"
+        )
         if name in ("ctgan", "tvae"):
             old = fit_costs(name, train, schema, extra, old=True)
             result[f"{name}_300_epochs_min_old"] = round(old["cpu"]["300_epochs_min"], 2)
             result[f"{name}_epoch_cpu_s_old"] = round(old["cpu"]["epoch_s"], 3)
             ratio = old["cpu"]["300_epochs_min"] / new["cpu"]["300_epochs_min"]
             result[f"{name}_300_epochs_ratio"] = round(ratio, 2)
-            line += (f"; old way {old['cpu']['300_epochs_min']:.1f} min CPU (epoch {old['cpu']['epoch_s']:.2f} s), "
-                     f"ratio {ratio:.2f}")
+            line += (
+                f"; old way {old['cpu']['300_epochs_min']:.1f} min CPU (epoch {old['cpu']['epoch_s']:.2f} s), "
+                f"ratio {ratio:.2f}"
+            )
         print(line)
     slow, fast = sampler_seconds(train, schema, False), sampler_seconds(train, schema, True)
-    print(f"  CTGAN row sampling alone: {slow:.3f} s CPU per epoch with ctgan's sampler, {fast:.3f} s with one randint "
-          f"per batch (ratio {slow / fast:.1f})")
-    result.update(ctgan_row_sampling_s_per_epoch_old=round(slow, 4), ctgan_row_sampling_s_per_epoch=round(fast, 4),
-                  ctgan_row_sampling_ratio=round(slow / fast, 1))  # fmt: skip
+    print(
+        f"  CTGAN row sampling alone: {slow:.3f} s CPU per epoch with ctgan's sampler, {fast:.3f} s with one randint "
+        f"per batch (ratio {slow / fast:.1f})"
+    )
+    result.update(
+        ctgan_row_sampling_s_per_epoch_old=round(slow, 4),
+        ctgan_row_sampling_s_per_epoch=round(fast, 4),
+        ctgan_row_sampling_ratio=round(slow / fast, 1),
+    )
     fits = mca.paper_profile_fits()
     total = sum(n * per_300[name] for name, n in fits.items())
     result["paper_profile_gan_fits"] = fits
     result["paper_profile_gan_fits_cpu_min"] = round(total, 1)
-    print(f"  notebook 07 under --profile paper makes {fits} 300-epoch fits: {total:.0f} CPU minutes, "
-          f"about {total / 2:.0f} wall minutes on 2 free cores")
+    print(
+        f"  notebook 07 under --profile paper makes {fits} 300-epoch fits: {total:.0f} CPU minutes, "
+        f"about {total / 2:.0f} wall minutes on 2 free cores"
+    )
     return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", choices=("all", "generators", "indicator"), default="all")
-    parser.add_argument("--scale", type=float, default=1.0, help="times the extra epochs of the second fit (generators)")
+    parser.add_argument(
+        "--scale", type=float, default=1.0, help="times the extra epochs of the second fit (generators)"
+    )
     parser.add_argument("--n", type=int, default=31_655, help="records in the release (indicator)")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
@@ -236,19 +253,27 @@ def bench_indicator(args) -> dict:
     start = time.perf_counter()
     pandas_attack(release, schema, 0)
     t_attack_pd = time.perf_counter() - start
-    print(f"attack (fit + score, BayNet shadow): vrlib {t_attack:.2f} s, pandas steps {t_attack_pd:.2f} s, "
-          f"ratio {t_attack_pd / t_attack:.2f}; MLP iterations {attack.classifier_[-1].n_iter_}, "
-          f"shadow records labelled members {attack.shadow_positive_rate_:.3f}")
+    print(
+        f"attack (fit + score, BayNet shadow): vrlib {t_attack:.2f} s, pandas steps {t_attack_pd:.2f} s, "
+        f"ratio {t_attack_pd / t_attack:.2f}; MLP iterations {attack.classifier_[-1].n_iter_}, "
+        f"shadow records labelled members {attack.shadow_positive_rate_:.3f}"
+    )
 
     return {
-        "n_release": args.n, "repeat": args.repeat,
-        "indicator_vrlib_s": round(t_ours, 5), "indicator_pandas_s": round(t_pd, 5), "indicator_ratio": round(t_pd / t_ours, 2),
-        "occurs_in_vrlib_s": round(t_occ, 5), "occurs_in_pandas_s": round(t_occ_pd, 5),
+        "n_release": args.n,
+        "repeat": args.repeat,
+        "indicator_vrlib_s": round(t_ours, 5),
+        "indicator_pandas_s": round(t_pd, 5),
+        "indicator_ratio": round(t_pd / t_ours, 2),
+        "occurs_in_vrlib_s": round(t_occ, 5),
+        "occurs_in_pandas_s": round(t_occ_pd, 5),
         "occurs_in_ratio": round(t_occ_pd / t_occ, 2),
-        "attack_vrlib_s": round(t_attack, 3), "attack_pandas_s": round(t_attack_pd, 3),
-        "attack_ratio": round(t_attack_pd / t_attack, 2), "attack_scores_finite": bool(np.isfinite(scores).all()),
+        "attack_vrlib_s": round(t_attack, 3),
+        "attack_pandas_s": round(t_attack_pd, 3),
+        "attack_ratio": round(t_attack_pd / t_attack, 2),
+        "attack_scores_finite": bool(np.isfinite(scores).all()),
         "attack_mlp_iterations": int(attack.classifier_[-1].n_iter_),
-    }  # fmt: skip
+    }
 
 
 if __name__ == "__main__":

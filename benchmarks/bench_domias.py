@@ -74,11 +74,19 @@ def bench_tvae(df, n_mem: int, epochs: int, repeats: int) -> dict:
         times["lean"].append(t_lean)
         same &= all(torch.equal(a, b) for a, b in zip(p_before, p_lean))
     before, lean = float(np.median(times["ctgan"])), float(np.median(times["lean"]))
-    print(f"TVAE fit, {n_mem} rows, {epochs} epochs, one thread (CPU s, median of {repeats}): ctgan {before:.2f}, "
-          f"lean {lean:.2f} ({before / lean:.2f}x); same parameters bit for bit: {same}", flush=True)  # fmt: skip
-    return {"tvae_rows": n_mem, "tvae_epochs": epochs, "tvae_fit_cpu_s": round(lean, 3),
-            "tvae_fit_cpu_s_before": round(before, 3), "tvae_speedup": round(before / lean, 2),
-            "tvae_same_parameters": bool(same)}  # fmt: skip
+    print(
+        f"TVAE fit, {n_mem} rows, {epochs} epochs, one thread (CPU s, median of {repeats}): ctgan {before:.2f}, "
+        f"lean {lean:.2f} ({before / lean:.2f}x); same parameters bit for bit: {same}",
+        flush=True,
+    )
+    return {
+        "tvae_rows": n_mem,
+        "tvae_epochs": epochs,
+        "tvae_fit_cpu_s": round(lean, 3),
+        "tvae_fit_cpu_s_before": round(before, 3),
+        "tvae_speedup": round(before / lean, 2),
+        "tvae_same_parameters": bool(same),
+    }
 
 
 def main() -> None:
@@ -91,8 +99,11 @@ def main() -> None:
     parser.add_argument("--skip-attacks", action="store_true", help="time TVAE (and the profile) only")
     parser.add_argument("--profile", default="quick", help="experiment profile to time end to end")
     parser.add_argument("--skip-profile", action="store_true")
-    parser.add_argument("--cache-dir", help="an empty folder for the profile's cache, kept afterwards (default: a "
-                        "temporary one); point VRLIB_CACHE_DIR at it to run the notebook from the same results")
+    parser.add_argument(
+        "--cache-dir",
+        help="an empty folder for the profile's cache, kept afterwards (default: a "
+        "temporary one); point VRLIB_CACHE_DIR at it to run the notebook from the same results",
+    )
     args = parser.parse_args()
 
     import torch
@@ -160,8 +171,11 @@ def bench_attacks(args, result, quick, syn, ref, test) -> None:
     result["paper_flow_seconds_per_epoch"] = round(per_epoch, 3)
     result["paper_flow_epochs_timed"] = len(flow.history_)
     result["domias_flow_paper_extrapolated_seconds"] = round(2 * 50 * per_epoch, 1)
-    print(f"paper BNAF: {per_epoch:.2f} s per epoch on {args.n} rows -> DOMIAS (2 flows × 50 epochs) "
-          f"≈ {2 * 50 * per_epoch:.0f} s (extrapolated)", flush=True)  # fmt: skip
+    print(
+        f"paper BNAF: {per_epoch:.2f} s per epoch on {args.n} rows -> DOMIAS (2 flows × 50 epochs) "
+        f"≈ {2 * 50 * per_epoch:.0f} s (extrapolated)",
+        flush=True,
+    )
 
 
 def bench_profile(args, result) -> None:

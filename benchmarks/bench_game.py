@@ -109,8 +109,13 @@ def pipeline(args) -> dict:
 
     old, commit = load_old(args.old)
     n_jobs = 1 if args.n_jobs is None else args.n_jobs
-    result = {"generator": "baynet", "datasets": args.datasets, "workers": n_jobs, "old_commit": commit,
-              "load_before": load_average()}  # fmt: skip
+    result = {
+        "generator": "baynet",
+        "datasets": args.datasets,
+        "workers": n_jobs,
+        "old_commit": commit,
+        "load_before": load_average(),
+    }
     made = {}
     for name, lib in (("old", old), ("new", vrlib)):
         games = importlib.import_module(f"{lib.__name__}.games")
@@ -121,8 +126,14 @@ def pipeline(args) -> dict:
         best = {}
         for repeat in range(args.repeats):
             with tempfile.TemporaryDirectory() as tmp:
-                game = games.TraditionalGame("baynet", **sizes, seed=args.seed + repeat, n_jobs=n_jobs,
-                                             cache=cache.Cache(tmp, "synthetic"), progress=False).fit(df, schema)  # fmt: skip
+                game = games.TraditionalGame(
+                    "baynet",
+                    **sizes,
+                    seed=args.seed + repeat,
+                    n_jobs=n_jobs,
+                    cache=cache.Cache(tmp, "synthetic"),
+                    progress=False,
+                ).fit(df, schema)
                 target = game.data_.index[game._pools["aux"][0]]
                 plans = game.shadow_plans(target)
                 game._materialise(plans[:2], "warm-up")  # imports, first calls
@@ -143,21 +154,28 @@ def pipeline(args) -> dict:
             if repeat == 0:
                 made[name] = arrays
         result[name] = {"ms_per_dataset": best["pipe"] * 1000, "fit_ms": best["fit"] * 1000}
-        print(f"{name}: {best['pipe'] * 1000:.2f} CPU ms per dataset through the pipeline, fit {best['fit'] * 1000:.2f} ms "
-              f"(best of {args.repeats})", flush=True)  # fmt: skip
+        print(
+            f"{name}: {best['pipe'] * 1000:.2f} CPU ms per dataset through the pipeline, fit {best['fit'] * 1000:.2f} ms "
+            f"(best of {args.repeats})",
+            flush=True,
+        )
     identical = all(np.array_equal(a[k], b[k]) for a, b in zip(made["old"], made["new"]) for k in a)
     result.update(
         ms_per_dataset={"old": result["old"]["ms_per_dataset"], "new": result["new"]["ms_per_dataset"]},
         fit_ms={"old": result["old"]["fit_ms"], "new": result["new"]["fit_ms"]},
-        identical_datasets=bool(identical), load_after=load_average(),
-    )  # fmt: skip
+        identical_datasets=bool(identical),
+        load_after=load_average(),
+    )
     return result
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pipeline-only", action="store_true",
-                        help="only the cost of one dataset through the synthesis pipeline, old code against new")
+    parser.add_argument(
+        "--pipeline-only",
+        action="store_true",
+        help="only the cost of one dataset through the synthesis pipeline, old code against new",
+    )
     parser.add_argument("--datasets", type=int, default=200, help="datasets timed with --pipeline-only")
     parser.add_argument("--repeats", type=int, default=3, help="repeats with --pipeline-only (the best counts)")
     parser.add_argument("--old", default="main", help="git commit of the old code (--pipeline-only)")
@@ -166,8 +184,12 @@ def main(argv=None):
     parser.add_argument("--fraction", type=float, default=0.05, help="fraction of the datasets actually generated")
     parser.add_argument("--generator", choices=["auto", "baynet", "bootstrap"], default="auto")
     parser.add_argument("--n-jobs", type=int, default=None, help="worker processes (default: all cores)")
-    parser.add_argument("--attack-datasets", type=int, default=PAPER["n_shadow"] + PAPER["n_test_datasets"],
-                        help="datasets for the attack timing (default: the paper's 4,200)")  # fmt: skip
+    parser.add_argument(
+        "--attack-datasets",
+        type=int,
+        default=PAPER["n_shadow"] + PAPER["n_test_datasets"],
+        help="datasets for the attack timing (default: the paper's 4,200)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if args.pipeline_only:
@@ -190,21 +212,33 @@ def main(argv=None):
     print(f"paper sizes, {args.targets} targets: {fits[True]} fits with OUT sharing, {fits[False]} without")
 
     # Measured time per fit on a fraction of the datasets.
-    small = dict(PAPER, n_shadow=max(2, round(PAPER["n_shadow"] * args.fraction)),
-                 n_test_datasets=max(2, round(PAPER["n_test_datasets"] * args.fraction)))  # fmt: skip
+    small = dict(
+        PAPER,
+        n_shadow=max(2, round(PAPER["n_shadow"] * args.fraction)),
+        n_test_datasets=max(2, round(PAPER["n_test_datasets"] * args.fraction)),
+    )
     measured = {}
     for share in (True, False):
         with tempfile.TemporaryDirectory() as tmp:
-            game = TraditionalGame(generator, **small, share_out=share, seed=args.seed, n_jobs=n_jobs,
-                                   cache=Cache(tmp, "synthetic"), progress=False).fit(df, schema)  # fmt: skip
+            game = TraditionalGame(
+                generator,
+                **small,
+                share_out=share,
+                seed=args.seed,
+                n_jobs=n_jobs,
+                cache=Cache(tmp, "synthetic"),
+                progress=False,
+            ).fit(df, schema)
             t0 = time.perf_counter()
             for _ in game.iter_targets(targets[: args.measure_targets]):
                 pass
             wall = time.perf_counter() - t0
         measured[share] = (wall, game.stats_["generated"])
-        print(f"measured ({'sharing' if share else 'no sharing'}): {game.stats_['generated']} fits for "
-              f"{args.measure_targets} targets ({small['n_shadow']}+{small['n_test_datasets']} datasets each) "
-              f"in {wall:.2f} s = {wall / game.stats_['generated'] * 1000:.1f} ms per fit")  # fmt: skip
+        print(
+            f"measured ({'sharing' if share else 'no sharing'}): {game.stats_['generated']} fits for "
+            f"{args.measure_targets} targets ({small['n_shadow']}+{small['n_test_datasets']} datasets each) "
+            f"in {wall:.2f} s = {wall / game.stats_['generated'] * 1000:.1f} ms per fit"
+        )
     s_per_fit = sum(w for w, _ in measured.values()) / sum(n for _, n in measured.values())
 
     # Measured attack cost at full size (stand-in datasets; the attack does not care who made them).
@@ -222,13 +256,17 @@ def main(argv=None):
     attack.predict_proba(batch.subset(np.arange(n_train, n_att)))
     t_pred = time.perf_counter() - t0
     attack_s = t_fit + t_pred
-    print(f"query attack: fit on {n_train} datasets ({len(attack.subsets_)} queries) {t_fit:.2f} s, "
-          f"scoring {n_att - n_train} datasets {t_pred:.2f} s")  # fmt: skip
+    print(
+        f"query attack: fit on {n_train} datasets ({len(attack.subsets_)} queries) {t_fit:.2f} s, "
+        f"scoring {n_att - n_train} datasets {t_pred:.2f} s"
+    )
 
     gen_shared = fits[True] / args.targets * s_per_fit
     gen_unshared = fits[False] / args.targets * s_per_fit
-    print(f"per target (extrapolated): generation {gen_shared:.1f} s with sharing, {gen_unshared:.1f} s without; "
-          f"attack {attack_s:.1f} s")  # fmt: skip
+    print(
+        f"per target (extrapolated): generation {gen_shared:.1f} s with sharing, {gen_unshared:.1f} s without; "
+        f"attack {attack_s:.1f} s"
+    )
     result = {
         "generator": gen_name,
         "workers": cores,

@@ -133,10 +133,16 @@ def run_to_arrays(name, train, schema, n, repeats) -> dict:
                 sizes[way] = len(write(arrays, {"kind": "synthetic"}))
             times[way].append((time.process_time() - start) / 10)
     med = {way: float(np.median(t)) for way, t in times.items()}
-    return {"via_table_s": med["table"], "direct_s": med["direct"], "speedup": med["table"] / med["direct"],
-            "entry_before_s": med["entry_before"], "entry_s": med["entry"],
-            "entry_speedup": med["entry_before"] / med["entry"],
-            "entry_before_bytes": sizes["entry_before"], "entry_bytes": sizes["entry"]}  # fmt: skip
+    return {
+        "via_table_s": med["table"],
+        "direct_s": med["direct"],
+        "speedup": med["table"] / med["direct"],
+        "entry_before_s": med["entry_before"],
+        "entry_s": med["entry"],
+        "entry_speedup": med["entry_before"] / med["entry"],
+        "entry_before_bytes": sizes["entry_before"],
+        "entry_bytes": sizes["entry"],
+    }
 
 
 def run_neural(name, train, schema, n, epochs) -> dict:
@@ -192,9 +198,13 @@ def ds_fit_sample(classes, train, schema, n, epsilon, degree, bins, seed, folder
         warnings.simplefilter("ignore")
         describer = describer_cls(histogram_bins=bins, category_threshold=10**6)
         describer.describe_dataset_in_correlated_attribute_mode(
-            csv, k=degree, epsilon=epsilon, attribute_to_is_categorical=is_categorical,
-            attribute_to_datatype=datatype, seed=seed,
-        )  # fmt: skip
+            csv,
+            k=degree,
+            epsilon=epsilon,
+            attribute_to_is_categorical=is_categorical,
+            attribute_to_datatype=datatype,
+            seed=seed,
+        )
         describer.save_dataset_description_to_file(description)
         generator = generator_cls()
         generator.generate_dataset_in_correlated_attribute_mode(n, description, seed=seed)
@@ -252,8 +262,13 @@ def main(argv=None):
     parser.add_argument("--rows", type=int, default=1000, help="training rows, and rows sampled")
     parser.add_argument("--repeats", type=int, default=7, help="timed fits of each of our generators")
     parser.add_argument("--ds-repeats", type=int, default=1, help="timed DataSynthesizer fits (about 10 s each)")
-    parser.add_argument("--ds-degrees", type=int, nargs="*", default=[2],
-                        help="network degrees run through DataSynthesizer (2: the peer figure; add 1 for the authors' setting)")  # fmt: skip
+    parser.add_argument(
+        "--ds-degrees",
+        type=int,
+        nargs="*",
+        default=[2],
+        help="network degrees run through DataSynthesizer (2: the peer figure; add 1 for the authors' setting)",
+    )
     parser.add_argument("--epochs", type=int, default=10, help="TVAE / CTGAN epochs")
     parser.add_argument("--no-ds", action="store_true", help="skip DataSynthesizer")
     parser.add_argument("--seed", type=int, default=0, help="seed of the training sample")
@@ -263,8 +278,13 @@ def main(argv=None):
     classes, reason = (None, "skipped (--no-ds)") if args.no_ds else datasynthesizer()
     if classes is None:
         print(f"DataSynthesizer not available: {reason}; reporting ours only")
-    results = {"rows": args.rows, "repeats": args.repeats, "ds_repeats": args.ds_repeats,
-               "datasynthesizer": reason or "0.1.13", "datasets": {}}  # fmt: skip
+    results = {
+        "rows": args.rows,
+        "repeats": args.repeats,
+        "ds_repeats": args.ds_repeats,
+        "datasynthesizer": reason or "0.1.13",
+        "datasets": {},
+    }
     for name in args.datasets:
         df, schema, notes = load(name)
         for note in notes:
@@ -274,10 +294,14 @@ def main(argv=None):
         train = df.iloc[rows[: args.rows]].reset_index(drop=True)
         holdout = df.iloc[rows[args.rows : 2 * args.rows]].reset_index(drop=True)
         res = {"holdout": quality(train, holdout, schema), "ours": {}, "datasynthesizer": {}}
-        print(f"\n== {name}: {args.rows} training rows, {len(schema.categorical)} categorical + "
-              f"{len(schema.continuous)} continuous columns ==")  # fmt: skip
+        print(
+            f"\n== {name}: {args.rows} training rows, {len(schema.categorical)} categorical + "
+            f"{len(schema.continuous)} continuous columns =="
+        )
         print(f"{'generator':<22}{'fit+sample':>12}{'per epoch':>11}{'TVD 1-way':>11}{'TVD 2-way':>11}")
-        print(f"{'(real hold-out rows)':<22}{'':>12}{'':>11}{fmt(res['holdout']['tvd1']):>11}{fmt(res['holdout']['tvd2']):>11}")
+        print(
+            f"{'(real hold-out rows)':<22}{'':>12}{'':>11}{fmt(res['holdout']['tvd1']):>11}{fmt(res['holdout']['tvd2']):>11}"
+        )
         for label, (gen, params) in OURS.items():
             r = run_ours(gen, params, train, schema, args.rows, args.repeats)
             res["ours"][label] = r
@@ -285,20 +309,28 @@ def main(argv=None):
         # The way Synthpop grew its trees before: scikit-learn's CART on one-hot columns.
         r = res["synthpop_before"] = run_ours("synthpop", {"trees": "sklearn"}, train, schema, args.rows, args.repeats)
         r["speedup"] = r["median_s"] / res["ours"]["synthpop"]["median_s"]
-        print(f"{'synthpop (sklearn)':<22}{fmt(r['median_s'], 'ms'):>12}{'':>11}{fmt(r['tvd1']):>11}"
-              f"{fmt(r['tvd2']):>11}   ours {r['speedup']:.1f}x faster")  # fmt: skip
+        print(
+            f"{'synthpop (sklearn)':<22}{fmt(r['median_s'], 'ms'):>12}{'':>11}{fmt(r['tvd1']):>11}"
+            f"{fmt(r['tvd2']):>11}   ours {r['speedup']:.1f}x faster"
+        )
         for gen in ("synthpop", "baynet"):  # the fits of a privacy game, as the arrays it caches
             r = res[f"{gen}_to_arrays"] = run_to_arrays(gen, train, schema, args.rows, args.repeats)
-            print(f"{gen + ' to arrays':<22}{fmt(r['direct_s'], 'ms'):>12}   through a DataFrame "
-                  f"{fmt(r['via_table_s'], 'ms')}: {r['speedup']:.2f}x")  # fmt: skip
-            print(f"{gen + ' cache entry':<22}{fmt(r['entry_s'], 'ms'):>12}   every array deflated "
-                  f"{fmt(r['entry_before_s'], 'ms')}: {r['entry_speedup']:.2f}x; "
-                  f"{r['entry_bytes'] / 1000:.0f} kB against {r['entry_before_bytes'] / 1000:.0f} kB")  # fmt: skip
+            print(
+                f"{gen + ' to arrays':<22}{fmt(r['direct_s'], 'ms'):>12}   through a DataFrame "
+                f"{fmt(r['via_table_s'], 'ms')}: {r['speedup']:.2f}x"
+            )
+            print(
+                f"{gen + ' cache entry':<22}{fmt(r['entry_s'], 'ms'):>12}   every array deflated "
+                f"{fmt(r['entry_before_s'], 'ms')}: {r['entry_speedup']:.2f}x; "
+                f"{r['entry_bytes'] / 1000:.0f} kB against {r['entry_before_bytes'] / 1000:.0f} kB"
+            )
         for gen in NEURAL:
             r = run_neural(gen, train, schema, args.rows, args.epochs)
             res["ours"][f"{gen}_{args.epochs}ep"] = r
-            print(f"{gen + f' ({args.epochs} epochs)':<22}{fmt(r['median_s'], 'ms'):>12}"
-                  f"{fmt(r['per_epoch_s'], 'ms'):>11}{fmt(r['tvd1']):>11}{fmt(r['tvd2']):>11}")  # fmt: skip
+            print(
+                f"{gen + f' ({args.epochs} epochs)':<22}{fmt(r['median_s'], 'ms'):>12}"
+                f"{fmt(r['per_epoch_s'], 'ms'):>11}{fmt(r['tvd1']):>11}{fmt(r['tvd2']):>11}"
+            )
         if classes is not None:
             for degree in args.ds_degrees:
                 for kind, eps_ds, ours_label in (
@@ -320,21 +352,31 @@ def main(argv=None):
                     ours = res["ours"][ours_label]
                     r["speedup"] = r["median_s"] / ours["median_s"]
                     res["datasynthesizer"][label] = r
-                    print(f"{'DS ' + label:<22}{fmt(r['median_s'], 'ms'):>12}{'':>11}{fmt(r['tvd1']):>11}"
-                          f"{fmt(r['tvd2']):>11}   ours {r['speedup']:.0f}x faster")  # fmt: skip
+                    print(
+                        f"{'DS ' + label:<22}{fmt(r['median_s'], 'ms'):>12}{'':>11}{fmt(r['tvd1']):>11}"
+                        f"{fmt(r['tvd2']):>11}   ours {r['speedup']:.0f}x faster"
+                    )
         results["datasets"][name] = res
     results["total_s"] = time.perf_counter() - started
     if "adult" in results["datasets"]:  # read by other tools: Synthpop fit + sample of 1,000 Adult rows, median
         results["synthpop_ms"] = round(1000 * results["datasets"]["adult"]["ours"]["synthpop"]["median_s"], 2)
         results["synthpop_ms_before"] = round(1000 * results["datasets"]["adult"]["synthpop_before"]["median_s"], 2)
         results["synthpop_speedup"] = round(results["datasets"]["adult"]["synthpop_before"]["speedup"], 2)
-        results["synthpop_to_arrays_ms"] = round(1000 * results["datasets"]["adult"]["synthpop_to_arrays"]["direct_s"], 2)
+        results["synthpop_to_arrays_ms"] = round(
+            1000 * results["datasets"]["adult"]["synthpop_to_arrays"]["direct_s"], 2
+        )
         entry = results["datasets"]["adult"]["baynet_to_arrays"]  # a BayNet dataset's cache entry, before / now
-        results["baynet_entry_ms"], results["baynet_entry_ms_before"] = (round(1000 * entry[k], 3) for k in ("entry_s", "entry_before_s"))
-    print("\nPrivBayes eps=2 (ours) adds the Laplace noise DataSynthesizer adds at eps=1 (it uses half of "
-          "PrivBayes's scale).")  # fmt: skip
-    print(f"\ntotal benchmark time {results['total_s']:.0f} s; load average {os.getloadavg()[0]:.1f} "
-          f"on {os.cpu_count()} cores")  # fmt: skip
+        results["baynet_entry_ms"], results["baynet_entry_ms_before"] = (
+            round(1000 * entry[k], 3) for k in ("entry_s", "entry_before_s")
+        )
+    print(
+        "\nPrivBayes eps=2 (ours) adds the Laplace noise DataSynthesizer adds at eps=1 (it uses half of "
+        "PrivBayes's scale)."
+    )
+    print(
+        f"\ntotal benchmark time {results['total_s']:.0f} s; load average {os.getloadavg()[0]:.1f} "
+        f"on {os.cpu_count()} cores"
+    )
     print(json.dumps(results))
 
 

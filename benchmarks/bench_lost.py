@@ -95,15 +95,23 @@ def run_version(lib, settings: dict, seed: int, n_jobs: int) -> dict:
         fits_first = game.stats_["generated"]
         second, wall, cpu = timed(lambda: lost.attack_records(game, records[1:], settings, seed, False))
         fits_second = game.stats_["generated"] - fits_first
-    return dict(records=[str(r) for r in records], first_wall_s=first_wall, first_cpu_s=first_cpu,
-                record_wall_s=wall, record_cpu_s=cpu, fits_first=fits_first, fits_record=fits_second,
-                scores={**first, **second})  # fmt: skip
+    return dict(
+        records=[str(r) for r in records],
+        first_wall_s=first_wall,
+        first_cpu_s=first_cpu,
+        record_wall_s=wall,
+        record_cpu_s=cpu,
+        fits_first=fits_first,
+        fits_record=fits_second,
+        scores={**first, **second},
+    )
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--fraction", type=float, default=1.0,
-                        help="fraction of the paper's shadow datasets and games per record")  # fmt: skip
+    parser.add_argument(
+        "--fraction", type=float, default=1.0, help="fraction of the paper's shadow datasets and games per record"
+    )
     parser.add_argument("--n-jobs", type=int, default=2, help="worker processes")
     parser.add_argument("--old", default="main", help="git commit of the old code")
     parser.add_argument("--records", type=int, default=1000, help="records sharing the shared datasets")
@@ -114,35 +122,50 @@ def main(argv=None):
     import vrlib
 
     old, commit = load_old(args.old)
-    result = {"generator": "synthpop", "dataset": "adult", "workers": args.n_jobs, "fraction": args.fraction,
-              "old_commit": commit, "cpu_count": os.cpu_count(), "load_before": load_average()}  # fmt: skip
+    result = {
+        "generator": "synthpop",
+        "dataset": "adult",
+        "workers": args.n_jobs,
+        "fraction": args.fraction,
+        "old_commit": commit,
+        "cpu_count": os.cpu_count(),
+        "load_before": load_average(),
+    }
     per_record = {}
     runs = {}
     for name, lib in (("old", old), ("new", vrlib)):
         lost = importlib.import_module(f"{lib.__name__}.experiments.lost")
         paper = lost.settings_for("paper")
-        settings = dict(paper, n_shadow=max(4, round(paper["n_shadow"] * args.fraction)),
-                        n_games=max(4, round(paper["n_games"] * args.fraction)))  # fmt: skip
+        settings = dict(
+            paper,
+            n_shadow=max(4, round(paper["n_shadow"] * args.fraction)),
+            n_games=max(4, round(paper["n_games"] * args.fraction)),
+        )
         run = runs[name] = run_version(lib, settings, args.seed, args.n_jobs)
         for kind in ("cpu", "wall"):
             shared = max(run[f"first_{kind}_s"] - run[f"record_{kind}_s"], 0.0)
             per_record[(name, kind)] = (run[f"record_{kind}_s"] + shared / args.records) / args.fraction
-        print(f"{name}: shared + record 1: {run['fits_first']} fits, {run['first_cpu_s']:.1f} CPU s "
-              f"({run['first_wall_s']:.1f} s wall); record 2: {run['fits_record']} fits, {run['record_cpu_s']:.1f} "
-              f"CPU s ({run['record_wall_s']:.1f} s wall); paper sizes: {per_record[(name, 'cpu')]:.1f} CPU s per "
-              f"record ({per_record[(name, 'wall')]:.1f} s wall)", flush=True)  # fmt: skip
+        print(
+            f"{name}: shared + record 1: {run['fits_first']} fits, {run['first_cpu_s']:.1f} CPU s "
+            f"({run['first_wall_s']:.1f} s wall); record 2: {run['fits_record']} fits, {run['record_cpu_s']:.1f} "
+            f"CPU s ({run['record_wall_s']:.1f} s wall); paper sizes: {per_record[(name, 'cpu')]:.1f} CPU s per "
+            f"record ({per_record[(name, 'wall')]:.1f} s wall)",
+            flush=True,
+        )
         result[name] = {k: v for k, v in run.items() if k != "scores"}
     identical = all(
         np.array_equal(runs["old"]["scores"][r][k], runs["new"]["scores"][r][k])
-        for r in runs["old"]["scores"] for k in runs["old"]["scores"][r]
-    )  # fmt: skip
+        for r in runs["old"]["scores"]
+        for k in runs["old"]["scores"][r]
+    )
     result.update(
         paper_s_per_record={"old": per_record[("old", "cpu")], "new": per_record[("new", "cpu")]},
         paper_wall_s_per_record={"old": per_record[("old", "wall")], "new": per_record[("new", "wall")]},
         cpu_ratio=per_record[("old", "cpu")] / per_record[("new", "cpu")],
         wall_ratio=per_record[("old", "wall")] / per_record[("new", "wall")],
-        identical_scores=bool(identical), load_after=load_average(),
-    )  # fmt: skip
+        identical_scores=bool(identical),
+        load_after=load_average(),
+    )
     print(json.dumps(result))
 
 

@@ -119,8 +119,12 @@ def measured_run(notebook_prefix: str, manifest=MANIFEST) -> dict | None:
     if not entries:
         return None
     last = max(entries, key=lambda e: e["elapsed_s"])
-    return {"minutes": round(last["elapsed_s"] / 60, 1), "commit": last["commit"],
-            "cores": last["machine"]["cpu_cores"], "written": last["written"]}  # fmt: skip
+    return {
+        "minutes": round(last["elapsed_s"] / 60, 1),
+        "commit": last["commit"],
+        "cores": last["machine"]["cpu_cores"],
+        "written": last["written"],
+    }
 
 
 def median_fit_s(name, df, schema, repeats, rng, params=None) -> float:
@@ -142,8 +146,9 @@ def game_fits(settings, n_targets: int) -> int:
 
 def game_s(settings, n_targets: int, fit_s: float, query: dict, cores: int) -> float:
     """Predicted wall seconds of one query-attack game: fits and forest over the cores, features on one."""
-    return (game_fits(settings, n_targets) * fit_s / cores
-            + n_targets * (query["features_s"] + query["classifier_s"] / cores))  # fmt: skip
+    return game_fits(settings, n_targets) * fit_s / cores + n_targets * (
+        query["features_s"] + query["classifier_s"] / cores
+    )
 
 
 def nb04_targets(settings, exact: bool) -> dict:
@@ -205,8 +210,12 @@ def query_stages(df, schema, settings, fraction, trees, rng) -> dict:
     forest = RandomForestClassifier(n_estimators=trees, max_depth=10, random_state=0, n_jobs=1).fit(Xk, y)
     forest.predict_proba(Xk[:n_test])
     classifier_s = (time.process_time() - t0) * 100 / trees
-    return {"features_s": features_s, "classifier_s": classifier_s, "scaler_s": scaler_s,
-            "n_features_kept": int(keep.sum())}  # fmt: skip
+    return {
+        "features_s": features_s,
+        "classifier_s": classifier_s,
+        "scaler_s": scaler_s,
+        "n_features_kept": int(keep.sum()),
+    }
 
 
 def attention_stages(df, schema, settings, fraction, group, rng) -> dict:
@@ -222,18 +231,27 @@ def attention_stages(df, schema, settings, fraction, group, rng) -> dict:
     # One epoch on 4,000 datasets: the fraction's inputs tiled (same cost per dataset).
     reps = -(-n_shadow // n_part)
     codes, dense, mask, tgt = prepared["inputs"]
-    inputs = (np.tile(codes, (reps, 1, 1))[:n_shadow], np.tile(dense, (reps, 1, 1))[:n_shadow],
-              np.tile(mask, (reps, 1))[:n_shadow], tgt)  # fmt: skip
+    inputs = (
+        np.tile(codes, (reps, 1, 1))[:n_shadow],
+        np.tile(dense, (reps, 1, 1))[:n_shadow],
+        np.tile(mask, (reps, 1))[:n_shadow],
+        tgt,
+    )
     y = np.tile(prepared["y"], reps)[:n_shadow]
     tiled = dict(prepared, inputs=inputs, y=y, split=attack._split(y, np.random.default_rng(0)))
     setup_s, epoch_s = time_training(tiled, attack.n_features_, attack, group, 1, resolve_device("auto"))
     pre = preprocess(batch, target, attack.encoder_, attack.top_x)
-    pre_full = type(pre)(np.tile(pre.records, (reps, 1, 1))[:n_shadow], np.tile(pre.mask, (reps, 1))[:n_shadow],
-                         pre.target, pre.n_unique)  # fmt: skip
+    pre_full = type(pre)(
+        np.tile(pre.records, (reps, 1, 1))[:n_shadow], np.tile(pre.mask, (reps, 1))[:n_shadow], pre.target, pre.n_unique
+    )
     before_epoch_s = time_before(attack, pre_full, y, tiled["split"], 1)
     epochs = settings["attention_epochs"]
-    return {"preprocess_s": preprocess_s, "grouped_s": preprocess_s + setup_s / group + epochs * epoch_s,
-            "before_s": preprocess_s + epochs * before_epoch_s, "group": group}  # fmt: skip
+    return {
+        "preprocess_s": preprocess_s,
+        "grouped_s": preprocess_s + setup_s / group + epochs * epoch_s,
+        "before_s": preprocess_s + epochs * before_epoch_s,
+        "group": group,
+    }
 
 
 def main(argv=None):
@@ -242,18 +260,25 @@ def main(argv=None):
     parser.add_argument("--targets", type=int, default=40, help="distinct targets per dataset x generator")
     parser.add_argument("--fraction", type=float, default=0.1, help="share of the 4,200 datasets timed")
     parser.add_argument("--trees", type=int, default=10, help="trees timed (extrapolated to 100)")
-    parser.add_argument("--group", type=int, default=achilles.ATTENTION_GROUP, help="attention targets trained together")
+    parser.add_argument(
+        "--group", type=int, default=achilles.ATTENTION_GROUP, help="attention targets trained together"
+    )
     parser.add_argument("--repeats", type=int, default=5, help="generator fits timed per setting")
     parser.add_argument("--skip-attention", action="store_true")
-    parser.add_argument("--bound-targets", action="store_true",
-                        help="bound the distinct targets of notebooks 03-04 instead of choosing them (no neighbour search)")
+    parser.add_argument(
+        "--bound-targets",
+        action="store_true",
+        help="bound the distinct targets of notebooks 03-04 instead of choosing them (no neighbour search)",
+    )
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore", message="the full UK Census teaching file is absent")
     settings = profile_settings(achilles.FAMILY, "paper")
     rng = np.random.default_rng(0)
     load_start = os.getloadavg()[0]
-    print(f"{os.cpu_count()} CPUs, load average {load_start:.2f}; predicting for {args.cores} cores, "
-          f"{args.targets} targets per dataset x generator")  # fmt: skip
+    print(
+        f"{os.cpu_count()} CPUs, load average {load_start:.2f}; predicting for {args.cores} cores, "
+        f"{args.targets} targets per dataset x generator"
+    )
     fits_per_game = game_fits(settings, args.targets)
     epsilons = [e for e in settings["epsilons"] if not math.isinf(e)]  # PrivBayes; math.inf is BayNet
     rng_eps = np.random.default_rng(1)  # its own stream: the other stages draw what they drew before
@@ -263,13 +288,17 @@ def main(argv=None):
         df, schema = achilles.load_omega(d, settings["omega_rows"], 0)
         q = query_stages(df, schema, settings, args.fraction, args.trees, rng)
         stages[d] = {"query": {k: round(v, 3) for k, v in q.items()}}
-        print(f"[{d}] features {q['features_s']:.1f} s, classifier {q['classifier_s']:.1f} s (1 core), "
-              f"scaler (before) {q['scaler_s']:.1f} s, per target")  # fmt: skip
+        print(
+            f"[{d}] features {q['features_s']:.1f} s, classifier {q['classifier_s']:.1f} s (1 core), "
+            f"scaler (before) {q['scaler_s']:.1f} s, per target"
+        )
         if not args.skip_attention and d == "adult":
             a = attention_stages(df, schema, settings, args.fraction, args.group, rng)
             stages[d]["attention"] = {k: round(v, 2) for k, v in a.items()}
-            print(f"[{d}] attention per target: grouped {a['grouped_s']:.0f} s, before {a['before_s']:.0f} s "
-                  f"(preprocessing {a['preprocess_s']:.1f} s)")  # fmt: skip
+            print(
+                f"[{d}] attention per target: grouped {a['grouped_s']:.0f} s, before {a['before_s']:.0f} s "
+                f"(preprocessing {a['preprocess_s']:.1f} s)"
+            )
         for g in GENERATORS:
             fit_s = median_fit_s(g, df, schema, args.repeats, rng)
             stages[d][f"fit_{g}_s"] = round(fit_s, 4)
@@ -292,10 +321,12 @@ def main(argv=None):
     t03, t04 = nb03_targets(settings, exact), nb04_targets(settings, exact)
     selection_s = time.process_time() - t0
     word = "" if exact else "at most "
-    print(f"notebook 03: one game, {word}{t03} distinct targets (the top {settings['n_targets']} for "
-          f"{len(settings['ks'])} values of k and {len(settings['ps'])} of p); notebook 04, distinct targets per game: "
-          + ", ".join(f"{d} seed {s}: {word}{t}" for (d, s), t in t04.items())
-          + (f" (selection {selection_s:.0f} s)" if exact else ""))  # fmt: skip
+    print(
+        f"notebook 03: one game, {word}{t03} distinct targets (the top {settings['n_targets']} for "
+        f"{len(settings['ks'])} values of k and {len(settings['ps'])} of p); notebook 04, distinct targets per game: "
+        + ", ".join(f"{d} seed {s}: {word}{t}" for (d, s), t in t04.items())
+        + (f" (selection {selection_s:.0f} s)" if exact else "")
+    )
 
     def fit_of(d, eps):
         return stages[d]["fit_baynet_s"] if math.isinf(eps) else stages[d][f"fit_privbayes_eps{eps:g}_s"]
@@ -305,8 +336,9 @@ def main(argv=None):
     games04 = [(d, eps, SEED) for d in NB04_DATASETS for eps in settings["epsilons"]]
     games04 += [(d, min(settings["epsilons"]), s) for d in NB04_DATASETS for s in NB04_INTERVAL_SEEDS if s != SEED]
     nb04 = sum(game_s(settings, t04[d, s], fit_of(d, eps), q_of[d], args.cores) for d, eps, s in games04)
-    nb04_after_01 = nb04 - sum(game_s(settings, t04[d, s], fit_of(d, eps), q_of[d], args.cores)
-                               for d, eps, s in games04 if math.isinf(eps))  # fmt: skip
+    nb04_after_01 = nb04 - sum(
+        game_s(settings, t04[d, s], fit_of(d, eps), q_of[d], args.cores) for d, eps, s in games04 if math.isinf(eps)
+    )
 
     result = {
         "note": "stages measured on a fraction (features, preprocessing), fewer trees, one epoch; extrapolated",
@@ -322,10 +354,13 @@ def main(argv=None):
         "notebooks_03_04": {
             "targets": "counted" if exact else "upper bound",
             "notebook_03": {"games": 1, "targets": t03, "fits": game_fits(settings, t03)},
-            "notebook_04": {"games": len(games04), "targets": sum(t04[d, s] for d, _, s in games04),
-                            "fits": sum(game_fits(settings, t04[d, s]) for d, _, s in games04),
-                            "targets_per_game": {f"{d}/seed{s}": t for (d, s), t in t04.items()},
-                            "minutes_if_01_ran_first": round(nb04_after_01 / 60, 1)},
+            "notebook_04": {
+                "games": len(games04),
+                "targets": sum(t04[d, s] for d, _, s in games04),
+                "fits": sum(game_fits(settings, t04[d, s]) for d, _, s in games04),
+                "targets_per_game": {f"{d}/seed{s}": t for (d, s), t in t04.items()},
+                "minutes_if_01_ran_first": round(nb04_after_01 / 60, 1),
+            },
             "cold_cache": True,
         },
         "load_average_start": round(load_start, 2),
@@ -335,8 +370,10 @@ def main(argv=None):
     if measured:
         result["notebook_01_paper_minutes_measured"] = measured["minutes"]
         result["notebook_01_paper_measured_run"] = measured
-        print(f"measured: notebook 01 took {measured['minutes']} min on {measured['cores']} cores "
-              f"(commit {measured['commit']}, {measured['written']})")  # fmt: skip
+        print(
+            f"measured: notebook 01 took {measured['minutes']} min on {measured['cores']} cores "
+            f"(commit {measured['commit']}, {measured['written']})"
+        )
     for nb in ("03", "04"):
         measured = measured_run(f"{nb}_")
         if measured:
@@ -345,12 +382,17 @@ def main(argv=None):
     if nb02:
         result["notebook_02_paper_minutes"] = round(nb02 / 60, 1)
         result["notebook_02_paper_minutes_before"] = round(nb02_before / 60, 1)
-    print(f"predicted on {args.cores} cores: notebook 01 {result['notebook_01_paper_minutes']} min "
-          f"(before {result['notebook_01_paper_minutes_before']})"
-          + (f", notebook 02 {result['notebook_02_paper_minutes']} min (before {result['notebook_02_paper_minutes_before']})"
-             if nb02 else "")
-          + f", notebook 03 {word}{result['notebook_03_paper_minutes']} min, notebook 04 {word}"
-          f"{result['notebook_04_paper_minutes']} min (stand-alone, cold cache)")  # fmt: skip
+    print(
+        f"predicted on {args.cores} cores: notebook 01 {result['notebook_01_paper_minutes']} min "
+        f"(before {result['notebook_01_paper_minutes_before']})"
+        + (
+            f", notebook 02 {result['notebook_02_paper_minutes']} min (before {result['notebook_02_paper_minutes_before']})"
+            if nb02
+            else ""
+        )
+        + f", notebook 03 {word}{result['notebook_03_paper_minutes']} min, notebook 04 {word}"
+        f"{result['notebook_04_paper_minutes']} min (stand-alone, cold cache)"
+    )
     print(json.dumps(result))
 
 

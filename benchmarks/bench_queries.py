@@ -65,8 +65,9 @@ def main(argv=None):
 
     t_frames, answers = best(lambda: query_answers(frames, target, schema))
     cats = {c: df[c].cat.categories for c in schema.categorical}
-    batch = SyntheticDatasets.from_arrays([encode_table(f, schema, cats) for f in frames],
-                                          np.zeros(len(frames)), schema, cats, tuple(df.columns))  # fmt: skip
+    batch = SyntheticDatasets.from_arrays(
+        [encode_table(f, schema, cats) for f in frames], np.zeros(len(frames)), schema, cats, tuple(df.columns)
+    )
     t_encoded, answers_enc = best(lambda: query_answers(batch, target, schema))
     assert np.array_equal(answers, answers_enc)
     n_answers = answers.size

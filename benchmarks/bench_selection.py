@@ -93,14 +93,19 @@ def bench_minkowski(encoded, k: int, p: float) -> dict:
         start = time.perf_counter()
         found[bounded], _ = kneighbors(encoded, k, metric="minkowski", p=p, bounded=bounded)
         seconds[bounded] = time.perf_counter() - start
-        print(f"Minkowski p = {p:g}, {'Euclidean bounds' if bounded else 'float32 candidates'}: {seconds[bounded]:.1f} s")
+        print(
+            f"Minkowski p = {p:g}, {'Euclidean bounds' if bounded else 'float32 candidates'}: {seconds[bounded]:.1f} s"
+        )
     same = bool(np.array_equal(found[True], found[False]))
     print(f"same distances: {same}; speed-up {seconds[False] / seconds[True]:.1f}x")
     if not same:
         raise SystemExit("the two Minkowski searches disagree")
-    return {"minkowski_p": p, "minkowski_bounded_s": round(seconds[True], 2),
-            "minkowski_candidates_s": round(seconds[False], 2),
-            "minkowski_speedup": round(seconds[False] / seconds[True], 2)}  # fmt: skip
+    return {
+        "minkowski_p": p,
+        "minkowski_bounded_s": round(seconds[True], 2),
+        "minkowski_candidates_s": round(seconds[False], 2),
+        "minkowski_speedup": round(seconds[False] / seconds[True], 2),
+    }
 
 
 if __name__ == "__main__":

@@ -65,10 +65,24 @@ def stage(src: Path, executed: Path, profiles: list[str]) -> dict[str, Path]:
 
     links = scorecard.Links(site=True, published=frozenset(notebooks))
     card = scorecard.scorecard_markdown(ROOT, links)
-    toc = ["", "```{toctree}", ":hidden:", ":caption: Pages", "", "provenance",
-           *[f"docs/{p.stem}" for p in docs], "```", "",
-           "```{toctree}", ":caption: Executed notebooks", ":maxdepth: 1", "",
-           *[f"notebooks/{name}" for name in notebooks], "```", ""]
+    toc = [
+        "",
+        "```{toctree}",
+        ":hidden:",
+        ":caption: Pages",
+        "",
+        "provenance",
+        *[f"docs/{p.stem}" for p in docs],
+        "```",
+        "",
+        "```{toctree}",
+        ":caption: Executed notebooks",
+        ":maxdepth: 1",
+        "",
+        *[f"notebooks/{name}" for name in notebooks],
+        "```",
+        "",
+    ]
     if not notebooks:
         toc += ["No executed notebook is published yet: run `scripts/publish_notebooks.py` after a run.", ""]
     (src / "index.md").write_text(card + "\n" + "\n".join(toc))
@@ -78,10 +92,14 @@ def stage(src: Path, executed: Path, profiles: list[str]) -> dict[str, Path]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--profiles", default="paper,quick", help="profiles to take executed notebooks from, first "
-                                                                   "wins (default paper,quick)")
-    parser.add_argument("--executed", default=str(ROOT / "notebooks" / "executed"), help="executed notebooks, one "
-                                                                                          "folder per profile")
+    parser.add_argument(
+        "--profiles",
+        default="paper,quick",
+        help="profiles to take executed notebooks from, first wins (default paper,quick)",
+    )
+    parser.add_argument(
+        "--executed", default=str(ROOT / "notebooks" / "executed"), help="executed notebooks, one folder per profile"
+    )
     parser.add_argument("--out", default=str(ROOT / "build" / "site"), help="where the site goes (default build/site)")
     args = parser.parse_args(argv)
     out = Path(args.out)
@@ -89,16 +107,19 @@ def main(argv=None) -> int:
     notebooks = stage(src, Path(args.executed), [p for p in args.profiles.split(",") if p])
     if out.exists():
         shutil.rmtree(out)
-    run = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-E", str(src), str(out)],
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-E", str(src), str(out)], capture_output=True, text=True
+    )
     warnings = [line for line in run.stderr.splitlines() if line.strip()]
     for line in warnings:
         print(re.sub(re.escape(str(src)) + "/?", "", line), file=sys.stderr)
     if run.returncode:
         print(f"build_site: Sphinx failed (exit {run.returncode})", file=sys.stderr)
         return run.returncode
-    print(f"build_site: {len(notebooks)} notebook(s) ({', '.join(sorted({p.parent.name for p in notebooks.values()})) or 'none'}), "
-          f"{len(warnings)} warning line(s) -> {out / 'index.html'}")
+    print(
+        f"build_site: {len(notebooks)} notebook(s) ({', '.join(sorted({p.parent.name for p in notebooks.values()})) or 'none'}), "
+        f"{len(warnings)} warning line(s) -> {out / 'index.html'}"
+    )
     return 0
 
 

@@ -51,18 +51,18 @@ COSINE_DIFFERENT = '''def generalised_cosine(a, b):
         cos = np.where((na == 0) & (nb == 0), 1.0, np.where((na == 0) | (nb == 0), 0.0, cos))
         out += (a.n_continuous / f) * (1 - cos)
     return out'''
-VK_DIFFERENT = '''def v_k(distances, k):
+VK_DIFFERENT = """def v_k(distances, k):
     d = np.asarray(distances, dtype=float) + np.diag(np.full(len(distances), np.inf))
-    return np.sort(d, axis=1)[:, :k].mean(axis=1)'''
-SETS_DIFFERENT = '''def training_sets(pool, target, n_records, n_datasets, rng):
+    return np.sort(d, axis=1)[:, :k].mean(axis=1)"""
+SETS_DIFFERENT = """def training_sets(pool, target, n_records, n_datasets, rng):
     pool = np.asarray(pool)
     labels = np.r_[np.ones(n_datasets // 2, dtype=int), np.zeros(n_datasets - n_datasets // 2, dtype=int)]
     sets = []
     for label in labels:
         picked = pool[rng.permutation(len(pool))[: n_records - label]]
         sets.append(np.concatenate([picked, [target]]) if label else picked)
-    return sets, labels'''
-QUERIES_DIFFERENT = '''def query_features(synthetic, target, schema, subsets):
+    return sets, labels"""
+QUERIES_DIFFERENT = """def query_features(synthetic, target, schema, subsets):
     cols = list(schema.columns)
     match = np.column_stack([
         synthetic[c].astype(object).to_numpy() == target[c] if c in schema.categorical
@@ -73,20 +73,20 @@ QUERIES_DIFFERENT = '''def query_features(synthetic, target, schema, subsets):
     for s in np.asarray(subsets):
         chosen = np.array([(int(s) >> j) & 1 for j in range(len(cols))], dtype=bool)
         answers.append(int(match[:, chosen].all(axis=1).sum()))
-    return np.array(answers)'''
-KDE_DIFFERENT = '''from scipy.stats import gaussian_kde
+    return np.array(answers)"""
+KDE_DIFFERENT = """from scipy.stats import gaussian_kde
 
 def kde_log_density(data, points):
     data, points = np.asarray(data, dtype=float), np.asarray(points, dtype=float)
-    return gaussian_kde(data.T).logpdf(points.T)'''
-DOMIAS_DIFFERENT = '''def domias_score(synthetic, reference, points):
+    return gaussian_kde(data.T).logpdf(points.T)"""
+DOMIAS_DIFFERENT = """def domias_score(synthetic, reference, points):
     p_g, p_r = kde_log_density(synthetic, points), kde_log_density(reference, points)
-    return np.subtract(p_g, p_r)'''
-SEEDED_DIFFERENT = '''def model_seeded_sets(dataset, target, reference, n_games):
+    return np.subtract(p_g, p_r)"""
+SEEDED_DIFFERENT = """def model_seeded_sets(dataset, target, reference, n_games):
     dataset = np.asarray(dataset)
     out = np.concatenate([np.setdiff1d(dataset, [target]), [reference]])
     labels = [1 if i < n_games // 2 else 0 for i in range(n_games)]
-    return [dataset.copy() if label else out.copy() for label in labels], np.array(labels)'''
+    return [dataset.copy() if label else out.copy() for label in labels], np.array(labels)"""
 
 SOLUTION_PATH = "__import__('pathlib').Path(__import__('vrlib').__file__).parents[1] / 'notebooks' / 'assignments'"
 
@@ -116,40 +116,109 @@ def students() -> dict:
     """student -> (assignment, {grade_id: answer} or None for the empty release, edit, expected points)."""
     w1, w2, w3, w4 = (_wrong(a) for a in (A1, A2, A3, A4))
     return {
-        "sol_a1": (A1, {}, None, 5), "sol_a2": (A2, {}, None, 5), "sol_a3": (A3, {}, None, 5), "sol_a4": (A4, {}, None, 5),
+        "sol_a1": (A1, {}, None, 5),
+        "sol_a2": (A2, {}, None, 5),
+        "sol_a3": (A3, {}, None, 5),
+        "sol_a4": (A4, {}, None, 5),
         "diff_a1_warns": (A1, {"a1_distance": COSINE_DIFFERENT, "a1_vk": VK_DIFFERENT}, None, 5),
         "diff_a2": (A2, {"a2_training_sets": SETS_DIFFERENT, "a2_query_features": QUERIES_DIFFERENT}, None, 5),
         "diff_a3": (A3, {"a3_kde": KDE_DIFFERENT, "a3_domias": DOMIAS_DIFFERENT}, None, 5),
         "diff_a4": (A4, {"a4_model_seeded_sets": SEEDED_DIFFERENT}, None, 5),
-        "empty_a1": (A1, None, None, 0), "empty_a2": (A2, None, None, 0), "empty_a3": (A3, None, None, 0),
+        "empty_a1": (A1, None, None, 0),
+        "empty_a2": (A2, None, None, 0),
+        "empty_a3": (A3, None, None, 0),
         "empty_a4": (A4, None, None, 0),
-        "wrong_a1": (A1, {w1[0]: w1[1]}, None, 2), "wrong_a2": (A2, {w2[0]: w2[1]}, None, 2),
-        "wrong_a3_kde_only": (A3, {w3[0]: w3[1]}, None, 2), "wrong_a4": (A4, {w4[0]: w4[1]}, None, 0),
-        "wrong_a1_vk_counts_self": (A1, {"a1_vk": "def v_k(distances, k):\n    return np.sort(distances, axis=1)[:, :k].mean(axis=1)"},
-                                    None, 3),  # fmt: skip
-        "kills_kernel_a1": (A1, {"a1_distance": "def generalised_cosine(a, b):\n    import os\n    os._exit(1)"}, None, 2),
-        "infinite_loop_a2": (A2, {"a2_query_features": "def query_features(synthetic, target, schema, subsets):\n"
-                                                       "    while True:\n        pass"}, None, 2),  # fmt: skip
-        "swallows_interrupt_a3": (A3, {"a3_domias": "import time\ndef domias_score(synthetic, reference, points):\n"
-                                                   "    while True:\n        try:\n            time.sleep(5)\n"
-                                                   "        except BaseException:\n            pass"}, None, 3),  # fmt: skip
+        "wrong_a1": (A1, {w1[0]: w1[1]}, None, 2),
+        "wrong_a2": (A2, {w2[0]: w2[1]}, None, 2),
+        "wrong_a3_kde_only": (A3, {w3[0]: w3[1]}, None, 2),
+        "wrong_a4": (A4, {w4[0]: w4[1]}, None, 0),
+        "wrong_a1_vk_counts_self": (
+            A1,
+            {"a1_vk": "def v_k(distances, k):\n    return np.sort(distances, axis=1)[:, :k].mean(axis=1)"},
+            None,
+            3,
+        ),
+        "kills_kernel_a1": (
+            A1,
+            {"a1_distance": "def generalised_cosine(a, b):\n    import os\n    os._exit(1)"},
+            None,
+            2,
+        ),
+        "infinite_loop_a2": (
+            A2,
+            {
+                "a2_query_features": "def query_features(synthetic, target, schema, subsets):\n"
+                "    while True:\n        pass"
+            },
+            None,
+            2,
+        ),
+        "swallows_interrupt_a3": (
+            A3,
+            {
+                "a3_domias": "import time\ndef domias_score(synthetic, reference, points):\n"
+                "    while True:\n        try:\n            time.sleep(5)\n"
+                "        except BaseException:\n            pass"
+            },
+            None,
+            3,
+        ),
         "output_flood_a3": (A3, {"a3_kde": "print('x' * 50_000_000)\n" + KDE_DIFFERENT}, None, 5),
-        "memory_hog_a2": (A2, {"a2_training_sets": "def training_sets(pool, target, n_records, n_datasets, rng):\n"
-                                                   "    hog = np.ones((2**20, 2**12))\n    return hog, hog"}, None, 3),  # fmt: skip
-        "rebinds_reference_a1": (A1, {"a1_distance": "import vrlib.distance\nvrlib.distance.pairwise_distances = "
-                                                     "lambda a, b=None: np.zeros((len(a), len(a if b is None else b)))\n"
-                                                     "def generalised_cosine(a, b):\n    return np.zeros((len(a), len(b)))"},
-                                 None, 2),  # fmt: skip
-        "calls_reference_a1": (A1, {"a1_distance": "from vrlib.distance import pairwise_distances\n"
-                                                   "def generalised_cosine(a, b):\n    return pairwise_distances(a, b)"},
-                               None, 2),  # fmt: skip
-        "rebinds_np_testing_a3": (A3, {"a3_kde": "np.testing.assert_allclose = lambda *a, **k: None\n" + w3[1]}, None, 2),
-        "input_transformer_a4": (A4, {"a4_model_seeded_sets": "get_ipython().input_transformers_post.append("
-                                                              "lambda lines: ['pass\\n'])\n" + w4[1]}, None, 0),  # fmt: skip
-        "reads_solution_a2": (A2, {"a2_query_features": f"exec(open({SOLUTION_PATH} / '{A2}.ipynb').read())\n"
-                                                       + w2[1]}, None, 2),  # fmt: skip
-        "rewrites_solution_a4": (A4, {"a4_model_seeded_sets": f"open({SOLUTION_PATH} / '{A4}.ipynb', 'w').write('{{}}')\n"
-                                                              + w4[1]}, None, 0),  # fmt: skip
+        "memory_hog_a2": (
+            A2,
+            {
+                "a2_training_sets": "def training_sets(pool, target, n_records, n_datasets, rng):\n"
+                "    hog = np.ones((2**20, 2**12))\n    return hog, hog"
+            },
+            None,
+            3,
+        ),
+        "rebinds_reference_a1": (
+            A1,
+            {
+                "a1_distance": "import vrlib.distance\nvrlib.distance.pairwise_distances = "
+                "lambda a, b=None: np.zeros((len(a), len(a if b is None else b)))\n"
+                "def generalised_cosine(a, b):\n    return np.zeros((len(a), len(b)))"
+            },
+            None,
+            2,
+        ),
+        "calls_reference_a1": (
+            A1,
+            {
+                "a1_distance": "from vrlib.distance import pairwise_distances\n"
+                "def generalised_cosine(a, b):\n    return pairwise_distances(a, b)"
+            },
+            None,
+            2,
+        ),
+        "rebinds_np_testing_a3": (
+            A3,
+            {"a3_kde": "np.testing.assert_allclose = lambda *a, **k: None\n" + w3[1]},
+            None,
+            2,
+        ),
+        "input_transformer_a4": (
+            A4,
+            {
+                "a4_model_seeded_sets": "get_ipython().input_transformers_post.append("
+                "lambda lines: ['pass\\n'])\n" + w4[1]
+            },
+            None,
+            0,
+        ),
+        "reads_solution_a2": (
+            A2,
+            {"a2_query_features": f"exec(open({SOLUTION_PATH} / '{A2}.ipynb').read())\n" + w2[1]},
+            None,
+            2,
+        ),
+        "rewrites_solution_a4": (
+            A4,
+            {"a4_model_seeded_sets": f"open({SOLUTION_PATH} / '{A4}.ipynb', 'w').write('{{}}')\n" + w4[1]},
+            None,
+            0,
+        ),
         "huge_points_a1": (A1, {"a1_distance": w1[1]}, _set_test("a1_test_distance", "10 ** 12"), 2),
         "deletes_test_a4": (A4, {}, _delete("a4_test_small"), 3),
     }
@@ -190,8 +259,9 @@ def main(argv=None) -> int:
         if not args.check:
             return 0
         start = time.monotonic()
-        results = classroom.grade_class(out, out / "gradebook", jobs=args.jobs, timeout=args.timeout, time_cap=300,
-                                        memory_cap="4G")  # fmt: skip
+        results = classroom.grade_class(
+            out, out / "gradebook", jobs=args.jobs, timeout=args.timeout, time_cap=300, memory_cap="4G"
+        )
         seconds = time.monotonic() - start
         bad = 0
         for sub, report in results:
@@ -199,14 +269,18 @@ def main(argv=None) -> int:
             ok = report.points == want
             bad += not ok
             statuses = ", ".join(f"{t.grade_id} {t.status}" for t in report.tests)
-            print(f"{'ok ' if ok else 'BAD'} {sub.student:<26} {report.points:>3g} / {report.max_points:g}"
-                  f" (expected {want:g}; {report.seconds:.0f} s) {statuses}")  # fmt: skip
+            print(
+                f"{'ok ' if ok else 'BAD'} {sub.student:<26} {report.points:>3g} / {report.max_points:g}"
+                f" (expected {want:g}; {report.seconds:.0f} s) {statuses}"
+            )
             if not ok:
                 print("    " + report.format().replace("\n", "\n    "))
         for path in classroom.assignments(SOURCE_DIR):
             classroom.check_sums(path)  # raises if a submission rewrote a solution
-        print(f"graded {len(results)} submissions in {seconds:.0f} s with --jobs {args.jobs}; "
-              f"{len(results) - bad} as expected, {bad} not; gradebook in {out / 'gradebook'}")  # fmt: skip
+        print(
+            f"graded {len(results)} submissions in {seconds:.0f} s with --jobs {args.jobs}; "
+            f"{len(results) - bad} as expected, {bad} not; gradebook in {out / 'gradebook'}"
+        )
         return 1 if bad else 0
 
 

@@ -49,7 +49,9 @@ def _shrink_png(data: str, max_width: int) -> str:
 
 def _manifest(profile: str, figures: Path | None, run_roots: list[Path] = ()) -> tuple[dict, str]:
     """The run's manifest and its path (relative to the checkout that holds it, where one does)."""
-    candidates = [figures] if figures else [ROOT / "figures" / profile, ROOT / "results" / profile / "figures" / profile]
+    candidates = (
+        [figures] if figures else [ROOT / "figures" / profile, ROOT / "results" / profile / "figures" / profile]
+    )
     for folder in candidates:
         path = Path(folder).resolve() / "manifest.json"
         if path.exists():
@@ -63,6 +65,7 @@ def _commits(manifest: dict, notebook: str, start: str | None, end: str | None) 
     """The commits recorded for this notebook's outputs during the run (all its outputs when the run's times are unknown)."""
     entries = [e for e in manifest.values() if e.get("notebook") == notebook]
     if start and end:
+
         def naive(t):
             return datetime.fromisoformat(t.replace("Z", "+00:00")).replace(tzinfo=None)
 
@@ -77,8 +80,14 @@ def _neutral_paths(text: str, replacements: list[tuple[str, str]]) -> str:
     return text
 
 
-def publish(path: Path, dest: Path, profile: str, manifest: tuple[dict, str], max_width: int,
-            run_roots: tuple[Path, ...] | list[Path] = ()) -> Path:
+def publish(
+    path: Path,
+    dest: Path,
+    profile: str,
+    manifest: tuple[dict, str],
+    max_width: int,
+    run_roots: tuple[Path, ...] | list[Path] = (),
+) -> Path:
     """Write a clean copy of the executed notebook ``path`` into ``dest``; paths inside this checkout
     and the ``run_roots`` (other checkouts that ran it) become relative."""
     import nbformat
@@ -158,8 +167,11 @@ def main(argv=None) -> int:
     parser.add_argument("--profile", default="quick", help="the run's profile (default quick)")
     parser.add_argument("--source", default=None, help="folder of executed notebooks (default results/PROFILE)")
     parser.add_argument("--dest", default=None, help="where to write (default notebooks/executed/PROFILE)")
-    parser.add_argument("--figures", default=None, help="folder with the run's manifest.json (default figures/PROFILE, "
-                                                        "else results/PROFILE/figures/PROFILE)")
+    parser.add_argument(
+        "--figures",
+        default=None,
+        help="folder with the run's manifest.json (default figures/PROFILE, else results/PROFILE/figures/PROFILE)",
+    )
     parser.add_argument("--only", default="", help="publish only notebooks whose name contains this")
     parser.add_argument("--max-width", type=int, default=1200, help="widest PNG kept, in pixels (default 1200)")
     args = parser.parse_args(argv)
@@ -167,14 +179,19 @@ def main(argv=None) -> int:
     dest = Path(args.dest) if args.dest else ROOT / "notebooks" / "executed" / args.profile
     found = sorted(p for p in source.glob("[0-9][0-9]_*.ipynb") if args.only in p.name)
     if not found:
-        print(f"publish_notebooks: no executed notebook in {source}{' matching ' + args.only if args.only else ''}; "
-              f"run ./run_all.sh --profile {args.profile} first", file=sys.stderr)
+        print(
+            f"publish_notebooks: no executed notebook in {source}{' matching ' + args.only if args.only else ''}; "
+            f"run ./run_all.sh --profile {args.profile} first",
+            file=sys.stderr,
+        )
         return 2
     run_roots = _run_roots(source)
     manifest = _manifest(args.profile, Path(args.figures) if args.figures else None, run_roots)
     for path in found:
         out = publish(path, dest, args.profile, manifest, args.max_width, run_roots=run_roots)
-        print(f"{path.name}: {path.stat().st_size / 1e3:,.0f} kB -> {out.stat().st_size / 1e3:,.0f} kB ({out.parent.name}/)")
+        print(
+            f"{path.name}: {path.stat().st_size / 1e3:,.0f} kB -> {out.stat().st_size / 1e3:,.0f} kB ({out.parent.name}/)"
+        )
     return 0
 
 

@@ -17,9 +17,16 @@ import pytest
 # Chromium is started as on a machine without network: no background connections, no sandbox
 # (tests may run as root), a fresh profile each time.
 _FLAGS = (
-    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--disable-dev-shm-usage", "--window-size=1280,1600",
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--window-size=1280,1600",
 )
 
 # Every <img> that finished loading with no pixels, every <object>/<embed> whose data failed,
@@ -50,8 +57,10 @@ def chromium_paths() -> tuple[str, str]:
     driver = _find(("chromedriver",))
     if browser and driver:
         return browser, driver
-    message = ("headless Chromium not found: install Debian's 'chromium' and 'chromium-driver' "
-               "(scripts/setup_env.sh does so when run as root)")
+    message = (
+        "headless Chromium not found: install Debian's 'chromium' and 'chromium-driver' "
+        "(scripts/setup_env.sh does so when run as root)"
+    )
     if os.environ.get("CI"):
         pytest.fail(message)
     pytest.skip(message)
@@ -88,8 +97,9 @@ def render(url: str, screenshot: Path | None = None, *, timeout_s: float = 30.0)
                 " new Promise(r => { i.onload = i.onerror = r; }))).then(() => done());"
             )
             page = driver.execute_script(_INSPECT)
-            page["console_errors"] = [entry["message"] for entry in driver.get_log("browser")
-                                      if entry.get("level") == "SEVERE"]
+            page["console_errors"] = [
+                entry["message"] for entry in driver.get_log("browser") if entry.get("level") == "SEVERE"
+            ]
             if screenshot is not None:
                 driver.execute_script("window.scrollTo(0, 0);")
                 Path(screenshot).parent.mkdir(parents=True, exist_ok=True)

@@ -54,8 +54,13 @@ def cluster_without_shared_disk(tmp_path: Path, monkeypatch, client_cache: str =
     """
     distributed = pytest.importorskip("dask.distributed")
     workers_cache = tmp_path / "workers-cache"
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  env={"VRLIB_CACHE_DIR": str(workers_cache), "VRLIB_N_JOBS": "1"}) as cluster:  # fmt: skip
+    with distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        env={"VRLIB_CACHE_DIR": str(workers_cache), "VRLIB_N_JOBS": "1"},
+    ) as cluster:
         with monkeypatch.context() as mp:
             mp.setenv("VRLIB_DASK_SCHEDULER", cluster.scheduler_address)
             mp.setenv("VRLIB_CACHE_DIR", str(tmp_path / client_cache))

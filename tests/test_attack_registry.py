@@ -76,7 +76,9 @@ def planted_records(seed: int = 0):
 def _numeric(df: pd.DataFrame) -> np.ndarray:
     """The numeric view of a table: continuous columns and each categorical column's code, plus a little noise
     so that kernel densities are not singular."""
-    X = np.column_stack([df[c].cat.codes.to_numpy(float) for c in SCHEMA.categorical] + [df[list(SCHEMA.continuous)].to_numpy()])
+    X = np.column_stack(
+        [df[c].cat.codes.to_numpy(float) for c in SCHEMA.categorical] + [df[list(SCHEMA.continuous)].to_numpy()]
+    )
     return X + np.random.default_rng(len(df)).normal(scale=0.01, size=X.shape)
 
 
@@ -150,8 +152,14 @@ def test_registry_lists_every_attack_once_with_its_kind():
 def test_uses_reference_and_needs_schema_read_the_classes():
     uses = {n for n in REGISTRY if REGISTRY[n].uses_reference}
     assert uses == {"domias_kde", "domias_flow", "logan_d1", "logan_d1_published", "gan_leaks_cal", "distance_ratio"}
-    assert {n for n in REGISTRY if REGISTRY[n].needs_schema} == {"query", "attention", "closeness", "copies",
-                                                                 "distance_ratio", "tablegan_mca"}  # fmt: skip
+    assert {n for n in REGISTRY if REGISTRY[n].needs_schema} == {
+        "query",
+        "attention",
+        "closeness",
+        "copies",
+        "distance_ratio",
+        "tablegan_mca",
+    }
 
 
 def test_unknown_names_and_bad_parameters_are_clear_errors():

@@ -135,8 +135,9 @@ def test_all_categorical_tables_census_like():
     from vrlib.games import SyntheticDatasets
 
     categories = {c: data[c].cat.categories for c in schema.categorical}
-    batch = SyntheticDatasets.from_arrays([encode_table(d, schema, categories) for d in datasets], np.arange(10) % 2,
-                                          schema, categories, ("a", "b"))  # fmt: skip
+    batch = SyntheticDatasets.from_arrays(
+        [encode_table(d, schema, categories) for d in datasets], np.arange(10) % 2, schema, categories, ("a", "b")
+    )
     np.testing.assert_allclose(attack.predict_proba(batch), attack.predict_proba(datasets))
 
 
@@ -386,7 +387,9 @@ def test_grouped_training_equals_training_each_target_alone():
     params = dict(top_x=10, max_epochs=12, patience=1, batch_size=20, lr=3e-2)
     games = [_game(120, seed=30 + k, planted=k != 1) for k in range(3)]
     alone = [AttentionAttack(BIG_SCHEMA, seed=k, **params).fit(d, y, t) for k, (d, y, t) in enumerate(games)]
-    together = fit_attacks((AttentionAttack(BIG_SCHEMA, seed=k, **params), d, y, t) for k, (d, y, t) in enumerate(games))
+    together = fit_attacks(
+        (AttentionAttack(BIG_SCHEMA, seed=k, **params), d, y, t) for k, (d, y, t) in enumerate(games)
+    )
     assert together[0].timings_["group_size"] == 3
     test, _, _ = _game(40, seed=40)
     for a, b in zip(alone, together):
@@ -451,8 +454,10 @@ def test_hand_written_gradients_equal_autograd():
     g, (n, x) = len(nets), mask.shape
     model = GroupedAttentionNet(nets, k)
     rng = np.random.default_rng(3)
-    masks = [torch.from_numpy((rng.random((g,) + shape) >= model.dropout).astype(np.uint8))
-             for shape in [(n, x, 20), (20,), (n, 10)]]  # fmt: skip
+    masks = [
+        torch.from_numpy((rng.random((g,) + shape) >= model.dropout).astype(np.uint8))
+        for shape in [(n, x, 20), (20,), (n, 10)]
+    ]
     stack = lambda a: torch.from_numpy(np.stack([a] * g))  # noqa: E731
     labels = torch.from_numpy(np.stack([y, 1 - y, y]).astype(np.float32))
 
@@ -465,7 +470,7 @@ def test_hand_written_gradients_equal_autograd():
 
     backprop = _Backprop(model)
     offsets = (torch.arange(g) * k).view(g, 1, 1)
-    flat_codes = (stack(codes).reshape(g, n * x, -1) + offsets)
+    flat_codes = stack(codes).reshape(g, n * x, -1) + offsets
     dense1 = torch.cat([stack(dense), torch.ones(g, n, x, 1)], -1).view(g, n * x, -1)
     bias = torch.zeros(g, n, x).masked_fill_(~stack(mask), float("-inf"))
     with torch.no_grad():
@@ -486,11 +491,19 @@ def _train(inputs, y, nets, k, **kwargs):
     g = len(nets)
     n = len(y)
     split = (np.arange(n)[n // 4 :], np.arange(n)[: n // 4])
-    params = dict(n_onehot=k, lr=1e-2, batch_size=4, max_epochs=4, patience=None, eval_batch_size=5,
-                  device=torch.device("cpu"))  # fmt: skip
+    params = dict(
+        n_onehot=k, lr=1e-2, batch_size=4, max_epochs=4, patience=None, eval_batch_size=5, device=torch.device("cpu")
+    )
     params.update(kwargs)
-    return train_group([copy.deepcopy(net) for net in nets], [inputs] * g, [y] * g, [split] * g,
-                       [np.random.default_rng(s) for s in range(g)], list(range(g)), **params)  # fmt: skip
+    return train_group(
+        [copy.deepcopy(net) for net in nets],
+        [inputs] * g,
+        [y] * g,
+        [split] * g,
+        [np.random.default_rng(s) for s in range(g)],
+        list(range(g)),
+        **params,
+    )
 
 
 def test_hand_written_training_equals_the_previous_autograd_training():

@@ -226,15 +226,18 @@ def test_same_seed_same_bytes(tables, tmp_path):
 # --------------------------------------------------------------------------- bad input
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda t, s, h: (t, s.drop(columns="y"), h), "release's columns differ"),
-    (lambda t, s, h: (t, s.assign(a=s["a"].where(s.index != 3, "zz")), h), r"value\(s\) \['zz'\].*row\(s\) 3"),
-    (lambda t, s, h: (t, s, h.assign(x=h["x"].where(h.index != 7, np.nan))), "missing values"),
-    (lambda t, s, h: (t, s, h.assign(x=h["x"].astype(object).where(h.index != 2, "ten"))), "non-numeric"),
-    (lambda t, s, h: (t, s, pd.concat([h.iloc[:5], t.iloc[:100]])), "NOT used to train"),
-    (lambda t, s, h: (t, s, h.iloc[:15]), "at least 20"),
-    (lambda t, s, h: (t.iloc[:5], s, h), "at least 10"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda t, s, h: (t, s.drop(columns="y"), h), "release's columns differ"),
+        (lambda t, s, h: (t, s.assign(a=s["a"].where(s.index != 3, "zz")), h), r"value\(s\) \['zz'\].*row\(s\) 3"),
+        (lambda t, s, h: (t, s, h.assign(x=h["x"].where(h.index != 7, np.nan))), "missing values"),
+        (lambda t, s, h: (t, s, h.assign(x=h["x"].astype(object).where(h.index != 2, "ten"))), "non-numeric"),
+        (lambda t, s, h: (t, s, pd.concat([h.iloc[:5], t.iloc[:100]])), "NOT used to train"),
+        (lambda t, s, h: (t, s, h.iloc[:15]), "at least 20"),
+        (lambda t, s, h: (t.iloc[:5], s, h), "at least 10"),
+    ],
+)
 def test_bad_tables_are_named(tables, change, message):
     train, holdout, other = tables
     t, s, h = change(train, other.iloc[:300], holdout)
@@ -249,8 +252,10 @@ def test_bad_threat_model_and_policy():
         threat_model(SCHEMA, known=["a", "c"], secret="c")
     with pytest.raises(VrlibError, match="unknown policy rule"):
         load_policy({"max_auc": 0.5})
-    verdict = check_policy({"membership_auc": {"auc": 0.6}, "n_flagged": 0, "n_verbatim": 3},
-                           {"max_membership_auc": 0.55, "max_verbatim": 5, "max_empirical_epsilon": 1})  # fmt: skip
+    verdict = check_policy(
+        {"membership_auc": {"auc": 0.6}, "n_flagged": 0, "n_verbatim": 3},
+        {"max_membership_auc": 0.55, "max_verbatim": 5, "max_empirical_epsilon": 1},
+    )
     assert not verdict["passed"] and len(verdict["violations"]) == 1
     assert verdict["skipped"] == ["max_empirical_epsilon"]
 
@@ -269,9 +274,22 @@ def csv_files(tables, tmp_path_factory):
 
 
 def _args(folder, out, *extra):
-    return ["audit", "--train", str(folder / "train.csv"), "--synthetic", str(folder / "release.csv"),
-            "--holdout", str(folder / "holdout.csv"), "--categorical", "a,b,c", "--continuous", "x,y",
-            "--out", str(out), *extra]  # fmt: skip
+    return [
+        "audit",
+        "--train",
+        str(folder / "train.csv"),
+        "--synthetic",
+        str(folder / "release.csv"),
+        "--holdout",
+        str(folder / "holdout.csv"),
+        "--categorical",
+        "a,b,c",
+        "--continuous",
+        "x,y",
+        "--out",
+        str(out),
+        *extra,
+    ]
 
 
 def test_cli_writes_report_and_policy_sets_exit_status(csv_files, tmp_path, capsys):
@@ -285,8 +303,9 @@ def test_cli_writes_report_and_policy_sets_exit_status(csv_files, tmp_path, caps
     assert len(summary["membership_auc_ci"]) == 2
     rec = pd.read_csv(tmp_path / "out" / "records.csv")
     assert len(rec) == 400 and rec.loc[rec["risk_rank"] == 1, "index"].iloc[0] < 40
-    train, *_ = read_tables(csv_files / "train.csv", csv_files / "release.csv", csv_files / "holdout.csv",
-                            ["a", "b", "c"], ["x", "y"])  # fmt: skip
+    train, *_ = read_tables(
+        csv_files / "train.csv", csv_files / "release.csv", csv_files / "holdout.csv", ["a", "b", "c"], ["x", "y"]
+    )
     assert len(train) == 400
 
 

@@ -43,8 +43,9 @@ def test_privbayes_bound_never_exceeds_declared_epsilon(epsilon):
     # with 80 games the bound can reach 1.40 (see below), so ε = 1 is a real check
     train, holdout = _tables()
     vk = vulnerability_scores(train, SCHEMA).to_numpy()
-    res = play(train, holdout, SCHEMA, "privbayes", vk, epsilon=epsilon, n_targets=2, n_records=None, n_games=80,
-               n_jobs=1)  # fmt: skip
+    res = play(
+        train, holdout, SCHEMA, "privbayes", vk, epsilon=epsilon, n_targets=2, n_records=None, n_games=80, n_jobs=1
+    )
     assert res["epsilon_respected"] is True and 0 <= res["epsilon_lower"] <= epsilon
     assert [t["group"] for t in res["targets"]] == ["most vulnerable"] * 2 + ["random control"] * 2
     assert res["targets"][0]["index"] == int(np.argmax(vk))
@@ -56,8 +57,18 @@ def test_leaky_generator_gives_a_positive_bound():
     # 80 games: 20 IN and 20 OUT measure the bound, whose largest possible value is log(4.07) = 1.40
     train, holdout = _tables()
     vk = vulnerability_scores(train, SCHEMA).to_numpy()
-    res = play(train, holdout, SCHEMA, "noise", vk, generator_params={"scale": 0.01, "resample_prob": 0.0},
-               n_targets=1, n_records=None, n_games=80, n_jobs=1)  # fmt: skip
+    res = play(
+        train,
+        holdout,
+        SCHEMA,
+        "noise",
+        vk,
+        generator_params={"scale": 0.01, "resample_prob": 0.0},
+        n_targets=1,
+        n_records=None,
+        n_games=80,
+        n_jobs=1,
+    )
     assert res["targets"][0]["auc"] > 0.9 and res["epsilon_lower"] > 1.0
     assert res["epsilon_respected"] is None
 
@@ -69,9 +80,19 @@ def test_audit_plays_the_game_and_checks_the_policy(tmp_path):
     rng = np.random.default_rng(1)
     synthetic = train.sample(frac=1.0, random_state=1).reset_index(drop=True)
     synthetic["x"] = synthetic["x"] + rng.normal(scale=0.5, size=len(synthetic))
-    result = vrlib.audit(train, synthetic, holdout, SCHEMA, wp29=False, logan_epochs=5, generator="privbayes",
-                         epsilon=10.0, game_params={"n_targets": 1, "n_games": 16, "n_records": None, "n_jobs": 1},
-                         policy={"max_empirical_epsilon": 10.0}, out=tmp_path)  # fmt: skip
+    result = vrlib.audit(
+        train,
+        synthetic,
+        holdout,
+        SCHEMA,
+        wp29=False,
+        logan_epochs=5,
+        generator="privbayes",
+        epsilon=10.0,
+        game_params={"n_targets": 1, "n_games": 16, "n_records": None, "n_jobs": 1},
+        policy={"max_empirical_epsilon": 10.0},
+        out=tmp_path,
+    )
     game = result.summary["game"]
     assert game["epsilon"] == 10.0 and game["epsilon_respected"] is True
     assert result.summary["policy"]["passed"] is True

@@ -75,14 +75,33 @@ def test_minkowski_p_inf_is_chebyshev(capsys, tmp_path):
     df, schema = read_csv(path, ["a"], ["x", "y"])
     enc = TableEncoder(schema).fit_transform(df)
     h, c = enc.onehot, enc.continuous
-    d = np.array([[np.abs(h[i] - h[j]).max() / 3 + 2 * np.abs(c[i] - c[j]).max() / 3 for j in range(5)] for i in range(5)])
+    d = np.array(
+        [[np.abs(h[i] - h[j]).max() / 3 + 2 * np.abs(c[i] - c[j]).max() / 3 for j in range(5)] for i in range(5)]
+    )
     np.fill_diagonal(d, np.inf)
     want = d.min(axis=1)
     got = vulnerability_scores(df, schema, k=1, metric="minkowski", p=np.inf)
     np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-12)
     assert len(set(np.round(want, 9))) > 1  # not the constant 0**0 = 1 score
-    code, out, err = rank(capsys, "--csv", path, "--categorical", "a", "--continuous", "x,y", "--k", 1,
-                          "--metric", "minkowski", "--p", "inf", "--top", 5, "--format", "csv")  # fmt: skip
+    code, out, err = rank(
+        capsys,
+        "--csv",
+        path,
+        "--categorical",
+        "a",
+        "--continuous",
+        "x,y",
+        "--k",
+        1,
+        "--metric",
+        "minkowski",
+        "--p",
+        "inf",
+        "--top",
+        5,
+        "--format",
+        "csv",
+    )
     assert code == 0, err
     scores = pd.read_csv(pd.io.common.StringIO(out)).set_index("index")["score"]
     np.testing.assert_allclose(scores.sort_index().to_numpy(), want, rtol=1e-9)
@@ -109,14 +128,18 @@ def test_json_is_strict(capsys, tmp_path):
         raise AssertionError(f"{constant} is not JSON")
 
     path = write(tmp_path, "a,x\nu,1\nv,2\nu,3\nv,10\n")
-    code, out, err = rank(capsys, "--csv", path, "--categorical", "a", "--continuous", "x", "--k", 1, "--top", 4, "--format", "json")
+    code, out, err = rank(
+        capsys, "--csv", path, "--categorical", "a", "--continuous", "x", "--k", 1, "--top", 4, "--format", "json"
+    )
     assert code == 0, err
     rows = json.loads(out, parse_constant=strict)
     assert sorted(r["index"] for r in rows) == [0, 1, 2, 3]
     assert {r["index"]: r["record"]["x"] for r in rows} == {0: 1.0, 1: 2.0, 2: 3.0, 3: 10.0}
     # What used to give NaN scores (an inf value) is refused instead of printed.
     path = write(tmp_path, "a,x\nu,1\nv,inf\nu,3\nv,10\n", "inf.csv")
-    code, out, err = rank(capsys, "--csv", path, "--categorical", "a", "--continuous", "x", "--k", 1, "--top", 4, "--format", "json")
+    code, out, err = rank(
+        capsys, "--csv", path, "--categorical", "a", "--continuous", "x", "--k", 1, "--top", 4, "--format", "json"
+    )
     one_line_error(code, out, err, "non-finite")
 
 
@@ -124,11 +147,41 @@ def test_categories_are_text_and_missing_only_where_marked(capsys, tmp_path):
     path = write(tmp_path, "a,x\nNA,1\nNone,2\nnull,3\nnan,4\n?,5\n")
     df, _ = read_csv(path, ["a"], ["x"])
     assert len(df) == 5 and sorted(df["a"].cat.categories) == sorted(["NA", "None", "null", "nan", "?"])
-    code, out, err = rank(capsys, "--csv", path, "--categorical", "a", "--continuous", "x", "--k", 1, "--top", 5,
-                          "--dropna", "--format", "csv")  # fmt: skip
+    code, out, err = rank(
+        capsys,
+        "--csv",
+        path,
+        "--categorical",
+        "a",
+        "--continuous",
+        "x",
+        "--k",
+        1,
+        "--top",
+        5,
+        "--dropna",
+        "--format",
+        "csv",
+    )
     assert code == 0 and len(out.splitlines()) == 6 and err == "", err  # nothing dropped
-    code, out, err = rank(capsys, "--csv", path, "--categorical", "a", "--continuous", "x", "--k", 1, "--top", 3,
-                          "--na-values", "?,NA", "--dropna", "--format", "csv")  # fmt: skip
+    code, out, err = rank(
+        capsys,
+        "--csv",
+        path,
+        "--categorical",
+        "a",
+        "--continuous",
+        "x",
+        "--k",
+        1,
+        "--top",
+        3,
+        "--na-values",
+        "?,NA",
+        "--dropna",
+        "--format",
+        "csv",
+    )
     assert code == 0 and "dropped 2 of 5 row(s)" in err and "(0, 4)" in err, err
     assert sorted(int(line.split(",")[0]) for line in out.splitlines()[1:]) == [1, 2, 3]
 
@@ -155,8 +208,23 @@ def test_one_line_errors(capsys, tmp_path, content, extra, fragments):
 
 def test_other_encodings_can_be_named(capsys, tmp_path):
     path = write(tmp_path, "a,x\nété,1\nb,2\n".encode("latin-1"))
-    code, out, err = rank(capsys, "--csv", path, "--categorical", "a", "--continuous", "x", "--k", 1, "--top", 1,
-                          "--encoding", "latin-1", "--format", "json")  # fmt: skip
+    code, out, err = rank(
+        capsys,
+        "--csv",
+        path,
+        "--categorical",
+        "a",
+        "--continuous",
+        "x",
+        "--k",
+        1,
+        "--top",
+        1,
+        "--encoding",
+        "latin-1",
+        "--format",
+        "json",
+    )
     assert code == 0 and json.loads(out)[0]["record"]["a"] in ("été", "b"), err
 
 
@@ -224,8 +292,13 @@ def test_check_parameters_names_the_parameter():
 
 def test_injected_typo_is_found_in_ipython_history():
     # IPython's In list: the parameters cell, papermill's injected cell, then the check.
-    namespace = {"In": ["", 'profile = "quick"\nseed = 0\n', "# Parameters\nsed = 3\n", "check_parameters(...)"],
-                 "profile": "quick", "seed": 0, "sed": 3, "results": [1]}  # fmt: skip
+    namespace = {
+        "In": ["", 'profile = "quick"\nseed = 0\n', "# Parameters\nsed = 3\n", "check_parameters(...)"],
+        "profile": "quick",
+        "seed": 0,
+        "sed": 3,
+        "results": [1],
+    }
     with pytest.raises(VrlibError, match=r"unknown notebook parameter\(s\) 'sed' \(did you mean 'seed'\?\)"):
         check_parameters(namespace, "profile", "seed")
     del namespace["sed"]
@@ -237,8 +310,11 @@ def test_injected_typo_is_found_in_ipython_history():
 def test_every_notebook_checks_exactly_its_parameters(path):
     cells = _code_cells(path)
     declared = {node.targets[0].id for node in ast.parse("".join(cells[0]["source"])).body}
-    calls = [n for n in ast.walk(ast.parse("".join(cells[1]["source"])))
-             if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "check_parameters"]  # fmt: skip
+    calls = [
+        n
+        for n in ast.walk(ast.parse("".join(cells[1]["source"])))
+        if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "check_parameters"
+    ]
     assert len(calls) == 1, "the cell after the parameters cell must call vrlib.params.check_parameters once"
     call = calls[0]
     assert isinstance(call.args[0], ast.Call) and call.args[0].func.id == "globals"
@@ -250,19 +326,46 @@ def test_every_notebook_checks_exactly_its_parameters(path):
 def test_papermill_typo_and_bad_value_stop_the_notebook(tmp_path):
     papermill = pytest.importorskip("papermill")
     cells = _code_cells(PROJECT_ROOT / "notebooks" / "03_achilles_robustness.ipynb")[:2]
-    nb = {"cells": cells + [{"cell_type": "code", "execution_count": None, "id": "done", "metadata": {}, "outputs": [],
-                             "source": ["print('ran with seed', seed)"]}],
-          "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-          "nbformat": 4, "nbformat_minor": 5}  # fmt: skip
+    nb = {
+        "cells": cells
+        + [
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "id": "done",
+                "metadata": {},
+                "outputs": [],
+                "source": ["print('ran with seed', seed)"],
+            }
+        ],
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     src = tmp_path / "nb.ipynb"
     src.write_text(json.dumps(nb))
-    for params, message in [({"sed": 3}, "'sed' (did you mean 'seed'?)"), ({"seed": "abc"}, "'seed' must be an integer")]:
+    for params, message in [
+        ({"sed": 3}, "'sed' (did you mean 'seed'?)"),
+        ({"seed": "abc"}, "'seed' must be an integer"),
+    ]:
         with pytest.raises(papermill.PapermillExecutionError) as info:
-            papermill.execute_notebook(str(src), str(tmp_path / "out.ipynb"), parameters=params, kernel_name="python3",
-                                       progress_bar=False, cwd=str(tmp_path))  # fmt: skip
+            papermill.execute_notebook(
+                str(src),
+                str(tmp_path / "out.ipynb"),
+                parameters=params,
+                kernel_name="python3",
+                progress_bar=False,
+                cwd=str(tmp_path),
+            )
         assert message in str(info.value)
-    papermill.execute_notebook(str(src), str(tmp_path / "out.ipynb"), parameters={"seed": 4}, kernel_name="python3",
-                               progress_bar=False, cwd=str(tmp_path))  # fmt: skip
+    papermill.execute_notebook(
+        str(src),
+        str(tmp_path / "out.ipynb"),
+        parameters={"seed": 4},
+        kernel_name="python3",
+        progress_bar=False,
+        cwd=str(tmp_path),
+    )
     out = json.loads((tmp_path / "out.ipynb").read_text())
     assert "ran with seed 4" in "".join(out["cells"][-1]["outputs"][0]["text"])
 
@@ -273,7 +376,14 @@ def test_papermill_typo_and_bad_value_stop_the_notebook(tmp_path):
 def _notebook(source: str) -> str:
     params = 'profile = "quick"  # p\nseed = 0  # s\nfigures_dir = "f"  # f\ntables_dir = "t"  # t\n'
     cells = [
-        {"cell_type": "code", "execution_count": None, "id": "p", "metadata": {"tags": ["parameters"]}, "outputs": [], "source": [params]},
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": "p",
+            "metadata": {"tags": ["parameters"]},
+            "outputs": [],
+            "source": [params],
+        },
         {"cell_type": "code", "execution_count": None, "id": "b", "metadata": {}, "outputs": [], "source": [source]},
     ]
     meta = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
@@ -297,8 +407,9 @@ def skeleton(tmp_path):
 
 def _run_all(skeleton, *args, env=None, timeout=120):
     root, base_env = skeleton
-    return subprocess.run(["bash", str(root / "run_all.sh"), *args], env=env or base_env, capture_output=True,
-                          text=True, timeout=timeout)  # fmt: skip
+    return subprocess.run(
+        ["bash", str(root / "run_all.sh"), *args], env=env or base_env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 @pytest.mark.parametrize(
@@ -318,7 +429,9 @@ def test_run_all_refuses_bad_arguments(skeleton, args, message):
 def test_run_all_names_a_missing_data_folder(skeleton, tmp_path):
     env = {**skeleton[1], "VRLIB_DATA_DIR": str(tmp_path / "my data")}
     proc = _run_all(skeleton, "--only", "01", env=env)
-    assert proc.returncode == 2 and f"VRLIB_DATA_DIR='{tmp_path / 'my data'}' is not a folder" in proc.stderr, proc.stderr
+    assert proc.returncode == 2 and f"VRLIB_DATA_DIR='{tmp_path / 'my data'}' is not a folder" in proc.stderr, (
+        proc.stderr
+    )
 
 
 _SPAWN_WORKERS = textwrap.dedent(
@@ -349,9 +462,14 @@ def test_ctrl_c_stops_the_notebook_its_kernel_and_workers(skeleton):
     (root / "notebooks" / "01_one.ipynb").write_text(_notebook(_SPAWN_WORKERS))
     # Ctrl-C as in a terminal: when pytest itself was started in the background (cmd &), bash made it
     # ignore SIGINT, its children would inherit that, and run_all.sh could not trap the signal.
-    proc = subprocess.Popen(["bash", str(root / "run_all.sh"), "--profile", "smoke"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
+    proc = subprocess.Popen(
+        ["bash", str(root / "run_all.sh"), "--profile", "smoke"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     pid_files = [root / "kernel.pid", root / "worker0.pid", root / "worker1.pid"]
     deadline = time.monotonic() + 300  # kernel and loky workers start slowly on a loaded machine
     while not all(f.exists() and f.read_text() for f in pid_files):
@@ -379,7 +497,11 @@ def test_ctrl_c_stops_the_notebook_its_kernel_and_workers(skeleton):
 
 
 def _digests(folder: Path) -> dict:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _one_figure(rep, name="demo"):
@@ -408,7 +530,10 @@ def test_no_profile_writes_over_another_profiles_outputs(tmp_path, monkeypatch):
     assert {k: v for k, v in after.items() if k.startswith("quick/")} == before
     assert not any(k.startswith("smoke") for k in after)  # smoke never writes into figures/
     # A folder already named after the profile is used as it is.
-    assert report.output_dirs("quick", figures / "quick", figures / "quick" / "tables") == (figures / "quick", figures / "quick" / "tables")
+    assert report.output_dirs("quick", figures / "quick", figures / "quick" / "tables") == (
+        figures / "quick",
+        figures / "quick" / "tables",
+    )
 
 
 def test_committed_outputs_live_per_profile():
@@ -447,7 +572,10 @@ def test_manifest_records_machine_and_wall_time(tmp_path):
     _one_figure(rep)
     entry = json.loads((rep.figures_dir / "manifest.json").read_text())["demo.png"]
     assert entry["machine"]["cpu_cores"] == os.cpu_count() and "gpu" in entry["machine"]
-    assert entry["machine"]["packages"]["numpy"] == np.__version__ and entry["machine"]["packages"]["pandas"] == pd.__version__
+    assert (
+        entry["machine"]["packages"]["numpy"] == np.__version__
+        and entry["machine"]["packages"]["pandas"] == pd.__version__
+    )
     assert 0 <= entry["elapsed_s"] < 60
 
 
@@ -502,12 +630,16 @@ def test_download_with_wrong_checksum_leaves_nothing(offline_project, monkeypatc
     assert not offline_project.exists() or not list(offline_project.iterdir())
 
 
-@pytest.mark.parametrize("payload", [b"PK\x03\x04 not really a zip", b"neither zip nor tar", b""], ids=["bad-zip", "garbage", "empty"])
+@pytest.mark.parametrize(
+    "payload", [b"PK\x03\x04 not really a zip", b"neither zip nor tar", b""], ids=["bad-zip", "garbage", "empty"]
+)
 def test_unreadable_archive_is_a_friendly_error(offline_project, monkeypatch, payload):
     spec = data.DataFile("inner.csv", "0" * 64, "https://example.org/a.zip", member="inner.csv")
     monkeypatch.setitem(data.FILES, "inner.csv", spec)
     monkeypatch.setattr(data.urllib.request, "urlopen", lambda *a, **k: _Response(payload))
-    with pytest.raises(VrlibError, match=r"downloading it from https://example.org/a.zip failed.*archive could not be read"):
+    with pytest.raises(
+        VrlibError, match=r"downloading it from https://example.org/a.zip failed.*archive could not be read"
+    ):
         data.find_file("inner.csv")
     assert not offline_project.exists() or not list(offline_project.iterdir())
 
@@ -554,9 +686,18 @@ def test_commit_id_is_dirty_for_code_changes_not_for_figures(tmp_path, monkeypat
 
 @pytest.mark.parametrize(
     "value, minimum, maximum, ok",
-    [(3, 1, None, True), (np.int64(3), 1, None, True), (1, 1, 1, True), (0, 1, None, False), (4, 1, 3, False),
-     (True, 0, None, False), (2.0, 0, None, False), ("2", 0, None, False), (None, 0, None, False)],
-)  # fmt: skip
+    [
+        (3, 1, None, True),
+        (np.int64(3), 1, None, True),
+        (1, 1, 1, True),
+        (0, 1, None, False),
+        (4, 1, 3, False),
+        (True, 0, None, False),
+        (2.0, 0, None, False),
+        ("2", 0, None, False),
+        (None, 0, None, False),
+    ],
+)
 def test_check_integer_accepts_integers_in_range_only(value, minimum, maximum, ok):
     from vrlib.params import check_integer, is_integer
 
@@ -610,8 +751,10 @@ def test_lost_sizes_are_checked_by_one_rule_in_the_library_and_notebook_06(monke
     from vrlib.experiments import lost
     from vrlib.params import optional
 
-    for check in (lambda v: lost.settings_for("smoke", n_games=v),
-                  lambda v: check_parameters({"n_games": v}, n_games=optional(lost.check_setting))):  # fmt: skip
+    for check in (
+        lambda v: lost.settings_for("smoke", n_games=v),
+        lambda v: check_parameters({"n_games": v}, n_games=optional(lost.check_setting)),
+    ):
         with pytest.raises(VrlibError, match="n_games=3 gives fewer than 2 games per side"):
             check(3)
         check(4)

@@ -13,9 +13,18 @@ import pytest
 
 from vrlib import cache as cache_mod
 from vrlib.cache import (
-    Cache, CacheWarning, cache_dir, fingerprint_table, get_or_make, get_or_make_many, get_table, make_key, save_table,
-    serialise, source_hash,
-)  # fmt: skip
+    Cache,
+    CacheWarning,
+    cache_dir,
+    fingerprint_table,
+    get_or_make,
+    get_or_make_many,
+    get_table,
+    make_key,
+    save_table,
+    serialise,
+    source_hash,
+)
 from vrlib.data import Schema
 from vrlib.encoding import decode_table, encode_table
 from vrlib.errors import VrlibError
@@ -208,8 +217,17 @@ class Counting:
 
 def test_interrupted_game_resumes_where_it_stopped(tmp_path):
     df, schema = table(400, 1)
-    kw = dict(n_aux=200, n_test=150, n_records=20, n_synth=20, n_shadow=12, n_test_datasets=4,
-              n_jobs=1, progress=False, cache=Cache(tmp_path, "synthetic"))  # fmt: skip
+    kw = dict(
+        n_aux=200,
+        n_test=150,
+        n_records=20,
+        n_synth=20,
+        n_shadow=12,
+        n_test_datasets=4,
+        n_jobs=1,
+        progress=False,
+        cache=Cache(tmp_path, "synthetic"),
+    )
     Counting.fits, Counting.fail_after = 0, 7
     game = TraditionalGame(Counting(), **kw).fit(df, schema)
     with pytest.raises(KeyboardInterrupt):
@@ -238,7 +256,6 @@ def test_interrupted_game_resumes_where_it_stopped(tmp_path):
 def test_module_has_no_pickle():
     src = open(cache_mod.__file__).read()
     assert "import pickle" not in src and "allow_pickle=True" not in src
-
 
 
 def _module(monkeypatch, path, text):
@@ -285,12 +302,18 @@ def test_source_hash_follows_the_code_not_its_layout(tmp_path, monkeypatch):
 def test_source_hash_of_a_class_counts_its_bases_and_dependencies(tmp_path, monkeypatch):
     base = _module(monkeypatch, tmp_path / "base_mod.py", "class Base:\n    rate = 1\n")
     helper = _module(monkeypatch, tmp_path / "helper_mod.py", "def helper():\n    return 1\n")
-    child = _module(monkeypatch, tmp_path / "child_mod.py",
-                    "from vrlib_test_base_mod import Base\n\n\nclass Child(Base):\n    pass\n").Child  # fmt: skip
+    child = _module(
+        monkeypatch,
+        tmp_path / "child_mod.py",
+        "from vrlib_test_base_mod import Base\n\n\nclass Child(Base):\n    pass\n",
+    ).Child
     child.source_dependencies = (helper,)
     before = source_hash(child)
     assert len({before, source_hash(base.Base), source_hash(helper.helper), source_hash(base.Base, helper)}) == 4
-    for name, edit in (("base_mod.py", "class Base:\n    rate = 2\n"), ("helper_mod.py", "def helper():\n    return 2\n")):
+    for name, edit in (
+        ("base_mod.py", "class Base:\n    rate = 2\n"),
+        ("helper_mod.py", "def helper():\n    return 2\n"),
+    ):
         original = (tmp_path / name).read_text()
         (tmp_path / name).write_text(edit)
         assert source_hash(child) != before, name
@@ -371,8 +394,10 @@ def test_get_or_make_many_keeps_finished_tasks_when_one_fails(tmp_path):
 
 def _serialised_entries(task):
     """Entries serialised in the worker; the second is not to be stored (payload None)."""
-    return [({"x": np.array([1])}, {"m": 1}, serialise({"x": np.array([1])}, {"m": 1})),
-            ({"x": np.array([2])}, {"m": 2}, None)]
+    return [
+        ({"x": np.array([1])}, {"m": 1}, serialise({"x": np.array([1])}, {"m": 1})),
+        ({"x": np.array([2])}, {"m": 2}, None),
+    ]
 
 
 def test_get_or_make_many_writes_worker_serialised_entries_and_skips_unkept_ones(tmp_path):

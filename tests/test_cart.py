@@ -20,6 +20,7 @@ def ours(numeric, categorical, n_levels, y, classify, min_leaf=5, max_depth=None
 
 def sklearn_leaves(numeric, categorical, n_levels, y, classify, new, min_leaf=5, max_depth=None):
     """scikit-learn's tree on [numeric | one-hot categorical]: leaves of the training and of new rows."""
+
     def design(num, cat):
         onehot = [(cat[:, c, None] == np.arange(k)).astype(float) for c, k in enumerate(n_levels)]
         return np.hstack([num] + onehot)
@@ -85,7 +86,7 @@ def test_hand_computed_split_and_leaves():
     y = (cat[:, 0] == 2).astype(np.int64)
     tree = ours(np.zeros((10, 0)), cat, np.array([3]), y, classify=True, min_leaf=2)
     assert tree.node_count == 3 and tree.split[0] == 2.0
-    assert set(tree.rows[tree.start[tree.right[0]]:tree.end[tree.right[0]]]) == {2, 3, 6, 7, 9}
+    assert set(tree.rows[tree.start[tree.right[0]] : tree.end[tree.right[0]]]) == {2, 3, 6, 7, 9}
     # Too few rows to split (fewer than 2 x min_samples_leaf) or a constant response: one leaf.
     assert ours(x[:9], np.zeros((9, 0), np.int64), np.zeros(0, np.int64), y[:9], True, min_leaf=5).node_count == 1
     assert ours(x, np.zeros((20, 0), np.int64), np.zeros(0, np.int64), np.ones(20), False).node_count == 1
@@ -125,6 +126,7 @@ def test_editing_the_trees_renews_synthpops_cache_key(monkeypatch):
 
     before = source_hash(Synthpop)
     read = Path.read_bytes
-    monkeypatch.setattr(Path, "read_bytes",
-                        lambda self: read(self) + (b"\n_EDITED = True\n" if self.name == "cart.py" else b""))  # fmt: skip
+    monkeypatch.setattr(
+        Path, "read_bytes", lambda self: read(self) + (b"\n_EDITED = True\n" if self.name == "cart.py" else b"")
+    )
     assert source_hash(Synthpop) != before

@@ -114,7 +114,9 @@ def _wrong_submission(path, wrong, out):
     grade_id = wrong.name.split(".")[1]
     solutions = solution_sources(nbformat.read(path, as_version=4))
     assert grade_id in solutions, f"{wrong.name} names no solution cell of {path.name}"
-    nb = fill_solutions(nbformat.read(RELEASE_DIR / path.name, as_version=4), {**solutions, grade_id: wrong.read_text()})
+    nb = fill_solutions(
+        nbformat.read(RELEASE_DIR / path.name, as_version=4), {**solutions, grade_id: wrong.read_text()}
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, out)
     return out
@@ -172,7 +174,9 @@ def test_questions_are_graded_on_their_own(graded_class):
 
 @pytest.mark.slow
 @pytest.mark.realdata
-@pytest.mark.skipif(os.environ.get("VRLIB_CLASSROOM_E2E") != "1", reason="set VRLIB_CLASSROOM_E2E=1 (minutes, real data)")
+@pytest.mark.skipif(
+    os.environ.get("VRLIB_CLASSROOM_E2E") != "1", reason="set VRLIB_CLASSROOM_E2E=1 (minutes, real data)"
+)
 @pytest.mark.parametrize("path", ASSIGNMENTS, ids=lambda p: p.stem)
 def test_solution_notebook_runs_end_to_end(path, tmp_path):
     """The whole solution notebook, real-data part included, in a Jupyter kernel (what a student runs)."""

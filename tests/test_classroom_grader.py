@@ -32,64 +32,164 @@ LOOP_F = "def f(x):\n    while True:\n        pass"
 def _cases(source):
     """student -> (answers, edit, expected points, {test: status}); each one class of fault."""
     solution = str(source)
-    set_test = lambda gid, text: lambda nb: [setattr(c, "source", text) for c in nb.cells  # noqa: E731
-                                             if c.metadata.get("nbgrader", {}).get("grade_id") == gid]  # fmt: skip
+    set_test = lambda gid, text: (
+        lambda nb: [
+            setattr(c, "source", text)
+            for c in nb.cells  # noqa: E731
+            if c.metadata.get("nbgrader", {}).get("grade_id") == gid
+        ]
+    )
     return {
         "correct": ({}, None, FULL, {}),
-        "different_but_correct": ({"f": "def f(x):\n    return np.array([v + 1.0 for v in np.ravel(x)])",
-                                   "my_auc": "from scipy.stats import rankdata\n"
-                                             "def my_auc(y, s):\n    r = rankdata(s); y = np.asarray(y) == 1\n"
-                                             "    return (r[y].sum() - y.sum() * (y.sum() + 1) / 2) / (y.sum() * (~y).sum())"},
-                                  None, FULL, {}),  # fmt: skip
+        "different_but_correct": (
+            {
+                "f": "def f(x):\n    return np.array([v + 1.0 for v in np.ravel(x)])",
+                "my_auc": "from scipy.stats import rankdata\n"
+                "def my_auc(y, s):\n    r = rankdata(s); y = np.asarray(y) == 1\n"
+                "    return (r[y].sum() - y.sum() * (y.sum() + 1) / 2) / (y.sum() * (~y).sum())",
+            },
+            None,
+            FULL,
+            {},
+        ),
         "stub": (None, None, 0, {"test_f": "failed"}),
         "wrong_f": ({"f": WRONG_F}, None, _all_but("test_f", "test_partial"), {"test_g": "passed"}),
-        "exit_in_function": ({"f": "def f(x):\n    import os\n    os._exit(3)"}, None, _all_but("test_f", "test_partial"),
-                             {"test_f": "process ended", "test_g": "passed"}),  # fmt: skip
-        "exit_at_top_level": ({"g": "import sys\nsys.stdout.flush()\nimport os\nos._exit(0)"}, None, _all_but("test_g"),
-                              {"test_g": "failed", "test_f": "passed"}),  # fmt: skip
-        "infinite_loop": ({"f": LOOP_F}, None, _all_but("test_f", "test_partial"),
-                          {"test_f": "timed out", "test_partial": "timed out"}),
-        "swallowed_interrupt": ({"f": "import time\ndef f(x):\n    while True:\n        try:\n            time.sleep(10)\n"
-                                      "        except BaseException:\n            pass"},
-                                None, _all_but("test_f", "test_partial"), {"test_f": "timed out"}),  # fmt: skip
-        "raises_interrupt": ({"f": "def f(x):\n    raise KeyboardInterrupt"}, None, _all_but("test_f", "test_partial"),
-                             {"test_f": "failed", "test_g": "passed"}),  # fmt: skip
-        "starts_a_program": ({"f": "def f(x):\n    import subprocess\n    subprocess.run(['true'])\n"
-                                   "    return np.asarray(x, dtype=float) + 1"}, None, _all_but("test_f", "test_partial"),
-                             {"test_f": "failed"}),  # fmt: skip
-        "calls_back_forever": ({"g": "def g(x):\n    while True:\n        f(x)"}, None, _all_but("test_g"),
-                               {"test_g": "timed out", "test_f": "passed"}),  # fmt: skip
-        "loop_at_top_level": ({"ratio": "while True:\n    pass"}, None, _all_but("test_ratio"), {"test_ratio": "failed"}),
-        "rebinds_np_testing": ({"f": "np.testing.assert_allclose = lambda *a, **k: None\n"
-                                     "np.allclose = lambda *a, **k: True\n" + WRONG_F},
-                               None, _all_but("test_f", "test_partial"), {"test_f": "failed"}),  # fmt: skip
-        "rebinds_the_reference": ({"my_auc": "import vrlib.metrics\nvrlib.metrics.auc = lambda y, s: 0.5\n"
-                                             "def my_auc(y, s):\n    return 0.5"},
-                                  None, _all_but("test_auc"), {"test_auc": "failed"}),  # fmt: skip
-        "calls_the_reference": ({"my_auc": "from vrlib.metrics import auc\ndef my_auc(y, s):\n    return auc(y, s)"},
-                                None, _all_but("test_auc"), {"test_auc": "failed"}),  # fmt: skip
-        "input_transformer": ({"f": "get_ipython().input_transformers_post.append(lambda lines: ['pass\\n'])\n" + WRONG_F},
-                              None, _all_but("test_f", "test_partial"), {"test_f": "failed"}),  # fmt: skip
-        "reads_the_solution": ({"f": f"def f(x):\n    open({solution!r}).read()\n    return np.asarray(x, dtype=float) + 1"},
-                               None, _all_but("test_f", "test_partial"), {"test_f": "failed"}),  # fmt: skip
-        "rewrites_the_solution": ({"f": f"with open({solution!r}, 'w') as fh:\n    fh.write('{{}}')\n" + WRONG_F},
-                                  None, _all_but("test_f", "test_partial"), {"test_f": "failed"}),  # fmt: skip
-        "edits_a_test_to_huge_points": ({"f": WRONG_F}, set_test("test_partial", "10 ** 12"),
-                                        _all_but("test_f", "test_partial"), {"test_partial": "failed"}),  # fmt: skip
-        "output_flood": ({"f": "def f(x):\n    print('spam ' * 1_000_000)\n    return np.asarray(x, dtype=float) + 1"},
-                         None, FULL, {"test_f": "passed"}),  # fmt: skip
-        "runtime_warning_only": ({"ratio": "def ratio(a, b):\n    import warnings\n    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)\n"
-                                           "    warnings.warn('careful', RuntimeWarning)\n    q = a / b\n"
-                                           "    return np.where(np.isnan(q), 0.0, q)"},
-                                 None, FULL, {"test_ratio": "passed"}),  # fmt: skip
-        "memory_hog": ({"f": "def f(x):\n    big = np.ones(2 ** 31)\n    return np.asarray(x, dtype=float) + 1"}, None,
-                       _all_but("test_f", "test_partial"), {"test_f": "failed"}),  # fmt: skip
-        "claims_to_equal_everything": ({"f": "class Anything:\n    def __eq__(self, other):\n        return True\n"
-                                             "    def __array__(self, *a, **k):\n        return np.array([1.0, 2.0, 3.0])\n"
-                                             "def f(x):\n    return Anything()"},
-                                       None, _all_but("test_f", "test_partial"), {"test_f": "failed"}),  # fmt: skip
-        "deletes_a_test": ({}, lambda nb: nb.cells.__setitem__(slice(None), [c for c in nb.cells if c.metadata.get(
-            "nbgrader", {}).get("grade_id") != "test_ratio"]), _all_but("test_ratio"), {"test_ratio": "deleted"}),
+        "exit_in_function": (
+            {"f": "def f(x):\n    import os\n    os._exit(3)"},
+            None,
+            _all_but("test_f", "test_partial"),
+            {"test_f": "process ended", "test_g": "passed"},
+        ),
+        "exit_at_top_level": (
+            {"g": "import sys\nsys.stdout.flush()\nimport os\nos._exit(0)"},
+            None,
+            _all_but("test_g"),
+            {"test_g": "failed", "test_f": "passed"},
+        ),
+        "infinite_loop": (
+            {"f": LOOP_F},
+            None,
+            _all_but("test_f", "test_partial"),
+            {"test_f": "timed out", "test_partial": "timed out"},
+        ),
+        "swallowed_interrupt": (
+            {
+                "f": "import time\ndef f(x):\n    while True:\n        try:\n            time.sleep(10)\n"
+                "        except BaseException:\n            pass"
+            },
+            None,
+            _all_but("test_f", "test_partial"),
+            {"test_f": "timed out"},
+        ),
+        "raises_interrupt": (
+            {"f": "def f(x):\n    raise KeyboardInterrupt"},
+            None,
+            _all_but("test_f", "test_partial"),
+            {"test_f": "failed", "test_g": "passed"},
+        ),
+        "starts_a_program": (
+            {
+                "f": "def f(x):\n    import subprocess\n    subprocess.run(['true'])\n"
+                "    return np.asarray(x, dtype=float) + 1"
+            },
+            None,
+            _all_but("test_f", "test_partial"),
+            {"test_f": "failed"},
+        ),
+        "calls_back_forever": (
+            {"g": "def g(x):\n    while True:\n        f(x)"},
+            None,
+            _all_but("test_g"),
+            {"test_g": "timed out", "test_f": "passed"},
+        ),
+        "loop_at_top_level": (
+            {"ratio": "while True:\n    pass"},
+            None,
+            _all_but("test_ratio"),
+            {"test_ratio": "failed"},
+        ),
+        "rebinds_np_testing": (
+            {"f": "np.testing.assert_allclose = lambda *a, **k: None\nnp.allclose = lambda *a, **k: True\n" + WRONG_F},
+            None,
+            _all_but("test_f", "test_partial"),
+            {"test_f": "failed"},
+        ),
+        "rebinds_the_reference": (
+            {"my_auc": "import vrlib.metrics\nvrlib.metrics.auc = lambda y, s: 0.5\ndef my_auc(y, s):\n    return 0.5"},
+            None,
+            _all_but("test_auc"),
+            {"test_auc": "failed"},
+        ),
+        "calls_the_reference": (
+            {"my_auc": "from vrlib.metrics import auc\ndef my_auc(y, s):\n    return auc(y, s)"},
+            None,
+            _all_but("test_auc"),
+            {"test_auc": "failed"},
+        ),
+        "input_transformer": (
+            {"f": "get_ipython().input_transformers_post.append(lambda lines: ['pass\\n'])\n" + WRONG_F},
+            None,
+            _all_but("test_f", "test_partial"),
+            {"test_f": "failed"},
+        ),
+        "reads_the_solution": (
+            {"f": f"def f(x):\n    open({solution!r}).read()\n    return np.asarray(x, dtype=float) + 1"},
+            None,
+            _all_but("test_f", "test_partial"),
+            {"test_f": "failed"},
+        ),
+        "rewrites_the_solution": (
+            {"f": f"with open({solution!r}, 'w') as fh:\n    fh.write('{{}}')\n" + WRONG_F},
+            None,
+            _all_but("test_f", "test_partial"),
+            {"test_f": "failed"},
+        ),
+        "edits_a_test_to_huge_points": (
+            {"f": WRONG_F},
+            set_test("test_partial", "10 ** 12"),
+            _all_but("test_f", "test_partial"),
+            {"test_partial": "failed"},
+        ),
+        "output_flood": (
+            {"f": "def f(x):\n    print('spam ' * 1_000_000)\n    return np.asarray(x, dtype=float) + 1"},
+            None,
+            FULL,
+            {"test_f": "passed"},
+        ),
+        "runtime_warning_only": (
+            {
+                "ratio": "def ratio(a, b):\n    import warnings\n    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)\n"
+                "    warnings.warn('careful', RuntimeWarning)\n    q = a / b\n"
+                "    return np.where(np.isnan(q), 0.0, q)"
+            },
+            None,
+            FULL,
+            {"test_ratio": "passed"},
+        ),
+        "memory_hog": (
+            {"f": "def f(x):\n    big = np.ones(2 ** 31)\n    return np.asarray(x, dtype=float) + 1"},
+            None,
+            _all_but("test_f", "test_partial"),
+            {"test_f": "failed"},
+        ),
+        "claims_to_equal_everything": (
+            {
+                "f": "class Anything:\n    def __eq__(self, other):\n        return True\n"
+                "    def __array__(self, *a, **k):\n        return np.array([1.0, 2.0, 3.0])\n"
+                "def f(x):\n    return Anything()"
+            },
+            None,
+            _all_but("test_f", "test_partial"),
+            {"test_f": "failed"},
+        ),
+        "deletes_a_test": (
+            {},
+            lambda nb: nb.cells.__setitem__(
+                slice(None), [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") != "test_ratio"]
+            ),
+            _all_but("test_ratio"),
+            {"test_ratio": "deleted"},
+        ),
     }
 
 
@@ -108,8 +208,15 @@ def graded(tmp_path_factory):
             submission(released, path, answers, edit)
     (tmp / "submissions" / "unreadable.ipynb").write_text("{ not a notebook")
     start = time.monotonic()
-    results = classroom.grade_class(tmp / "submissions", tmp / "book", source_dir=source.parent, jobs=2,
-                                    timeout=TIMEOUT, time_cap=90, memory_cap="1G")  # fmt: skip
+    results = classroom.grade_class(
+        tmp / "submissions",
+        tmp / "book",
+        source_dir=source.parent,
+        jobs=2,
+        timeout=TIMEOUT,
+        time_cap=90,
+        memory_cap="1G",
+    )
     seconds = time.monotonic() - start
     assert (source.parent / "SHA256SUMS").read_text() == sums_before
     return {s.student: r for s, r in results}, cases, tmp, seconds, source
@@ -133,8 +240,9 @@ def test_the_solution_is_untouched_and_unread(graded):
     reports, _, tmp, _, source = graded
     classroom.check_sums(source)  # the rewrite was refused
     assert "PermissionError" in {t.grade_id: t for t in reports["reads_the_solution"].tests}["test_f"].message
-    assert any("rewrites" in n or "PermissionError" in n for n in reports["rewrites_the_solution"].notes), \
-        reports["rewrites_the_solution"].format()
+    assert any("rewrites" in n or "PermissionError" in n for n in reports["rewrites_the_solution"].notes), reports[
+        "rewrites_the_solution"
+    ].format()
 
 
 def test_a_loop_costs_its_timeout_once(graded):
@@ -162,9 +270,19 @@ def test_gradebook_and_grades_csv(graded):
     assert "not a readable Jupyter notebook" in unreadable[0]["message"]
     with open(tmp / "book" / "grades.csv", newline="") as f:
         grades = {r["student_id"]: r for r in csv.DictReader(f)}
-    assert list(next(iter(grades.values()))) == ["assignment", "duedate", "timestamp", "student_id", "last_name",
-                                                 "first_name", "email", "raw_score", "late_submission_penalty",
-                                                 "score", "max_score"]  # fmt: skip
+    assert list(next(iter(grades.values()))) == [
+        "assignment",
+        "duedate",
+        "timestamp",
+        "student_id",
+        "last_name",
+        "first_name",
+        "email",
+        "raw_score",
+        "late_submission_penalty",
+        "score",
+        "max_score",
+    ]
     assert float(grades["correct"]["score"]) == FULL and float(grades["stub"]["score"]) == 0
     assert grades["correct"]["assignment"] == "00_tiny"
 
@@ -172,8 +290,15 @@ def test_gradebook_and_grades_csv(graded):
 def test_grading_again_resumes(graded):
     _, _, tmp, _, source = graded
     start = time.monotonic()
-    again = classroom.grade_class(tmp / "submissions", tmp / "book", source_dir=source.parent, jobs=2,
-                                  timeout=TIMEOUT, time_cap=90, memory_cap="1G")  # fmt: skip
+    again = classroom.grade_class(
+        tmp / "submissions",
+        tmp / "book",
+        source_dir=source.parent,
+        jobs=2,
+        timeout=TIMEOUT,
+        time_cap=90,
+        memory_cap="1G",
+    )
     assert time.monotonic() - start < 10  # nothing changed: every report is reused
     assert {s.student: r.points for s, r in again}["correct"] == FULL
 
@@ -194,7 +319,9 @@ def test_points_are_clamped_and_malformed_cells_reported(tmp_path):
     source, released = make_assignment(tmp_path, tiny_notebook(extra))
     report = classroom.grade(submission(released, tmp_path / "s.ipynb"), source=source, timeout=20)
     tests = {t.grade_id: t for t in report.tests}
-    assert (tests["test_huge"].points, tests["test_huge"].status) == (1, "passed") and "clamped" in tests["test_huge"].message
+    assert (tests["test_huge"].points, tests["test_huge"].status) == (1, "passed") and "clamped" in tests[
+        "test_huge"
+    ].message
     assert (tests["test_negative"].points, tests["test_negative"].status) == (0, "failed")
     assert tests["test_syntax"].status == "malformed" and tests["test_syntax"].points == 0
     assert _score(float("nan"), 2)[0] == 0 and _score(1.5, 2) == (1.5, "") and _score("text", 2)[0] == 2

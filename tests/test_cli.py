@@ -38,8 +38,22 @@ def csv_table(tmp_path):
 
 def test_csv_output_is_vk_in_order(capsys, csv_table):
     path, schema = csv_table
-    code, out, err = run(capsys, "rank", "--csv", str(path), "--categorical", ",".join(schema.categorical),
-                         "--continuous", ",".join(schema.continuous), "--k", "3", "--top", "5", "--format", "csv")  # fmt: skip
+    code, out, err = run(
+        capsys,
+        "rank",
+        "--csv",
+        str(path),
+        "--categorical",
+        ",".join(schema.categorical),
+        "--continuous",
+        ",".join(schema.continuous),
+        "--k",
+        "3",
+        "--top",
+        "5",
+        "--format",
+        "csv",
+    )
     assert code == 0, err
     got = pd.read_csv(io.StringIO(out))
     assert list(got.columns) == ["index", "score"] and len(got) == 5
@@ -52,8 +66,20 @@ def test_csv_output_is_vk_in_order(capsys, csv_table):
 @pytest.mark.parametrize("fmt", ["table", "json"])
 def test_other_formats(capsys, csv_table, fmt):
     path, schema = csv_table
-    code, out, err = run(capsys, "rank", "--csv", str(path), "--categorical", ",".join(schema.categorical),
-                         "--continuous", ",".join(schema.continuous), "--top", "3", "--format", fmt)  # fmt: skip
+    code, out, err = run(
+        capsys,
+        "rank",
+        "--csv",
+        str(path),
+        "--categorical",
+        ",".join(schema.categorical),
+        "--continuous",
+        ",".join(schema.continuous),
+        "--top",
+        "3",
+        "--format",
+        fmt,
+    )
     assert code == 0, err
     if fmt == "json":
         rows = json.loads(out)
@@ -71,10 +97,30 @@ def test_other_formats(capsys, csv_table, fmt):
         (["--csv", "{path}", "--categorical", "c0,c1,c2,x1", "--continuous", "x0,x1"], "declared both"),
         (["--csv", "{path}", "--categorical", "c0,c1,c2", "--continuous", "x0,x1", "--k", "50"], "choose k <= 49"),
         (["--csv", "{path}", "--categorical", "c0,c1,c2", "--continuous", "x0,x1", "--top", "51"], "--top must be"),
-        (["--csv", "{path}", "--categorical", "c0,c1,c2", "--continuous", "x0,x1", "--metric", "minkowski", "--p", "0.5"], "p >= 1"),
-        (["--csv", "{path}", "--categorical", "c0,c1,c2", "--continuous", "x0,x1", "--method", "nope"], "invalid choice"),
+        (
+            [
+                "--csv",
+                "{path}",
+                "--categorical",
+                "c0,c1,c2",
+                "--continuous",
+                "x0,x1",
+                "--metric",
+                "minkowski",
+                "--p",
+                "0.5",
+            ],
+            "p >= 1",
+        ),
+        (
+            ["--csv", "{path}", "--categorical", "c0,c1,c2", "--continuous", "x0,x1", "--method", "nope"],
+            "invalid choice",
+        ),
         (["--csv", "{path}"], "declare the column types"),
-        (["--csv", "{path}", "--categorical", "c0,c1,c2", "--continuous", "x0,x1", "--p", "3"], "--metric minkowski only"),
+        (
+            ["--csv", "{path}", "--categorical", "c0,c1,c2", "--continuous", "x0,x1", "--p", "3"],
+            "--metric minkowski only",
+        ),
     ],
 )
 def test_errors_are_one_line_exit_2(capsys, csv_table, args, message):
@@ -88,17 +134,36 @@ def test_errors_are_one_line_exit_2(capsys, csv_table, args, message):
 def test_nans_suggest_dropna(capsys, tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("a,x\nu,1\nv,\nu,3\nv,4\n")
-    code, _, err = run(capsys, "rank", "--csv", str(path), "--categorical", "a", "--continuous", "x", "--k", "1", "--top", "1")
+    code, _, err = run(
+        capsys, "rank", "--csv", str(path), "--categorical", "a", "--continuous", "x", "--k", "1", "--top", "1"
+    )
     assert code == 2 and "x: 1" in err and "--dropna" in err
-    code, out, _ = run(capsys, "rank", "--csv", str(path), "--categorical", "a", "--continuous", "x", "--k", "1",
-                       "--top", "1", "--dropna", "--format", "csv")  # fmt: skip
+    code, out, _ = run(
+        capsys,
+        "rank",
+        "--csv",
+        str(path),
+        "--categorical",
+        "a",
+        "--continuous",
+        "x",
+        "--k",
+        "1",
+        "--top",
+        "1",
+        "--dropna",
+        "--format",
+        "csv",
+    )
     assert code == 0 and out.splitlines()[0] == "index,score"
 
 
 def test_constant_column_warns_on_one_line(capsys, tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("a,x,y\nu,1,5\nv,2,5\nu,3,5\nv,4,5\n")
-    code, out, err = run(capsys, "rank", "--csv", str(path), "--categorical", "a", "--continuous", "x,y", "--k", "1", "--top", "2")
+    code, out, err = run(
+        capsys, "rank", "--csv", str(path), "--categorical", "a", "--continuous", "x,y", "--k", "1", "--top", "2"
+    )
     assert code == 0 and "warning" in err and "constant" in err
 
 
@@ -107,8 +172,10 @@ def test_console_script_on_adult():
     require_real("adult.data", "adult.test")
     proc = subprocess.run(
         [sys.executable, "-m", "vrlib.cli", "rank", "--dataset", "adult", "--k", "5", "--top", "10", "--format", "csv"],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0] == "index,score" and len(lines) == 11
@@ -122,8 +189,9 @@ def test_console_script_on_adult():
 def test_classroom_generate_writes_release_and_checksums(capsys, tmp_path):
     (tmp_path / "src").mkdir()
     nbformat.write(tiny_notebook(), tmp_path / "src" / "00_tiny.ipynb")
-    code, out, err = run(capsys, "classroom", "generate", "--source-dir", str(tmp_path / "src"),
-                         "--release-dir", str(tmp_path / "out"))  # fmt: skip
+    code, out, err = run(
+        capsys, "classroom", "generate", "--source-dir", str(tmp_path / "src"), "--release-dir", str(tmp_path / "out")
+    )
     assert code == 0, err
     assert (tmp_path / "out" / "00_tiny.ipynb").is_file() and "SHA256SUMS" in out
     assert "00_tiny.ipynb" in (tmp_path / "src" / "SHA256SUMS").read_text()
@@ -151,14 +219,37 @@ def test_classroom_grade_a_class_and_one_notebook(capsys, tmp_path):
     source, released = make_assignment(tmp_path)
     submission(released, tmp_path / "subs" / "ada" / "00_tiny.ipynb")
     submission(released, tmp_path / "subs" / "bob" / "00_tiny.ipynb", {"f": "def f(x):\n    return x"})
-    code, out, err = run(capsys, "classroom", "grade", str(tmp_path / "subs"), "--gradebook", str(tmp_path / "book"),
-                         "--source-dir", str(source.parent), "--jobs", "2", "--feedback", "--timeout", "30")  # fmt: skip
+    code, out, err = run(
+        capsys,
+        "classroom",
+        "grade",
+        str(tmp_path / "subs"),
+        "--gradebook",
+        str(tmp_path / "book"),
+        "--source-dir",
+        str(source.parent),
+        "--jobs",
+        "2",
+        "--feedback",
+        "--timeout",
+        "30",
+    )
     assert code == 0, err
     assert "graded ada / 00_tiny" in err and "gradebook.csv" in out
     rows = (tmp_path / "book" / "gradebook.csv").read_text().splitlines()
     assert rows[0] == "student,assignment,test,points,max_points,status,message" and len(rows) == 1 + 2 * len(POINTS)
     assert (tmp_path / "book" / "feedback" / "bob" / "00_tiny.ipynb").is_file()
-    code, out, err = run(capsys, "classroom", "grade", str(tmp_path / "subs" / "bob" / "00_tiny.ipynb"),
-                         "--source", str(source), "--format", "json", "--timeout", "30")  # fmt: skip
+    code, out, err = run(
+        capsys,
+        "classroom",
+        "grade",
+        str(tmp_path / "subs" / "bob" / "00_tiny.ipynb"),
+        "--source",
+        str(source),
+        "--format",
+        "json",
+        "--timeout",
+        "30",
+    )
     report = json.loads(out)
     assert code == 0 and report["max_points"] == sum(POINTS.values()) and report["points"] < report["max_points"]

@@ -111,8 +111,10 @@ def test_synthesize_on_a_coded_table_is_the_dataframe_path(tmp_path, n_jobs):
     subsets = [np.sort(rng.choice(len(df), size=120, replace=False)) for _ in range(7)]
 
     def jobs(coded, keep=True):
-        return [SynthesisJob(df, schema, spec, 90, 10 + i, 20 + i, rows=rows, coded=coded, keep=keep)
-                for i, rows in enumerate(subsets)]  # fmt: skip
+        return [
+            SynthesisJob(df, schema, spec, 90, 10 + i, 20 + i, rows=rows, coded=coded, keep=keep)
+            for i, rows in enumerate(subsets)
+        ]
 
     plain = synthesize(jobs(None), cache=False, n_jobs=1, progress=False)
     store = Cache(tmp_path, "synthetic")

@@ -58,7 +58,9 @@ def test_frequency_share_against_brute_force():
         assert frequency_share(df, schema, k, count="distinct", per="distinct") == pytest.approx((f[first] <= k).mean())
 
 
-@pytest.mark.parametrize("bad", [{"at_most": 0}, {"at_most": 2.5}, {"at_most": True}, {"count": "rows"}, {"per": "all"}])
+@pytest.mark.parametrize(
+    "bad", [{"at_most": 0}, {"at_most": 2.5}, {"at_most": True}, {"count": "rows"}, {"per": "all"}]
+)
 def test_frequency_share_bad_arguments(bad):
     schema = Schema(["v"], [])
     df = prepare(pd.DataFrame({"v": list("AAB")}), schema)
@@ -142,10 +144,12 @@ def _copy_release(seed=0, n_train=400, n_copied=40, repeats=5):
     schema = Schema(list(cats), [])
     # all possible records, shuffled: the first n_train are the training data, the rest never occur in it
     grid = np.array(list(itertools.product(range(6), repeat=5)))[rng.permutation(6**5)]
-    table = lambda codes: pd.DataFrame({c: pd.Categorical.from_codes(codes[:, j], dtype=cats[c]) for j, c in enumerate(cats)})
+    table = lambda codes: pd.DataFrame(
+        {c: pd.Categorical.from_codes(codes[:, j], dtype=cats[c]) for j, c in enumerate(cats)}
+    )
     train = table(grid[:n_train])
     copied = np.repeat(grid[:n_copied], repeats, axis=0)
-    fresh = grid[n_train:n_train + n_copied * repeats]
+    fresh = grid[n_train : n_train + n_copied * repeats]
     release = table(np.vstack([copied, fresh])).sample(frac=1, random_state=seed).reset_index(drop=True)
     return train, release, schema
 
@@ -205,7 +209,8 @@ def test_match_precision_rounds_to_the_reference_decimals():
 
     schema = Schema(["c"], ["age", "w", "z"])
     ref = prepare(pd.DataFrame({"c": ["a", "b"], "age": [30.0, 41.0], "w": [1.25, 2.5], "z": [np.pi, np.e]}), schema)
-    out = match_precision(pd.DataFrame({"c": ["a", "a"], "age": [30.4, 40.6], "w": [1.234, 2.5], "z": [0.123456789, 1.0]}),
-                          ref, schema)  # fmt: skip
+    out = match_precision(
+        pd.DataFrame({"c": ["a", "a"], "age": [30.4, 40.6], "w": [1.234, 2.5], "z": [0.123456789, 1.0]}), ref, schema
+    )
     assert out["age"].tolist() == [30.0, 41.0] and out["w"].tolist() == [1.23, 2.5]
     assert out["z"].tolist() == [0.123456789, 1.0]  # pi needs more than 6 decimals: left alone

@@ -44,9 +44,7 @@ def test_census_subset_warns_and_drops_person_id():
     # The two subsets agree on the records they share.
     shared = df.index.intersection(first.index)
     assert len(shared) == 853
-    pd.testing.assert_frame_equal(
-        df.loc[shared].astype(str), first.loc[shared].astype(str), check_dtype=False
-    )
+    pd.testing.assert_frame_equal(df.loc[shared].astype(str), first.loc[shared].astype(str), check_dtype=False)
 
 
 @pytest.mark.realdata
@@ -54,7 +52,9 @@ def test_california_matches_sklearn_form():
     require_real("cal_housing.data")
     df, schema = load("california")
     assert df.shape == (20640, 9) and schema.continuous == tuple(df.columns)
-    np.testing.assert_allclose(df.iloc[0].to_numpy(), [8.3252, 41, 6.984127, 1.02381, 322, 2.555556, 37.88, -122.23, 4.526], rtol=1e-5)
+    np.testing.assert_allclose(
+        df.iloc[0].to_numpy(), [8.3252, 41, 6.984127, 1.02381, 322, 2.555556, 37.88, -122.23, 4.526], rtol=1e-5
+    )
 
 
 def test_checksum_mismatch(tmp_path, monkeypatch):

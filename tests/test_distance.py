@@ -153,9 +153,13 @@ def test_same_profile_pruning_is_exact(metric, p, include_self):
     pruned, pruned_idx = kneighbors(enc, 4, metric=metric, p=p, include_self=include_self)
     full, _ = kneighbors(enc, 4, metric=metric, p=p, include_self=include_self, prune=False)
     np.testing.assert_array_equal(pruned, full)
-    brute = np.sort(pairwise_distances(enc, metric=metric, p=p) + np.diag(np.full(len(df), 0 if include_self else np.inf)), axis=1)[:, :4]
+    brute = np.sort(
+        pairwise_distances(enc, metric=metric, p=p) + np.diag(np.full(len(df), 0 if include_self else np.inf)), axis=1
+    )[:, :4]
     np.testing.assert_allclose(pruned, brute, atol=1e-12)
-    np.testing.assert_allclose(np.take_along_axis(pairwise_distances(enc, metric=metric, p=p), pruned_idx, axis=1), pruned, atol=1e-12)
+    np.testing.assert_allclose(
+        np.take_along_axis(pairwise_distances(enc, metric=metric, p=p), pruned_idx, axis=1), pruned, atol=1e-12
+    )
 
 
 @pytest.mark.parametrize("p", [1, 1.5, 2, 3, 4, np.inf])
@@ -167,8 +171,9 @@ def test_euclidean_bounds_search_is_exact(p, n_cat, n_cont, include_self):
     enc = TableEncoder(schema).fit_transform(df)
     full = pairwise_distances(enc, metric="minkowski", p=p)
     want = np.sort(full + np.diag(np.full(len(df), 0 if include_self else np.inf)), axis=1)[:, :5]
-    got, idx = kneighbors(enc, 5, metric="minkowski", p=p, include_self=include_self, block_rows=23,
-                          prune=False, bounded=True)
+    got, idx = kneighbors(
+        enc, 5, metric="minkowski", p=p, include_self=include_self, block_rows=23, prune=False, bounded=True
+    )
     np.testing.assert_allclose(got, want, atol=1e-12)
     np.testing.assert_allclose(np.take_along_axis(full, idx, axis=1), got, atol=1e-12)
     if not include_self:

@@ -6,8 +6,17 @@ import pytest
 import scipy.stats as st
 
 from vrlib.attacks.domias import (
-    ATTACKS, DOMIAS, LOGAN0, LOGAND1, Eq1, GANLeaks, GANLeaksCal, LOGAND1Published, MonteCarlo, get_attack,
-)  # fmt: skip
+    ATTACKS,
+    DOMIAS,
+    LOGAN0,
+    LOGAND1,
+    Eq1,
+    GANLeaks,
+    GANLeaksCal,
+    LOGAND1Published,
+    MonteCarlo,
+    get_attack,
+)
 from vrlib.errors import VrlibError
 from vrlib.metrics import auc
 
@@ -18,8 +27,12 @@ def _planted(seed=0, d=5, n_mem=150, copies=6, noise=0.05, n_ref=1500):
     """Synthetic data = noisy copies of the members + fresh population draws; reference from the population."""
     rng = np.random.default_rng(seed)
     mem, non, ref = rng.normal(size=(n_mem, d)), rng.normal(size=(n_mem, d)), rng.normal(size=(n_ref, d))
-    syn = np.vstack([np.repeat(mem, copies, axis=0) + rng.normal(scale=noise, size=(n_mem * copies, d)),
-                     rng.normal(size=(n_mem * copies, d))])  # fmt: skip
+    syn = np.vstack(
+        [
+            np.repeat(mem, copies, axis=0) + rng.normal(scale=noise, size=(n_mem * copies, d)),
+            rng.normal(size=(n_mem * copies, d)),
+        ]
+    )
     X = np.vstack([mem, non])
     y = np.r_[np.ones(n_mem), np.zeros(n_mem)]
     independent = rng.normal(size=(len(syn), d))  # a generator that learnt the population, nothing else
@@ -191,8 +204,9 @@ def test_dataframes_columns_are_matched_by_name():
     np.testing.assert_allclose(base, DOMIAS().fit(syn, ref).score(X))
 
 
-@pytest.mark.parametrize("name", sorted(set(ATTACKS) - {"domias_flow", "eq1_flow", "logan_0", "logan_d1",
-                                                       "logan_d1_published"}))
+@pytest.mark.parametrize(
+    "name", sorted(set(ATTACKS) - {"domias_flow", "eq1_flow", "logan_0", "logan_d1", "logan_d1_published"})
+)
 def test_bad_inputs_raise_clear_errors(name):
     syn, ref, X, _, _ = _planted(d=3, n_mem=20, copies=2, n_ref=100)
     with pytest.raises(VrlibError, match="NaN"):

@@ -57,7 +57,16 @@ def test_paper_tables_have_every_cell():
 def test_table_vs_paper_columns_and_std():
     rows = [dict(method="distance", dataset="adult", generator="synthpop", auc=a) for a in (0.6, 0.8, 1.0)]
     table = achilles.table_vs_paper(pd.DataFrame(rows))
-    assert list(table.columns) == ["method", "dataset", "generator", "auc_mean", "auc_std", "paper_mean", "paper_std", "n_targets"]
+    assert list(table.columns) == [
+        "method",
+        "dataset",
+        "generator",
+        "auc_mean",
+        "auc_std",
+        "paper_mean",
+        "paper_std",
+        "n_targets",
+    ]
     assert table.auc_mean[0] == pytest.approx(0.8) and table.auc_std[0] == pytest.approx(np.std([0.6, 0.8, 1.0]))
     assert table.paper_mean[0] == 0.804 and table.n_targets[0] == 3
 
@@ -140,13 +149,16 @@ def test_omega_note_says_what_omega_is():
 def test_attention_targets_trained_together_score_as_alone():
     """attack_targets trains attention attacks as groups; each target's scores are those of fitting it alone."""
     df, schema = make_table(n=400, seed=31)
-    settings = profile_settings(achilles.FAMILY, "smoke", n_shadow=20, n_test_datasets=10, n_records=50,
-                                n_synth=50, attention_epochs=3)  # fmt: skip
+    settings = profile_settings(
+        achilles.FAMILY, "smoke", n_shadow=20, n_test_datasets=10, n_records=50, n_synth=50, attention_epochs=3
+    )
     game = achilles.make_game("adult", df, schema, "synthpop", None, settings, seed=0, n_jobs=1)
     targets = list(df.index[:3])
     got = achilles.attack_targets(game, targets, "attention", settings, seed=0, progress=False)
     for data in game.iter_targets(targets):
-        alone = achilles.make_attack("attention", schema, settings, achilles.attack_seed(0, data.target_index)).fit(data.shadow, None, data.target)
+        alone = achilles.make_attack("attention", schema, settings, achilles.attack_seed(0, data.target_index)).fit(
+            data.shadow, None, data.target
+        )
         labels, scores = got[data.target_index]
         np.testing.assert_array_equal(labels, data.test.labels)
         np.testing.assert_allclose(scores, alone.predict_proba(data.test), rtol=1e-5, atol=1e-7)

@@ -29,11 +29,30 @@ from vrlib.experiments import achilles, domias
 
 from conftest import make_table
 
-ACHILLES = dict(methods=("distance", "random"), profile="smoke", progress=False, n_jobs=1, n_targets=1,
-                n_records=30, n_synth=30, n_shadow=6, n_test_datasets=4, n_queries=200)  # fmt: skip
-DOMIAS = dict(profile="smoke", n_jobs=1, seeds=(0,), n_mem=50, n_ref=300, n_syn=200, n_holdout=200,
-              fig6_generators=("noise", "baynet"), noise_scales=(1.0,),
-              fig6_attacks=("domias_kde", "eq1_kde", "mc", "gan_leaks"))  # fmt: skip
+ACHILLES = dict(
+    methods=("distance", "random"),
+    profile="smoke",
+    progress=False,
+    n_jobs=1,
+    n_targets=1,
+    n_records=30,
+    n_synth=30,
+    n_shadow=6,
+    n_test_datasets=4,
+    n_queries=200,
+)
+DOMIAS = dict(
+    profile="smoke",
+    n_jobs=1,
+    seeds=(0,),
+    n_mem=50,
+    n_ref=300,
+    n_syn=200,
+    n_holdout=200,
+    fig6_generators=("noise", "baynet"),
+    noise_scales=(1.0,),
+    fig6_attacks=("domias_kde", "eq1_kde", "mc", "gan_leaks"),
+)
 
 
 def small_omega(dataset, omega_rows=None, seed=0, census_variant="auto"):
@@ -321,8 +340,13 @@ def test_dask_cluster_without_shared_disk(reference, tmp_path, monkeypatch):
         local[name], _ = run_in(tmp_path / "local", name, n_jobs=2)
         same_table(local[name], reference[name][0])
     workers_cache = tmp_path / "workers-cache"
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  env={"VRLIB_CACHE_DIR": str(workers_cache), "VRLIB_N_JOBS": "1"}) as cluster:  # fmt: skip
+    with distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        env={"VRLIB_CACHE_DIR": str(workers_cache), "VRLIB_N_JOBS": "1"},
+    ) as cluster:
         monkeypatch.setenv("VRLIB_DASK_SCHEDULER", cluster.scheduler_address)
         for cls in (PrivBayes, AdditiveNoise, QueryAttack, MonteCarlo, GANLeaks, GaussianKDE):
             monkeypatch.setattr(cls, "fit", _forbidden)
@@ -382,8 +406,9 @@ def test_editing_code_renews_what_it_shaped(reference, tmp_path, monkeypatch, na
 def test_first_rows_of_a_longer_draw_are_not_a_fresh_draw(tmp_path, monkeypatch):
     """Fig. 4 at n_syn = k scores the first k rows of a longer draw; Fig. 3a at n_syn = k a fresh draw of k."""
     monkeypatch.setattr(domias, "california", small_california)
-    sizes = dict(profile="smoke", n_jobs=1, seeds=(0,), n_mem=50, n_ref=300, tvae_epochs=2,
-                 attacks=("domias_kde", "mc"))
+    sizes = dict(
+        profile="smoke", n_jobs=1, seeds=(0,), n_mem=50, n_ref=300, tvae_epochs=2, attacks=("domias_kde", "mc")
+    )
     fig4 = dict(n_syn=300, n_syn_grid=(150,), n_ref_grid=(300,))
     monkeypatch.setenv("VRLIB_CACHE_DIR", str(tmp_path / "alone"))
     alone = domias.fig4(**sizes, **fig4)

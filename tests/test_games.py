@@ -46,8 +46,17 @@ def make_table(n=1500, seed=0):
     return df, Schema(["a", "b"], ["x", "y"])
 
 
-SMALL = dict(n_aux=600, n_test=400, n_records=50, n_synth=40, n_shadow=10, n_test_datasets=6,
-             n_jobs=1, progress=False, cache=False)  # fmt: skip
+SMALL = dict(
+    n_aux=600,
+    n_test=400,
+    n_records=50,
+    n_synth=40,
+    n_shadow=10,
+    n_test_datasets=6,
+    n_jobs=1,
+    progress=False,
+    cache=False,
+)
 
 
 @pytest.fixture

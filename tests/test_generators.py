@@ -31,8 +31,24 @@ FAST = {
     "synthpop": {},
     "baynet": {},
     "privbayes": {"epsilon": 1.0},
-    "tvae": {"epochs": 1, "batch_size": 50, "embedding_dim": 8, "compress_dims": (16,), "decompress_dims": (16,), "device": "cpu", "threads": 1},
-    "ctgan": {"epochs": 1, "batch_size": 20, "embedding_dim": 8, "generator_dim": (16,), "discriminator_dim": (16,), "device": "cpu", "threads": 1},
+    "tvae": {
+        "epochs": 1,
+        "batch_size": 50,
+        "embedding_dim": 8,
+        "compress_dims": (16,),
+        "decompress_dims": (16,),
+        "device": "cpu",
+        "threads": 1,
+    },
+    "ctgan": {
+        "epochs": 1,
+        "batch_size": 20,
+        "embedding_dim": 8,
+        "generator_dim": (16,),
+        "discriminator_dim": (16,),
+        "device": "cpu",
+        "threads": 1,
+    },
     "noise": {"scale": 0.5, "resample_prob": 0.2},
     "wgan_gp": {"epochs": 1, "batch_size": 20, "z_dim": 8, "device": "cpu", "threads": 1},
     "wgan_wc": {"epochs": 1, "batch_size": 20, "z_dim": 8, "device": "cpu", "threads": 1},
@@ -50,14 +66,18 @@ def mixed_table(n: int = 120, seed: int = 0) -> tuple[pd.DataFrame, Schema]:
     income = rng.lognormal(10, 1, n)
     df = pd.DataFrame({"age": age, "colour": colour, "income": income, "size": size})
     # public domains (bounds known without the data), which PrivBayes needs for its continuous columns
-    return df, Schema(categorical=("colour", "size"), continuous=("age", "income"),
-                      domains={"age": (18.0, 80.0), "income": (0.0, 2e6)})  # fmt: skip
+    return df, Schema(
+        categorical=("colour", "size"),
+        continuous=("age", "income"),
+        domains={"age": (18.0, 80.0), "income": (0.0, 2e6)},
+    )
 
 
 def fitted(name: str, df, schema, seed=0, **extra):
     if name == "privbayes":  # it needs public domains: here bounds around each test table's values stand in for them
-        schema = schema.with_domains({c: (float(df[c].min()) - 1, float(df[c].max()) + 1)
-                                      for c in schema.continuous if schema.domain(c) is None})  # fmt: skip
+        schema = schema.with_domains(
+            {c: (float(df[c].min()) - 1, float(df[c].max()) + 1) for c in schema.continuous if schema.domain(c) is None}
+        )
     return get_generator(name, **{**FAST[name], **extra}).fit(df, schema, seed=seed)
 
 
@@ -65,8 +85,16 @@ def fitted(name: str, df, schema, seed=0, **extra):
 
 
 def test_registry_names_and_classes():
-    expected = {"synthpop": Synthpop, "baynet": BayNet, "privbayes": PrivBayes, "tvae": TVAE, "ctgan": CTGAN,
-                "noise": AdditiveNoise, "wgan_gp": WGANGP, "wgan_wc": WGANWC}  # fmt: skip
+    expected = {
+        "synthpop": Synthpop,
+        "baynet": BayNet,
+        "privbayes": PrivBayes,
+        "tvae": TVAE,
+        "ctgan": CTGAN,
+        "noise": AdditiveNoise,
+        "wgan_gp": WGANGP,
+        "wgan_wc": WGANWC,
+    }
     assert set(REGISTRY) == set(expected)
     for name, cls in expected.items():
         assert type(get_generator(name)) is cls
@@ -339,8 +367,9 @@ def _neighbours():
 @pytest.mark.parametrize("domain", ["bounds", "edges"])
 def test_public_domain_gives_neighbours_identical_discretisations(name, domain):
     df, other = _neighbours()
-    public = pd.DataFrame({"x": np.random.default_rng(8).normal(0, 1, 2000),
-                           "y": np.random.default_rng(9).exponential(1, 2000)})  # fmt: skip
+    public = pd.DataFrame(
+        {"x": np.random.default_rng(8).normal(0, 1, 2000), "y": np.random.default_rng(9).exponential(1, 2000)}
+    )
     domains = {"x": (-4.0, 4.0), "y": (0.0, 10.0)} if domain == "bounds" else quantile_domain(public, ["x", "y"], 8)
     schema = Schema(categorical=("c",), continuous=("x", "y"), domains=domains)
     params = {"epsilon": 1.0} if name == "privbayes" else {}
@@ -462,8 +491,9 @@ def test_laplace_noise_std_matches_its_scale():
 
 
 def categorical_table(n, d, k, rng):
-    df = pd.DataFrame({f"v{j}": pd.Categorical.from_codes(rng.integers(0, k, n), [str(i) for i in range(k)])
-                       for j in range(d)})  # fmt: skip
+    df = pd.DataFrame(
+        {f"v{j}": pd.Categorical.from_codes(rng.integers(0, k, n), [str(i) for i in range(k)]) for j in range(d)}
+    )
     return df, Schema(categorical=tuple(df.columns))
 
 
@@ -633,8 +663,14 @@ def test_lean_tvae_trains_as_ctgan_does_bit_for_bit(n, batch_size, epochs):
     data = df.assign(colour=df["colour"].cat.codes, size=df["size"].cat.codes)
     models = []
     for cls in (ctgan.TVAE, _lean_tvae_class()):
-        model = cls(epochs=epochs, batch_size=batch_size, embedding_dim=8, compress_dims=(16,),
-                    decompress_dims=(16,), enable_gpu=False)  # fmt: skip
+        model = cls(
+            epochs=epochs,
+            batch_size=batch_size,
+            embedding_dim=8,
+            compress_dims=(16,),
+            decompress_dims=(16,),
+            enable_gpu=False,
+        )
         model.set_random_state(11)
         with torch_threads(1):
             model.fit(data, discrete_columns=["colour", "size"])
@@ -751,8 +787,9 @@ def test_ctgan_with_the_fast_row_sampler_fits_bit_for_bit(n, batch_size, epochs,
     params = {**FAST["ctgan"], "batch_size": batch_size, "epochs": epochs}
     calls = []
     fast_class = _fast_sampler_class()
-    monkeypatch.setattr(fast_class, "sample_data",
-                        lambda self, *a, f=fast_class.sample_data: calls.append(1) or f(self, *a))  # fmt: skip
+    monkeypatch.setattr(
+        fast_class, "sample_data", lambda self, *a, f=fast_class.sample_data: calls.append(1) or f(self, *a)
+    )
     fast = CTGAN(**params).fit(df, schema, seed=4)
     assert len(calls) == epochs * (n // batch_size)  # the fast sampler did the work
     monkeypatch.setattr(CTGAN, "_plain_sampler", True)

@@ -14,8 +14,9 @@ from vrlib.errors import VrlibError
 from vrlib.experiments import lost
 from vrlib.games import TraditionalGame
 
-SETTINGS = dict(n_records=50, n_synth=40, n_shadow=20, n_games=20, n_runs=2, n_queries=1000, n_targets=20,
-                epsilons=(math.inf,))  # fmt: skip
+SETTINGS = dict(
+    n_records=50, n_synth=40, n_shadow=20, n_games=20, n_runs=2, n_queries=1000, n_targets=20, epsilons=(math.inf,)
+)
 
 
 # --------------------------------------------------------------------------- metrics
@@ -70,8 +71,12 @@ def test_summaries_hand_case():
         "b": (0.5, 0.5, 0.5, 0.6),
     }
     for rec, (t0, t1, m0, m1) in values.items():
-        for game, run, auc in (("traditional", 0, t0), ("traditional", 1, t1), ("model-seeded", 0, m0),
-                               ("model-seeded", 1, m1)):  # fmt: skip
+        for game, run, auc in (
+            ("traditional", 0, t0),
+            ("traditional", 1, t1),
+            ("model-seeded", 0, m0),
+            ("model-seeded", 1, m1),
+        ):
             rows.append(dict(record=rec, game=game, run=run, n_games=10, auc=auc))
     res = pd.DataFrame(rows)
     s = lost.summarise_rmsd(res).iloc[0]
@@ -136,8 +141,9 @@ def test_shared_side_fitted_once(monkeypatch, tmp_path):
     records = lost.choose_records(game, 3, seed=3)
     Bootstrap.fits = 0
     lost.attack_records(game, records, settings, seed=3, progress=False)
-    plans = [p for r in records for p in game.shadow_plans(r) + TraditionalGame.test_plans(game, r)
-             + game.test_plans(r)]  # fmt: skip
+    plans = [
+        p for r in records for p in game.shadow_plans(r) + TraditionalGame.test_plans(game, r) + game.test_plans(r)
+    ]
     assert len(plans) == 3 * (4 + 8 + 8)
     # One fit per distinct dataset: the shared ones (model-seeded IN, OUT of shadow and traditional test) once.
     assert Bootstrap.fits == len({p.key for p in plans})
@@ -348,11 +354,24 @@ def test_sweep_records_and_the_notebook_parts():
     assert lost.sweep_records(paper, 100) == 100  # never more than the records of D
     parts = lost.notebook_parts(paper).set_index("part")
     # The sweeps at the profile's |D| reuse the headline's records (same game, cached): nothing new.
-    assert parts.loc["Fig. 3, |D| = 1,000", "new_records"] == 0 and parts.loc["Fig. 4, epsilon = inf", "new_records"] == 0
+    assert (
+        parts.loc["Fig. 3, |D| = 1,000", "new_records"] == 0 and parts.loc["Fig. 4, epsilon = inf", "new_records"] == 0
+    )
     assert parts.loc["Fig. 3, |D| = 10,000", "records"] == lost.sweep_records(paper, 10_000)
     assert parts.loc["Fig. 5", "new_games"] == paper["n_datasets"]
-    costs = pd.DataFrame([dict(dataset="adult", generator="synthpop", epsilon=np.nan, n_records=1000, record_cpu_s=10.0,
-                               shared_cpu_s=100.0, seeded_in_cpu_s=20.0)])  # fmt: skip
+    costs = pd.DataFrame(
+        [
+            dict(
+                dataset="adult",
+                generator="synthpop",
+                epsilon=np.nan,
+                n_records=1000,
+                record_cpu_s=10.0,
+                shared_cpu_s=100.0,
+                seeded_in_cpu_s=20.0,
+            )
+        ]
+    )
     one = lost.predicted_cost(lost.notebook_parts(paper).iloc[:1], costs, workers=2).iloc[0]
     assert one.cpu_hours == pytest.approx((1000 * 10 + 100) / 3600) and one.hours_on_workers == one.cpu_hours / 2
     fig5 = lost.predicted_cost(lost.notebook_parts(paper).query("part == 'Fig. 5'"), costs).iloc[0]

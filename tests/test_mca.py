@@ -20,9 +20,20 @@ def test_preprocessing_reproduces_the_papers_columns_and_split():
     assert s.domain("age") == schema.domain("age")  # PrivBayes needs a public domain for age
     assert "fnlwgt" not in out.columns and "education" not in out.columns
     levels = {c: len(out[c].cat.categories) for c in s.categorical}
-    assert levels == {"workclass": 7, "education-num": 16, "marital-status": 2, "occupation": 14, "relationship": 6,
-                      "race": 5, "sex": 2, "capital-gain": 3, "capital-loss": 3, "hours-per-week": 45,
-                      "native-country": 2, "income": 2}  # fmt: skip
+    assert levels == {
+        "workclass": 7,
+        "education-num": 16,
+        "marital-status": 2,
+        "occupation": 14,
+        "relationship": 6,
+        "race": 5,
+        "sex": 2,
+        "capital-gain": 3,
+        "capital-loss": 3,
+        "hours-per-week": 45,
+        "native-country": 2,
+        "income": 2,
+    }
     # capital gain: 0 -> zero, (0, 7647.23] -> low, above -> high
     gain = df["capital-gain"]
     assert (out["capital-gain"][gain == 0] == "zero").all() and (out["capital-gain"][gain > 7647.23] == "high").all()
@@ -153,11 +164,17 @@ def test_fit_counts_and_predicted_cost(monkeypatch):
     # WGAN-GP +3 for attack model (2) (one model sampled twice, a shadow per copy)
     assert mca.paper_profile_fits("paper") == {"wgan_gp": 6, "wgan_wc": 3, "ctgan": 3, "tvae": 3}
     assert mca.paper_profile_fits("quick") == {"wgan_gp": 2, "wgan_wc": 2, "ctgan": 2, "tvae": 3}  # TVAE raw
-    monkeypatch.setitem(mca.MEASURED_FIT_COST, "epoch_cpu_s", {"wgan_gp": 2.0, "wgan_wc": 1.0, "ctgan": 3.0, "tvae": 0.5})
-    monkeypatch.setitem(mca.MEASURED_FIT_COST, "fixed_cpu_s", {"wgan_gp": 0.0, "wgan_wc": 6.0, "ctgan": 12.0, "tvae": 6.0})
+    monkeypatch.setitem(
+        mca.MEASURED_FIT_COST, "epoch_cpu_s", {"wgan_gp": 2.0, "wgan_wc": 1.0, "ctgan": 3.0, "tvae": 0.5}
+    )
+    monkeypatch.setitem(
+        mca.MEASURED_FIT_COST, "fixed_cpu_s", {"wgan_gp": 0.0, "wgan_wc": 6.0, "ctgan": 12.0, "tvae": 6.0}
+    )
     cost = mca.predicted_cost("paper").set_index("generator")
     assert cost.loc["WGAN-GP", "minutes_300_epochs"] == pytest.approx(10.0)  # 300 × 2 s
     assert cost.loc["CTGAN", "minutes_300_epochs"] == pytest.approx((12 + 900) / 60)
-    assert cost.loc["WGAN-GP", "cpu_minutes"] == pytest.approx(60.0) and cost.loc["TVAE", "cpu_minutes"] == pytest.approx(7.8)
+    assert cost.loc["WGAN-GP", "cpu_minutes"] == pytest.approx(60.0) and cost.loc[
+        "TVAE", "cpu_minutes"
+    ] == pytest.approx(7.8)
     smoke = mca.predicted_cost("smoke").set_index("generator")  # 1,500 rows: an epoch costs 1500 / 31655 of one
     assert smoke.loc["WGAN-WC", "cpu_minutes"] == pytest.approx(2 * (6 + 2 * 1.0 * 1500 / 31655) / 60)

@@ -39,8 +39,7 @@ TASKS = [(i, parallel.derive_seed(7, "unit", i)) for i in range(23)]
 @pytest.fixture(scope="module")
 def cluster():
     distributed = pytest.importorskip("dask.distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as lc:  # fmt: skip
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as lc:
         yield lc
 
 
@@ -93,8 +92,9 @@ def test_game_datasets_identical_for_n_jobs_and_dask(cluster):
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"a": pd.Categorical(rng.choice(["u", "v"], 500)), "x": rng.normal(size=500)})
     schema = Schema(["a"], ["x"])
-    kw = dict(n_aux=250, n_test=200, n_records=30, n_synth=25, n_shadow=16, n_test_datasets=6,
-              progress=False, cache=False)  # fmt: skip
+    kw = dict(
+        n_aux=250, n_test=200, n_records=30, n_synth=25, n_shadow=16, n_test_datasets=6, progress=False, cache=False
+    )
     runs = [
         TraditionalGame(Jitter(), n_jobs=1, **kw).fit(df, schema).datasets(3),
         TraditionalGame(Jitter(), n_jobs=2, **kw).fit(df, schema).datasets(3),
@@ -116,7 +116,8 @@ def nested_backend(_task):
 def test_parallel_calls_inside_a_task_stay_on_its_worker(cluster):
     # Not sent back to the cluster: a nested task beside its parent in one worker process
     # deadlocked on a package import (sklearn.ensemble) in CI.
-    assert parallel.run(nested_backend, range(4), scheduler=cluster.scheduler_address, progress=False) == [
-        "ThreadingBackend"
-    ] * 4
+    assert (
+        parallel.run(nested_backend, range(4), scheduler=cluster.scheduler_address, progress=False)
+        == ["ThreadingBackend"] * 4
+    )
     assert parallel.run(nested_backend, range(4), n_jobs=2, progress=False) == ["ThreadingBackend"] * 4

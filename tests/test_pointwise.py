@@ -32,8 +32,16 @@ def _key(setting, attack):
 
 
 def _score(settings, cache, **kw):
-    return score_pointwise(settings, ("nearest", "mean"), key=_key, n_records=lambda s: len(s["X"]),
-                           score=_distance_attacks, cache=cache, n_jobs=1, **kw)  # fmt: skip
+    return score_pointwise(
+        settings,
+        ("nearest", "mean"),
+        key=_key,
+        n_records=lambda s: len(s["X"]),
+        score=_distance_attacks,
+        cache=cache,
+        n_jobs=1,
+        **kw,
+    )
 
 
 def _by_hand(setting, attack):
@@ -67,8 +75,15 @@ def test_scores_every_setting_and_attack_and_reads_them_back(tmp_path):
 def test_only_missing_attacks_are_made_and_equal_settings_once(tmp_path):
     settings = _settings()
     cache = Cache(tmp_path, "scores")
-    score_pointwise(settings[:1], ("nearest",), key=_key, n_records=lambda s: len(s["X"]), score=_distance_attacks,
-                    cache=cache, n_jobs=1)  # fmt: skip
+    score_pointwise(
+        settings[:1],
+        ("nearest",),
+        key=_key,
+        n_records=lambda s: len(s["X"]),
+        score=_distance_attacks,
+        cache=cache,
+        n_jobs=1,
+    )
     CALLS.clear()
     got = _score([settings[0], settings[1], dict(settings[1], name="copy")], cache)
     assert CALLS == [("s0", ("mean",)), ("s1", ("nearest", "mean"))]
@@ -100,7 +115,14 @@ def test_plan_builds_the_tasks_and_undefined_attacks_score_nan():
 
 def test_scores_in_worker_processes(tmp_path):
     settings = _settings()
-    got = score_pointwise(settings, ("nearest", "mean"), key=_key, n_records=lambda s: len(s["X"]),
-                          score=_distance_attacks, cache=Cache(tmp_path, "scores"), n_jobs=2)  # fmt: skip
+    got = score_pointwise(
+        settings,
+        ("nearest", "mean"),
+        key=_key,
+        n_records=lambda s: len(s["X"]),
+        score=_distance_attacks,
+        cache=Cache(tmp_path, "scores"),
+        n_jobs=2,
+    )
     for s, per in zip(settings, got):
         np.testing.assert_allclose(per["nearest"][0], _by_hand(s, "nearest"), rtol=1e-12)

@@ -34,17 +34,22 @@ def _png_width(data: str) -> int:
 @pytest.fixture
 def executed(tmp_path):
     nb = nbformat.v4.new_notebook()
-    nb.metadata["papermill"] = {"parameters": {"profile": "quick", "seed": 3},
-                                "start_time": "2026-01-02T10:00:00.000000", "end_time": "2026-01-02T11:00:00.000000",
-                                "input_path": f"{PROJECT_ROOT}/notebooks/03_x.ipynb", "environment_variables": {}}
+    nb.metadata["papermill"] = {
+        "parameters": {"profile": "quick", "seed": 3},
+        "start_time": "2026-01-02T10:00:00.000000",
+        "end_time": "2026-01-02T11:00:00.000000",
+        "input_path": f"{PROJECT_ROOT}/notebooks/03_x.ipynb",
+        "environment_variables": {},
+    }
     nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
     cell = nbformat.v4.new_code_cell(f'figures_dir = "{PROJECT_ROOT}/figures"')
     cell.metadata["papermill"] = {"duration": 1.0}
     cell.outputs = [
         nbformat.v4.new_output("stream", name="stderr", text="100%|#####| 10/10 [00:01<00:00]\n"),
         nbformat.v4.new_output("stream", name="stdout", text="step 1\rstep 2\rdone\nnext line\n"),
-        nbformat.v4.new_output("display_data", data={"application/vnd.jupyter.widget-view+json": {"model_id": "x"},
-                                                     "text/plain": "HBox()"}),
+        nbformat.v4.new_output(
+            "display_data", data={"application/vnd.jupyter.widget-view+json": {"model_id": "x"}, "text/plain": "HBox()"}
+        ),
         nbformat.v4.new_output("display_data", data={"image/png": _png(2400, 300), "text/plain": "<Figure>"}),
         nbformat.v4.new_output("display_data", data={"image/png": _png(600, 300), "text/plain": "<Figure>"}),
     ]
@@ -106,8 +111,12 @@ def test_notebooks_run_in_another_checkout_name_no_path_of_it(tmp_path):
     nbformat.write(nb, source / "03_x.ipynb")
     (other / "figures" / "quick" / "manifest.json").write_text("{}")
     dest = tmp_path / "out"
-    assert publish_notebooks.main(["--source", str(source), "--dest", str(dest),
-                                   "--figures", str(other / "figures" / "quick")]) == 0
+    assert (
+        publish_notebooks.main(
+            ["--source", str(source), "--dest", str(dest), "--figures", str(other / "figures" / "quick")]
+        )
+        == 0
+    )
     text = (dest / "03_x.ipynb").read_text()
     assert str(other) not in text and str(tmp_path) not in text
     assert "from `figures/quick/manifest.json`" in text

@@ -9,8 +9,13 @@ import pandas as pd
 import pytest
 
 from vrlib.attacks.query import (
-    QueryAttack, choose_subsets, match_patterns, query_answers, subset_columns, superset_sums,
-)  # fmt: skip
+    QueryAttack,
+    choose_subsets,
+    match_patterns,
+    query_answers,
+    subset_columns,
+    superset_sums,
+)
 from vrlib.data import Schema
 from vrlib.errors import VrlibError
 from vrlib.games import SyntheticDatasets, TraditionalGame
@@ -89,8 +94,9 @@ def test_answers_match_brute_force(operator, seed):
     cats = {c: df[c].cat.categories for c in schema.categorical}
     from vrlib.encoding import encode_table
 
-    batch = SyntheticDatasets.from_arrays([encode_table(f, schema, cats) for f in frames], [0, 1, 0, 1],
-                                          schema, cats, tuple(df.columns))  # fmt: skip
+    batch = SyntheticDatasets.from_arrays(
+        [encode_table(f, schema, cats) for f in frames], [0, 1, 0, 1], schema, cats, tuple(df.columns)
+    )
     np.testing.assert_array_equal(query_answers(batch, target, schema, operator=operator), got)
 
 
@@ -154,9 +160,19 @@ def _game(gen, seed=0, n_test_datasets=100):
     # A target with a value nobody else has, so "target present" is visible in the counts.
     df["c0"] = df["c0"].cat.add_categories(["rare"])
     df.loc[0, "c0"] = "rare"
-    game = TraditionalGame(gen, n_aux=800, n_test=600, n_records=100, n_synth=100, n_shadow=200,
-                           n_test_datasets=n_test_datasets, n_jobs=1, progress=False, cache=False,
-                           seed=seed)  # fmt: skip
+    game = TraditionalGame(
+        gen,
+        n_aux=800,
+        n_test=600,
+        n_records=100,
+        n_synth=100,
+        n_shadow=200,
+        n_test_datasets=n_test_datasets,
+        n_jobs=1,
+        progress=False,
+        cache=False,
+        seed=seed,
+    )
     return game.fit(df, schema), schema
 
 

@@ -20,8 +20,9 @@ def by_rule(rule):
 @pytest.fixture
 def root(tmp_path):
     """A project folder with the notebooks (for their headings) and no outputs."""
-    shutil.copytree(PROJECT_ROOT / "notebooks", tmp_path / "notebooks",
-                    ignore=shutil.ignore_patterns("assignments", "executed"))
+    shutil.copytree(
+        PROJECT_ROOT / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns("assignments", "executed")
+    )
     return tmp_path
 
 
@@ -31,21 +32,35 @@ def put(root, profile, name, df, commit="abc1234def"):
     df.to_csv(folder / f"{name}.csv", index=False)
     manifest = root / "figures" / profile / "manifest.json"
     entries = json.loads(manifest.read_text()) if manifest.exists() else {}
-    entries[f"tables/{name}.csv"] = {"notebook": "nb", "profile": profile, "seed": 0, "commit": commit,
-                                     "written": "2026-01-01T00:00:00", "elapsed_s": 12.0,
-                                     "machine": {"cpu_cores": 2, "gpu": None, "system": "Linux x86_64",
-                                                 "python": "3.11", "packages": {"numpy": "2.0"}}}
+    entries[f"tables/{name}.csv"] = {
+        "notebook": "nb",
+        "profile": profile,
+        "seed": 0,
+        "commit": commit,
+        "written": "2026-01-01T00:00:00",
+        "elapsed_s": 12.0,
+        "machine": {
+            "cpu_cores": 2,
+            "gpu": None,
+            "system": "Linux x86_64",
+            "python": "3.11",
+            "packages": {"numpy": "2.0"},
+        },
+    }
     manifest.write_text(json.dumps(entries))
 
 
-@pytest.mark.parametrize("checks, expected", [
-    ([], "not run"),
-    ([True], "holds"),
-    ([True, True, True], "holds"),
-    ([True, False, True], "holds in part"),
-    ([False], "does not hold"),
-    ([False, False], "does not hold"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "checks, expected",
+    [
+        ([], "not run"),
+        ([True], "holds"),
+        ([True, True, True], "holds"),
+        ([True, False, True], "holds in part"),
+        ([False], "does not hold"),
+        ([False, False], "does not hold"),
+    ],
+)
 def test_verdict_rule(checks, expected):
     assert scorecard.verdict(checks) == expected
 
@@ -61,7 +76,9 @@ def test_every_claim_is_not_run_without_tables(root):
 def _table2(shift: dict) -> pd.DataFrame:
     """The paper's Table 2 as ours, each (dataset, generator, method) moved by ``shift`` (default 0)."""
     t = paper_table("query").copy()
-    t["auc_mean"] = [m + shift.get((d, g, meth), 0.0) for d, g, meth, m in zip(t.dataset, t.generator, t.method, t.paper_mean)]
+    t["auc_mean"] = [
+        m + shift.get((d, g, meth), 0.0) for d, g, meth, m in zip(t.dataset, t.generator, t.method, t.paper_mean)
+    ]
     t["auc_std"] = 0.05
     return t
 
@@ -98,8 +115,13 @@ def test_paper_profile_preferred_and_quick_marked(root):
     row = scorecard.evaluate(c, root)
     assert (row.size, row.verdict, row.commits["achilles_table2"]) == ("quick", "holds", "1111111")
     t = paper_table("query")
-    put(root, "paper", "achilles_table2", _table2({k: 0.5 for k in zip(t.dataset, t.generator, t.method)}),
-        commit="2222222bbbb")
+    put(
+        root,
+        "paper",
+        "achilles_table2",
+        _table2({k: 0.5 for k in zip(t.dataset, t.generator, t.method)}),
+        commit="2222222bbbb",
+    )
     row = scorecard.evaluate(c, root)
     assert (row.size, row.verdict, row.commits["achilles_table2"]) == ("paper", "does not hold", "2222222")
     lines = scorecard.summary_lines([scorecard.evaluate(x, root) for x in scorecard.CLAIMS])
@@ -112,8 +134,9 @@ def _fig4(attacks, n_refs=(100, 10000)):
     rows = []
     for i, n in enumerate(n_refs):
         for a, (low, high) in attacks.items():
-            rows.append(dict(ablation="n_ref", n_ref=n, n_syn=10000, attack=a, auc_mean=(low, high)[i], auc_std=0.01,
-                             n_seeds=3))
+            rows.append(
+                dict(ablation="n_ref", n_ref=n, n_syn=10000, attack=a, auc_mean=(low, high)[i], auc_std=0.01, n_seeds=3)
+            )
     return pd.DataFrame(rows)
 
 
@@ -130,10 +153,15 @@ def test_rule_falls_back_to_quick_when_the_paper_table_lacks_an_attack(root):
 
 def test_domias_above_every_baseline_per_size(root):
     c = by_rule(scorecard._domias_above_baselines)
-    rows = [dict(n_mem=30, attack="domias_kde", auc_mean=0.9), dict(n_mem=30, attack="mc", auc_mean=0.8),
-            dict(n_mem=30, attack="logan_d1", auc_mean=0.85), dict(n_mem=500, attack="domias_kde", auc_mean=0.55),
-            dict(n_mem=500, attack="mc", auc_mean=0.54), dict(n_mem=500, attack="logan_d1", auc_mean=0.56),
-            dict(n_mem=500, attack="domias_flow", auc_mean=0.99)]  # DOMIAS's own flow is not a baseline
+    rows = [
+        dict(n_mem=30, attack="domias_kde", auc_mean=0.9),
+        dict(n_mem=30, attack="mc", auc_mean=0.8),
+        dict(n_mem=30, attack="logan_d1", auc_mean=0.85),
+        dict(n_mem=500, attack="domias_kde", auc_mean=0.55),
+        dict(n_mem=500, attack="mc", auc_mean=0.54),
+        dict(n_mem=500, attack="logan_d1", auc_mean=0.56),
+        dict(n_mem=500, attack="domias_flow", auc_mean=0.99),
+    ]  # DOMIAS's own flow is not a baseline
     put(root, "paper", "domias_fig3a", pd.DataFrame(rows).assign(auc_std=0.01, n_seeds=8))
     row = scorecard.evaluate(c, root)
     assert row.verdict == "holds in part"
@@ -143,8 +171,12 @@ def test_domias_above_every_baseline_per_size(root):
 def test_lost_rmsd_reads_every_sweep_table_it_finds(root):
     c = next(x for x in scorecard.CLAIMS if x.tables == scorecard.LOST_RMSD and "range" in x.rule_text)
     low, high = (scorecard._lost_paper("rmsd")[k] for k in ("low", "high"))
-    put(root, "quick", "lost_table_rmsd", pd.DataFrame(dict(generator=["synthpop", "baynet"], rmsd=[low, high],
-                                                            floor=[0.0, 0.0])))
+    put(
+        root,
+        "quick",
+        "lost_table_rmsd",
+        pd.DataFrame(dict(generator=["synthpop", "baynet"], rmsd=[low, high], floor=[0.0, 0.0])),
+    )
     assert scorecard.evaluate(c, root).verdict == "holds"
     put(root, "paper", "lost_fig3_rmsd", pd.DataFrame(dict(n_records=[100], rmsd=[high + 0.01], floor=[0.0])))
     row = scorecard.evaluate(c, root)
@@ -209,7 +241,20 @@ def test_a_table_of_another_shape_is_not_run_with_its_reason(root):
     put(root, "quick", "domias_fig5", odd)  # no minority / majority rows
     row = scorecard.evaluate(by_rule(scorecard._minority), root)
     assert row.verdict == "not run" and "domias_fig5: not the columns this check reads" in row.reason
-    put(root, "quick", "lost_fig5", pd.DataFrame(columns=["model_seeded_min", "model_seeded_max", "traditional",
-                                                          "between_datasets_sd", "noise_sd", "n_datasets"]))
+    put(
+        root,
+        "quick",
+        "lost_fig5",
+        pd.DataFrame(
+            columns=[
+                "model_seeded_min",
+                "model_seeded_max",
+                "traditional",
+                "between_datasets_sd",
+                "noise_sd",
+                "n_datasets",
+            ]
+        ),
+    )
     assert scorecard.evaluate(by_rule(scorecard._one_record), root).verdict == "not run"  # an empty table
     assert "not run" in scorecard.scorecard_markdown(root)

@@ -66,7 +66,9 @@ def test_rare_value_counts_by_hand():
     assert counts.drop([7, 39]).eq(0).all()
     # The targets are exactly the two rare records, in a seeded random order.
     assert sorted(select_targets(df, schema, "rare", n_targets=2, seed=1)) == [7, 39]
-    assert select_targets(df, schema, "rare", n_targets=2, seed=1) == select_targets(df, schema, "rare", n_targets=2, seed=1)
+    assert select_targets(df, schema, "rare", n_targets=2, seed=1) == select_targets(
+        df, schema, "rare", n_targets=2, seed=1
+    )
     with pytest.raises(VrlibError, match="only 2 records have a rare value"):
         select_targets(df, schema, "rare", n_targets=3)
 

@@ -31,8 +31,12 @@ def site() -> Path:
     pytest.importorskip("myst_nb", reason="Sphinx and myst-nb are test dependencies (pip install -e '.[test]')")
     index = SITE / "index.html"
     if not index.exists() or index.stat().st_mtime < _newest_input():
-        run = subprocess.run([sys.executable, str(PROJECT_ROOT / "scripts" / "build_site.py")], capture_output=True,
-                             text=True, cwd=PROJECT_ROOT)
+        run = subprocess.run(
+            [sys.executable, str(PROJECT_ROOT / "scripts" / "build_site.py")],
+            capture_output=True,
+            text=True,
+            cwd=PROJECT_ROOT,
+        )
         assert run.returncode == 0, run.stdout + run.stderr
     assert index.exists()
     return SITE
@@ -68,7 +72,9 @@ def test_a_notebook_page_shows_its_figures_profile_and_commit(site):
 def test_every_notebook_page_names_profile_and_commit(site):
     for path in _notebook_pages(site):
         text = re.sub(r"<[^>]+>", "", path.read_text())
-        assert re.search(r"Executed notebook\. Profile \w+, seed \d+, run [\d-]+; commit (\w+|not recorded)", text), path.name
+        assert re.search(r"Executed notebook\. Profile \w+, seed \d+, run [\d-]+; commit (\w+|not recorded)", text), (
+            path.name
+        )
 
 
 def test_scorecard_links_reach_their_sections(site):

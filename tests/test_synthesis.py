@@ -61,10 +61,15 @@ def test_rows_of_a_table_train_as_the_rows_themselves(generator, params):
     df, schema = make_table(n=120, n_cat=3, n_cont=2, seed=3)
     df = df[["x1", "c0", "c2", "x0", "c1"]]
     rows = np.random.default_rng(0).choice(len(df), 70, replace=False)
-    via_rows = synthesize([jobs_for(df, schema, generator=generator, params=params, rows=rows)],
-                          cache=False, n_jobs=1, progress=False)[0]  # fmt: skip
-    direct = synthesize([jobs_for(df.iloc[rows].reset_index(drop=True), schema, generator=generator, params=params)],
-                        cache=False, n_jobs=1, progress=False)[0]  # fmt: skip
+    via_rows = synthesize(
+        [jobs_for(df, schema, generator=generator, params=params, rows=rows)], cache=False, n_jobs=1, progress=False
+    )[0]
+    direct = synthesize(
+        [jobs_for(df.iloc[rows].reset_index(drop=True), schema, generator=generator, params=params)],
+        cache=False,
+        n_jobs=1,
+        progress=False,
+    )[0]
     np.testing.assert_array_equal(via_rows["codes"], direct["codes"])
     np.testing.assert_array_equal(via_rows["continuous"], direct["continuous"])
 

@@ -56,11 +56,23 @@ class NullGenerator:
 
 def _game(seed: int, share_out: bool) -> TraditionalGame:
     rng = np.random.default_rng(0)
-    df = pd.DataFrame({"a": pd.Categorical(rng.choice(["u", "v", "w"], 400), categories=["u", "v", "w"]),
-                       "x": rng.normal(size=400)})  # fmt: skip
-    game = TraditionalGame(NullGenerator(), n_aux=150, n_test=150, n_records=20, n_synth=30, n_shadow=2,
-                           n_test_datasets=10, share_out=share_out, seed=seed, n_jobs=1, progress=False,
-                           cache=False)  # fmt: skip
+    df = pd.DataFrame(
+        {"a": pd.Categorical(rng.choice(["u", "v", "w"], 400), categories=["u", "v", "w"]), "x": rng.normal(size=400)}
+    )
+    game = TraditionalGame(
+        NullGenerator(),
+        n_aux=150,
+        n_test=150,
+        n_records=20,
+        n_synth=30,
+        n_shadow=2,
+        n_test_datasets=10,
+        share_out=share_out,
+        seed=seed,
+        n_jobs=1,
+        progress=False,
+        cache=False,
+    )
     return game.fit(df, Schema(["a"], ["x"]))
 
 
@@ -148,9 +160,14 @@ def two_sided_sign_p(wins: int, n: int) -> float:
 
 def test_sign_test_hand_computed():
     # Size 30: a higher on 7 of 8 seeds; size 50: 1 win, 5 losses, 2 ties.
-    wide = pd.DataFrame({"n_mem": [30] * 8 + [50] * 8, "seed": list(range(8)) * 2,
-                         "a": [0.9] * 7 + [0.1] + [0.6, 0.2, 0.2, 0.2, 0.2, 0.2, 0.5, 0.5],
-                         "b": [0.5] * 8 + [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]})  # fmt: skip
+    wide = pd.DataFrame(
+        {
+            "n_mem": [30] * 8 + [50] * 8,
+            "seed": list(range(8)) * 2,
+            "a": [0.9] * 7 + [0.1] + [0.6, 0.2, 0.2, 0.2, 0.2, 0.2, 0.5, 0.5],
+            "b": [0.5] * 8 + [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5],
+        }
+    )
     got = sign_test(wide, "a", "b", by=["n_mem"]).set_index("n_mem")
     assert got.loc[30, ["wins", "losses", "ties", "n_seeds"]].tolist() == [7, 1, 0, 8]
     assert got.loc[30, "p_value"] == pytest.approx(2 * 9 / 256)  # 2 * P(X <= 1), X ~ Bin(8, 1/2)

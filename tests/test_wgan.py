@@ -26,8 +26,9 @@ def test_architecture_follows_eqs_5_and_6():
 def test_learns_a_skewed_marginal_and_a_range():
     rng = np.random.default_rng(0)
     n = 1000
-    df = pd.DataFrame({"c": pd.Categorical(rng.choice(["a", "b", "c"], n, p=[0.7, 0.2, 0.1])),
-                       "x": rng.uniform(20, 60, n)})  # fmt: skip
+    df = pd.DataFrame(
+        {"c": pd.Categorical(rng.choice(["a", "b", "c"], n, p=[0.7, 0.2, 0.1])), "x": rng.uniform(20, 60, n)}
+    )
     schema = Schema(["c"], ["x"])
     gen = WGANGP(epochs=40, batch_size=100, z_dim=16, device="cpu", threads=1).fit(df, schema, seed=0)
     out = gen.sample(2000, seed=1)
@@ -74,7 +75,7 @@ def _reference_fit(torch, df, seed, epochs, batch, z_dim, mode, lr, gp_weight=10
         for _ in range(epochs):
             order = torch.randperm(n)
             for s in range(n // batch):
-                real = data[order[s * batch:(s + 1) * batch]]
+                real = data[order[s * batch : (s + 1) * batch]]
                 fake = gen(torch.randn(len(real), z_dim), 0.2).detach()
                 if mode == "gp":
                     alpha = torch.rand(len(real), 1)
@@ -118,8 +119,9 @@ def test_wgan_wc_is_the_reference_loop_bit_for_bit():
     torch = pytest.importorskip("torch")
     df, schema = _table()
     gen = WGANWC(epochs=2, batch_size=40, z_dim=8, device="cpu", threads=1).fit(df, schema, seed=3)
-    state, losses, critic = _reference_fit(torch, df, 3, epochs=2, batch=40, z_dim=8, mode="wc", lr=1e-4,
-                                           clip=0.01, weight_decay=1e-6)  # fmt: skip
+    state, losses, critic = _reference_fit(
+        torch, df, 3, epochs=2, batch=40, z_dim=8, mode="wc", lr=1e-4, clip=0.01, weight_decay=1e-6
+    )
     assert _same_state(torch, gen.generator_.state_dict(), state)
     assert np.array_equal(gen.losses_.to_numpy(), losses)
     # the reference critic's weights sit in [-c, c], and many at the bounds: the clipping is active
@@ -149,7 +151,9 @@ def test_wgan_wc_clips_the_critic_after_every_update():
     assert list(out.columns) == list(df.columns) and out["x"].between(0, 9).all()
 
 
-@pytest.mark.parametrize("bad", [{"clip": 0}, {"clip": float("inf")}, {"weight_decay": -1e-3}, {"lr": 0}, {"epochs": 0}])
+@pytest.mark.parametrize(
+    "bad", [{"clip": 0}, {"clip": float("inf")}, {"weight_decay": -1e-3}, {"lr": 0}, {"epochs": 0}]
+)
 def test_wgan_wc_bad_parameters(bad):
     with pytest.raises(VrlibError):
         WGANWC(**bad)
@@ -157,5 +161,13 @@ def test_wgan_wc_bad_parameters(bad):
 
 def test_wgan_wc_defaults_follow_the_authors_code():
     g = WGANWC()
-    assert (g.clip, g.lr, g.weight_decay, g.n_critic, g.tau, g.epochs, g.batch_size) == (0.01, 1e-4, 1e-6, 1, 0.2, 300, 500)
+    assert (g.clip, g.lr, g.weight_decay, g.n_critic, g.tau, g.epochs, g.batch_size) == (
+        0.01,
+        1e-4,
+        1e-6,
+        1,
+        0.2,
+        300,
+        500,
+    )
     assert not hasattr(g, "gp_weight")

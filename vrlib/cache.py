@@ -47,9 +47,18 @@ from vrlib.encoding import decode_table, encode_table
 from vrlib.errors import VrlibError
 
 __all__ = [
-    "Cache", "cache_dir", "make_key", "fingerprint_table", "serialise", "get_or_make", "get_or_make_many", "save_table",
-    "get_table", "source_hash", "CacheWarning",
-]  # fmt: skip
+    "Cache",
+    "cache_dir",
+    "make_key",
+    "fingerprint_table",
+    "serialise",
+    "get_or_make",
+    "get_or_make_many",
+    "save_table",
+    "get_table",
+    "source_hash",
+    "CacheWarning",
+]
 
 _META = "__meta__"  # name of the array holding the JSON metadata inside an entry
 
@@ -69,8 +78,11 @@ def _canonical(value):
     if isinstance(value, (list, tuple)):
         return [_canonical(v) for v in value]
     if isinstance(value, np.ndarray):
-        return {"__array__": value.dtype.str, "shape": list(value.shape),
-                "sha256": hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()}  # fmt: skip
+        return {
+            "__array__": value.dtype.str,
+            "shape": list(value.shape),
+            "sha256": hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest(),
+        }
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, (int, np.integer)):
@@ -97,8 +109,18 @@ def fingerprint_table(df: pd.DataFrame, schema: Schema) -> str:
     """A content hash of a table: its schema (public domains included), index, column names, category sets, codes and values."""
     h = hashlib.sha256()
     # the public domains too: the Bayesian networks' bins come from them
-    h.update(json.dumps(_canonical({"categorical": schema.categorical, "continuous": schema.continuous,
-                                    "columns": [str(c) for c in df.columns], "domains": schema.domains})).encode())  # fmt: skip
+    h.update(
+        json.dumps(
+            _canonical(
+                {
+                    "categorical": schema.categorical,
+                    "continuous": schema.continuous,
+                    "columns": [str(c) for c in df.columns],
+                    "domains": schema.domains,
+                }
+            )
+        ).encode()
+    )
     h.update(pd.util.hash_pandas_object(df.index, index=False).to_numpy().tobytes())
     for c in schema.categorical:
         col = df[c]
@@ -293,8 +315,9 @@ class Cache:
             moved = "moved aside by another process"
         except OSError as exc:
             moved = f"could not be moved aside ({exc})"
-        warnings.warn(f"unreadable cache entry {path} ({reason[:200]}); {moved}, computing it again",
-                      CacheWarning, stacklevel=3)  # fmt: skip
+        warnings.warn(
+            f"unreadable cache entry {path} ({reason[:200]}); {moved}, computing it again", CacheWarning, stacklevel=3
+        )
 
     def keys(self) -> Iterator[str]:
         """Keys of the complete entries (temporary files of interrupted writes are skipped)."""
@@ -347,9 +370,18 @@ def get_or_make(cache: Cache | None, key: str, make: Callable, decode: Callable 
     return (arrays, meta) if decode is None else decode(arrays, meta)
 
 
-def get_or_make_many(cache: Cache | None, keys: Sequence[str], make: Callable, plan: Callable, *,
-                     decode: Callable | Sequence[Callable] | None = None, n_jobs: int | None = None, scheduler=None,
-                     desc: str | None = None, progress: bool = True) -> list:  # fmt: skip
+def get_or_make_many(
+    cache: Cache | None,
+    keys: Sequence[str],
+    make: Callable,
+    plan: Callable,
+    *,
+    decode: Callable | Sequence[Callable] | None = None,
+    n_jobs: int | None = None,
+    scheduler=None,
+    desc: str | None = None,
+    progress: bool = True,
+) -> list:
     """The value of every entry of ``keys``: read from ``cache``, else made in parallel and saved as each task returns.
 
     Equal keys are read or made once (and share their value).  The missing entries are
@@ -416,8 +448,15 @@ def get_or_make_many(cache: Cache | None, keys: Sequence[str], make: Callable, p
                     cache.write(keys[i], payload[0])
             values[keys[i]] = (arrays, meta) if decoders[i] is None else decoders[i](arrays, meta)
 
-    parallel.run(make, [task for task, _ in tasks], n_jobs=n_jobs, scheduler=scheduler, desc=desc,
-                 progress=progress, on_result=keep)  # fmt: skip
+    parallel.run(
+        make,
+        [task for task, _ in tasks],
+        n_jobs=n_jobs,
+        scheduler=scheduler,
+        desc=desc,
+        progress=progress,
+        on_result=keep,
+    )
     return [values[key] for key in keys]
 
 

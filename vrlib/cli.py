@@ -42,31 +42,54 @@ def _columns(text: str) -> list[str]:
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="vrlib", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    rank = sub.add_parser("rank", help="rank records from highest to lowest risk", description="Rank records from highest to lowest privacy risk.")
+    rank = sub.add_parser(
+        "rank",
+        help="rank records from highest to lowest risk",
+        description="Rank records from highest to lowest privacy risk.",
+    )
     source = rank.add_mutually_exclusive_group(required=True)
     source.add_argument("--dataset", choices=DATASETS, help="a built-in dataset (index = position in Ω)")
     source.add_argument("--csv", metavar="FILE", help="your own CSV file (index = row position in the file)")
     rank.add_argument("--categorical", type=_columns, default=[], metavar="A,B", help="categorical columns of --csv")
     rank.add_argument("--continuous", type=_columns, default=[], metavar="C,D", help="continuous columns of --csv")
     rank.add_argument("--dropna", action="store_true", help="drop rows of --csv with missing values (says how many)")
-    rank.add_argument("--na-values", type=_columns, default=[], metavar="NA,?",
-                      help="spellings that mark a missing value in --csv (default: none; only an empty field is missing)")
+    rank.add_argument(
+        "--na-values",
+        type=_columns,
+        default=[],
+        metavar="NA,?",
+        help="spellings that mark a missing value in --csv (default: none; only an empty field is missing)",
+    )
     rank.add_argument("--encoding", default="utf-8", help="text encoding of --csv (default utf-8)")
     rank.add_argument("--method", choices=METHODS, default="distance", help="how to rank (default: distance, i.e. V_k)")
     rank.add_argument("--k", type=int, default=5, help="neighbours for V_k (default 5)")
-    rank.add_argument("--metric", choices=("cosine", "minkowski"), default="cosine", help="eq. 5 or eq. 6 (default cosine)")
-    rank.add_argument("--p", type=float, default=None, help="Minkowski order, p >= 1 or inf (default 2 with --metric minkowski)")
-    rank.add_argument("--include-self", action="store_true", help="count the record itself among its k neighbours (authors' code)")
-    rank.add_argument("--rare-threshold", type=float, default=0.05, help="rare method: relative frequency below which a category is rare")
+    rank.add_argument(
+        "--metric", choices=("cosine", "minkowski"), default="cosine", help="eq. 5 or eq. 6 (default cosine)"
+    )
+    rank.add_argument(
+        "--p", type=float, default=None, help="Minkowski order, p >= 1 or inf (default 2 with --metric minkowski)"
+    )
+    rank.add_argument(
+        "--include-self", action="store_true", help="count the record itself among its k neighbours (authors' code)"
+    )
+    rank.add_argument(
+        "--rare-threshold",
+        type=float,
+        default=0.05,
+        help="rare method: relative frequency below which a category is rare",
+    )
     rank.add_argument("--bins", type=int, default=10, help="loglik method: percentile bins per continuous column")
     rank.add_argument("--top", type=int, default=10, help="how many records to print (default 10)")
     rank.add_argument("--seed", type=int, default=0, help="seed of the random and rare methods")
     rank.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format")
     _add_classroom(sub)
     _add_audit(sub)
-    card = sub.add_parser("scorecard", help="regenerate the reproduction scorecard and the provenance page",
-                          description="Write figures/SCORECARD.md, figures/PROVENANCE.md and the README's summary "
-                                      "from the committed tables and manifests.")  # fmt: skip
+    card = sub.add_parser(
+        "scorecard",
+        help="regenerate the reproduction scorecard and the provenance page",
+        description="Write figures/SCORECARD.md, figures/PROVENANCE.md and the README's summary "
+        "from the committed tables and manifests.",
+    )
     card.add_argument("--root", default=None, help="the project's folder (default: the one vrlib is installed from)")
     card.add_argument("--check", action="store_true", help="write nothing; exit 1 when a generated file differs")
     return parser
@@ -74,32 +97,52 @@ def _parser() -> argparse.ArgumentParser:
 
 def _add_classroom(sub) -> None:
     """``vrlib classroom generate|grade``: the logic is in :mod:`vrlib.classroom`."""
-    classroom = sub.add_parser("classroom", help="generate student versions of the assignments, grade submissions",
-                               description="Classroom assignments (notebooks/assignments/).")  # fmt: skip
+    classroom = sub.add_parser(
+        "classroom",
+        help="generate student versions of the assignments, grade submissions",
+        description="Classroom assignments (notebooks/assignments/).",
+    )
     action = classroom.add_subparsers(dest="action", required=True, parser_class=_Parser)
-    gen = action.add_parser("generate", help="write the student versions into notebooks/assignments/release/",
-                            description="Write the student versions of the solution notebooks.")  # fmt: skip
+    gen = action.add_parser(
+        "generate",
+        help="write the student versions into notebooks/assignments/release/",
+        description="Write the student versions of the solution notebooks.",
+    )
     gen.add_argument("--source-dir", default=None, help="solution notebooks (default notebooks/assignments)")
     gen.add_argument("--release-dir", default=None, help="where the student versions go (default SOURCE_DIR/release)")
     grade = action.add_parser(
-        "grade", help="grade a submission or a class of them into a gradebook",
+        "grade",
+        help="grade a submission or a class of them into a gradebook",
         description="Grade submissions: the student's code in a fenced process, the hidden tests in the grader. "
-                    "SUBMISSIONS is a notebook, a folder of <student>.ipynb, a folder of <student>/ folders, "
-                    "or nbgrader's submitted/<student>/<assignment>/ layout.")  # fmt: skip
+        "SUBMISSIONS is a notebook, a folder of <student>.ipynb, a folder of <student>/ folders, "
+        "or nbgrader's submitted/<student>/<assignment>/ layout.",
+    )
     grade.add_argument("submissions", metavar="SUBMISSIONS", help="a notebook or a folder of submissions")
-    grade.add_argument("--gradebook", default=None, metavar="DIR",
-                       help="write reports/, gradebook.csv and grades.csv here (needed for a folder)")  # fmt: skip
+    grade.add_argument(
+        "--gradebook",
+        default=None,
+        metavar="DIR",
+        help="write reports/, gradebook.csv and grades.csv here (needed for a folder)",
+    )
     grade.add_argument("--jobs", type=int, default=1, help="submissions graded at once (default 1)")
-    grade.add_argument("--feedback", action="store_true", help="also write each graded notebook (feedback/ of the gradebook)")
-    grade.add_argument("--source", default=None, help="the solution notebook of a single submission (default: found by name)")
+    grade.add_argument(
+        "--feedback", action="store_true", help="also write each graded notebook (feedback/ of the gradebook)"
+    )
+    grade.add_argument(
+        "--source", default=None, help="the solution notebook of a single submission (default: found by name)"
+    )
     grade.add_argument("--source-dir", default=None, help="solution notebooks (default notebooks/assignments)")
     grade.add_argument("--timeout", type=float, default=120, help="seconds one cell or one call may run (default 120)")
     grade.add_argument("--time-cap", type=float, default=600, help="seconds a whole submission may use (default 600)")
     grade.add_argument("--memory-cap", default="4G", help="address space of the student's process (default 4G)")
     grade.add_argument("--output-cap", default="100k", help="printed output kept per submission (default 100k)")
     grade.add_argument("--format", choices=("table", "json"), default="table", help="output format")
-    grade.add_argument("--executed", default=None, metavar="FILE",
-                       help="a single submission: write its graded notebook here (as --feedback does)")  # fmt: skip
+    grade.add_argument(
+        "--executed",
+        default=None,
+        metavar="FILE",
+        help="a single submission: write its graded notebook here (as --feedback does)",
+    )
 
 
 def _add_audit(sub) -> None:
@@ -107,32 +150,60 @@ def _add_audit(sub) -> None:
     from vrlib.audit.pvalues import COMBINATIONS
     from vrlib.audit.scores import ATTACKS
 
-    a = sub.add_parser("audit", help="privacy report on a synthetic release of your own training data",
-                       description="Which training records are at risk in a synthetic release, and how sure we are: "
-                                   "writes report.html, summary.json and records.csv into --out.")  # fmt: skip
+    a = sub.add_parser(
+        "audit",
+        help="privacy report on a synthetic release of your own training data",
+        description="Which training records are at risk in a synthetic release, and how sure we are: "
+        "writes report.html, summary.json and records.csv into --out.",
+    )
     a.add_argument("--train", required=True, metavar="TRAIN.csv", help="the records the generator was trained on")
     a.add_argument("--synthetic", required=True, metavar="RELEASE.csv", help="the synthetic release")
-    a.add_argument("--holdout", required=True, metavar="HOLDOUT.csv",
-                   help="records of the same population NOT used for training (at least 20)")
+    a.add_argument(
+        "--holdout",
+        required=True,
+        metavar="HOLDOUT.csv",
+        help="records of the same population NOT used for training (at least 20)",
+    )
     a.add_argument("--categorical", type=_columns, default=[], metavar="A,B", help="categorical columns")
     a.add_argument("--continuous", type=_columns, default=[], metavar="C,D", help="continuous columns")
     a.add_argument("--out", required=True, metavar="DIR", help="folder for report.html, summary.json, records.csv")
     a.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     a.add_argument("--fdr", type=float, default=0.05, help="false-discovery rate of the flag (default 0.05)")
-    a.add_argument("--combine", choices=COMBINATIONS, default="fisher",
-                   help="how attacks' p-values are merged before calibration against the holdout (default fisher)")
-    a.add_argument("--attacks", type=_columns, default=list(ATTACKS), metavar="A,B",
-                   help=f"membership attacks (default {','.join(ATTACKS)})")
-    a.add_argument("--merge", type=_columns, default=["copies", "distance"], metavar="A,B",
-                   help="attacks whose p-values make the flag and the risk rank (default copies,distance)")
+    a.add_argument(
+        "--combine",
+        choices=COMBINATIONS,
+        default="fisher",
+        help="how attacks' p-values are merged before calibration against the holdout (default fisher)",
+    )
+    a.add_argument(
+        "--attacks",
+        type=_columns,
+        default=list(ATTACKS),
+        metavar="A,B",
+        help=f"membership attacks (default {','.join(ATTACKS)})",
+    )
+    a.add_argument(
+        "--merge",
+        type=_columns,
+        default=["copies", "distance"],
+        metavar="A,B",
+        help="attacks whose p-values make the flag and the risk rank (default copies,distance)",
+    )
     a.add_argument("--k", type=int, default=5, help="neighbours of the V_k vulnerability score (default 5)")
-    a.add_argument("--known", type=_columns, default=None, metavar="A,B",
-                   help="columns the WP29 attacker knows (default: all but --secret)")
+    a.add_argument(
+        "--known",
+        type=_columns,
+        default=None,
+        metavar="A,B",
+        help="columns the WP29 attacker knows (default: all but --secret)",
+    )
     a.add_argument("--secret", default=None, help="column the inference attack guesses (default: last categorical)")
     a.add_argument("--no-wp29", action="store_true", help="skip singling out, linkability and inference")
     a.add_argument("--generator", default=None, help="also play the model-seeded game with this generator (slow)")
     a.add_argument("--epsilon", type=float, default=None, help="declared ε of a PrivBayes release (with --generator)")
-    a.add_argument("--policy", default=None, metavar="POLICY.json", help="thresholds; exit status 3 when one is exceeded")
+    a.add_argument(
+        "--policy", default=None, metavar="POLICY.json", help="thresholds; exit status 3 when one is exceeded"
+    )
     a.add_argument("--show-values", action="store_true", help="put record values into records.csv and the report")
     a.add_argument("--na-values", type=_columns, default=[], metavar="NA,?", help="spellings of a missing value")
     a.add_argument("--encoding", default="utf-8", help="text encoding of the CSV files (default utf-8)")
@@ -145,18 +216,38 @@ def _audit(args) -> tuple[str, int]:
     policy = load_policy(args.policy) if args.policy else None  # a bad policy fails before the long work
     if args.generator is None and args.epsilon is not None:
         raise VrlibError("--epsilon applies to the model-seeded game: give --generator too")
-    train, synthetic, holdout, schema = read_tables(args.train, args.synthetic, args.holdout, args.categorical,
-                                                    args.continuous, args.na_values, args.encoding)  # fmt: skip
-    result = audit(train, synthetic, holdout, schema, seed=args.seed, fdr=args.fdr, combine=args.combine,
-                   attacks=args.attacks, merged=args.merge, k=args.k, known=args.known, secret=args.secret,
-                   wp29=not args.no_wp29,
-                   generator=args.generator, epsilon=args.epsilon, policy=policy, show_values=args.show_values,
-                   out=args.out)  # fmt: skip
+    train, synthetic, holdout, schema = read_tables(
+        args.train, args.synthetic, args.holdout, args.categorical, args.continuous, args.na_values, args.encoding
+    )
+    result = audit(
+        train,
+        synthetic,
+        holdout,
+        schema,
+        seed=args.seed,
+        fdr=args.fdr,
+        combine=args.combine,
+        attacks=args.attacks,
+        merged=args.merge,
+        k=args.k,
+        known=args.known,
+        secret=args.secret,
+        wp29=not args.no_wp29,
+        generator=args.generator,
+        epsilon=args.epsilon,
+        policy=policy,
+        show_values=args.show_values,
+        out=args.out,
+    )
     s = result.summary
     auc = s["membership_auc"]
-    lines = [f"{s['n_flagged']} of {s['settings']['n_train']} training records flagged at {args.fdr:.0%} FDR; "
-             f"{s['n_verbatim']} copied verbatim; membership AUC {auc['auc']:.3f} [{auc['ci_low']:.3f}, "
-             f"{auc['ci_high']:.3f}]", *s["disagreements"], f"wrote {args.out}/report.html, summary.json, records.csv"]  # fmt: skip
+    lines = [
+        f"{s['n_flagged']} of {s['settings']['n_train']} training records flagged at {args.fdr:.0%} FDR; "
+        f"{s['n_verbatim']} copied verbatim; membership AUC {auc['auc']:.3f} [{auc['ci_low']:.3f}, "
+        f"{auc['ci_high']:.3f}]",
+        *s["disagreements"],
+        f"wrote {args.out}/report.html, summary.json, records.csv",
+    ]
     status = 0
     if s["policy"] is not None:
         if s["policy"]["passed"]:
@@ -177,26 +268,48 @@ def _classroom(args) -> str:
         written = classroom.generate(args.source_dir, args.release_dir)
         sums = classroom.assignments(args.source_dir)[0].parent / "SHA256SUMS"
         return "\n".join([f"wrote {p}" for p in written] + [f"wrote {sums}"])
-    options = {"timeout": args.timeout, "time_cap": args.time_cap, "memory_cap": parse_size(args.memory_cap),
-               "output_cap": parse_size(args.output_cap)}  # fmt: skip
+    options = {
+        "timeout": args.timeout,
+        "time_cap": args.time_cap,
+        "memory_cap": parse_size(args.memory_cap),
+        "output_cap": parse_size(args.output_cap),
+    }
     path = Path(args.submissions)
     if path.is_file() and args.gradebook is None:
-        report = classroom.grade(path, source=args.source, source_dir=args.source_dir, feedback=args.executed, **options)
+        report = classroom.grade(
+            path, source=args.source, source_dir=args.source_dir, feedback=args.executed, **options
+        )
         return json.dumps(report.to_dict(), indent=1) if args.format == "json" else report.format()
     if args.gradebook is None:
-        raise VrlibError(f"{path} is not a notebook: grading a folder needs --gradebook DIR" if path.exists()
-                         else f"{path} does not exist")  # fmt: skip
+        raise VrlibError(
+            f"{path} is not a notebook: grading a folder needs --gradebook DIR"
+            if path.exists()
+            else f"{path} does not exist"
+        )
     if args.source is not None or args.executed is not None:
         raise VrlibError("--source and --executed apply to a single notebook graded without --gradebook")
 
     def progress(sub, report):
-        print(f"graded {sub.student} / {sub.assignment}: {report.points:g} / {report.max_points:g}"
-              f" ({report.seconds:.0f} s)", file=sys.stderr, flush=True)  # fmt: skip
+        print(
+            f"graded {sub.student} / {sub.assignment}: {report.points:g} / {report.max_points:g}"
+            f" ({report.seconds:.0f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
 
-    results = classroom.grade_class(path, args.gradebook, source_dir=args.source_dir, jobs=args.jobs,
-                                    feedback=args.feedback, progress=progress, **options)  # fmt: skip
+    results = classroom.grade_class(
+        path,
+        args.gradebook,
+        source_dir=args.source_dir,
+        jobs=args.jobs,
+        feedback=args.feedback,
+        progress=progress,
+        **options,
+    )
     if args.format == "json":
-        return json.dumps([{"student": s.student, "assignment": s.assignment, **r.to_dict()} for s, r in results], indent=1)
+        return json.dumps(
+            [{"student": s.student, "assignment": s.assignment, **r.to_dict()} for s, r in results], indent=1
+        )
     lines = [f"{s.student:<20} {s.assignment:<36} {r.points:>6g} / {r.max_points:<6g}" for s, r in results]
     book = Path(args.gradebook)
     return "\n".join(lines + [f"wrote {book / 'gradebook.csv'} and {book / 'grades.csv'}"])
@@ -210,8 +323,14 @@ def _rank(args) -> str:
     else:
         if not (args.categorical or args.continuous):
             raise VrlibError("with --csv, declare the column types with --categorical and/or --continuous")
-        df, schema = read_csv(args.csv, args.categorical, args.continuous, dropna=args.dropna,
-                              na_values=args.na_values, encoding=args.encoding)
+        df, schema = read_csv(
+            args.csv,
+            args.categorical,
+            args.continuous,
+            dropna=args.dropna,
+            na_values=args.na_values,
+            encoding=args.encoding,
+        )
     _check_numbers(args, len(df))
     if args.top < 1 or args.top > len(df):
         raise VrlibError(f"--top must be between 1 and the number of records ({len(df)}), got {args.top}")
@@ -230,7 +349,12 @@ def _rank(args) -> str:
     records = df.loc[ranked.index]
     if args.format == "json":
         rows = [
-            {"rank": r + 1, "index": _plain(i), "score": _plain(float(s)), "record": {c: _plain(v) for c, v in records.loc[i].items()}}
+            {
+                "rank": r + 1,
+                "index": _plain(i),
+                "score": _plain(float(s)),
+                "record": {c: _plain(v) for c, v in records.loc[i].items()},
+            }
             for r, (i, s) in enumerate(ranked.items())
         ]
         return json.dumps(rows, indent=1, allow_nan=False)

@@ -86,7 +86,9 @@ class CodedTable:
             return np.arange(len(self), dtype=np.int64)
         arr = np.asarray(rows)
         if arr.ndim != 1 or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
-            raise VrlibError(f"rows must be a 1-D array of integer positions (got dtype {arr.dtype}, shape {arr.shape})")
+            raise VrlibError(
+                f"rows must be a 1-D array of integer positions (got dtype {arr.dtype}, shape {arr.shape})"
+            )
         if arr.size == 0:
             raise VrlibError("rows is empty; a generator needs at least one training record")
         if arr.min() < 0 or arr.max() >= len(self):

@@ -61,10 +61,7 @@ class Schema:
         object.__setattr__(self, "continuous", tuple(self.continuous))
         both = sorted(set(self.categorical) & set(self.continuous))
         if both:
-            raise VrlibError(
-                f"column(s) {both} are declared both categorical and continuous; "
-                "declare each column once"
-            )
+            raise VrlibError(f"column(s) {both} are declared both categorical and continuous; declare each column once")
         pairs = self.domains.items() if isinstance(self.domains, dict) else self.domains
         clean = []
         for column, edges in pairs:
@@ -339,7 +336,8 @@ def find_file(name: str, download: bool = True) -> Path:
     if not download or spec.url is None:
         source = (
             "it has no public download: it comes with the project's shared data folder"
-            if spec.url is None else f"its public source is {spec.url}"
+            if spec.url is None
+            else f"its public source is {spec.url}"
         )
         raise VrlibError(
             f"data file {name!r} not found in {where}; set VRLIB_DATA_DIR to the folder that holds it "
@@ -418,10 +416,22 @@ def _extract(payload: bytes, member: str) -> bytes:
 # --------------------------------------------------------------------------- loaders
 
 ADULT_COLUMNS = [
-    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
-    "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week",
-    "native-country", "income",
-]  # fmt: skip
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education-num",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+    "native-country",
+    "income",
+]
 ADULT_CONTINUOUS = ["age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
 
 # Adult's public domain: the range of each continuous column over the whole public release
@@ -434,9 +444,16 @@ ADULT_DOMAIN = {
 }  # fmt: skip
 
 CALIFORNIA_COLUMNS = [
-    "MedInc", "HouseAge", "AveRooms", "AveBedrms", "Population", "AveOccup", "Latitude",
-    "Longitude", "MedHouseVal",
-]  # fmt: skip
+    "MedInc",
+    "HouseAge",
+    "AveRooms",
+    "AveBedrms",
+    "Population",
+    "AveOccup",
+    "Latitude",
+    "Longitude",
+    "MedHouseVal",
+]
 
 
 def load_adult(keep_missing: bool = False) -> tuple[pd.DataFrame, Schema]:
@@ -451,9 +468,14 @@ def load_adult(keep_missing: bool = False) -> tuple[pd.DataFrame, Schema]:
     parts = []
     for name, skip in (("adult.data", 0), ("adult.test", 1)):
         part = pd.read_csv(
-            find_file(name), header=None, names=ADULT_COLUMNS, skiprows=skip,
-            skipinitialspace=True, na_values="?", keep_default_na=False,
-        )  # fmt: skip
+            find_file(name),
+            header=None,
+            names=ADULT_COLUMNS,
+            skiprows=skip,
+            skipinitialspace=True,
+            na_values="?",
+            keep_default_na=False,
+        )
         parts.append(part)
     df = pd.concat(parts, ignore_index=True)
     df["income"] = df["income"].str.rstrip(".")
@@ -603,8 +625,21 @@ def preprocess_adult_mca(df: pd.DataFrame, schema: Schema) -> tuple[pd.DataFrame
         13 columns, in the authors' order; index kept.
     schema : Schema
     """
-    needed = ["age", "workclass", "education-num", "marital-status", "occupation", "relationship", "race", "sex",
-              "capital-gain", "capital-loss", "hours-per-week", "native-country", "income"]  # fmt: skip
+    needed = [
+        "age",
+        "workclass",
+        "education-num",
+        "marital-status",
+        "occupation",
+        "relationship",
+        "race",
+        "sex",
+        "capital-gain",
+        "capital-loss",
+        "hours-per-week",
+        "native-country",
+        "income",
+    ]
     missing = [c for c in needed if c not in df.columns]
     if missing:
         raise VrlibError(f"preprocess_adult_mca needs Adult's columns; missing {missing} (load it with load('adult'))")
@@ -693,7 +728,7 @@ def read_csv(
         raise VrlibError(f"CSV file {str(path)!r} is empty; its first line must name the columns") from None
     except UnicodeDecodeError as exc:
         raise VrlibError(
-            f"CSV file {str(path)!r} is not {encoding} text (byte {exc.object[exc.start:exc.start + 1]!r} at "
+            f"CSV file {str(path)!r} is not {encoding} text (byte {exc.object[exc.start : exc.start + 1]!r} at "
             f"position {exc.start}); give its encoding (--encoding latin-1, or encoding=...) or convert it to UTF-8"
         ) from None
     except (pd.errors.ParserError, OSError, EOFError) as exc:
@@ -707,7 +742,9 @@ def read_csv(
     return prepare(df, schema, dropna=dropna), schema
 
 
-def quantile_domain(reference: pd.DataFrame, columns, bins: int = 10, trim: float = 0.01) -> dict[str, tuple[float, ...]]:
+def quantile_domain(
+    reference: pd.DataFrame, columns, bins: int = 10, trim: float = 0.01
+) -> dict[str, tuple[float, ...]]:
     """Bin edges at the quantiles of a public reference sample: ``{column: edges}`` for :meth:`Schema.with_domains`.
 
     For data whose only public knowledge is a sample of the population disjoint from
@@ -744,8 +781,22 @@ def quantile_domain(reference: pd.DataFrame, columns, bins: int = 10, trim: floa
 
 
 __all__ = [
-    "DATASETS", "Schema", "prepare", "load", "load_adult", "load_census", "load_california", "quantile_domain",
+    "DATASETS",
+    "Schema",
+    "prepare",
+    "load",
+    "load_adult",
+    "load_census",
+    "load_california",
+    "quantile_domain",
     "ADULT_DOMAIN",
-    "read_csv", "find_file", "search_dirs", "verify", "atomic_write_bytes", "FILES", "DataFile",
-    "preprocess_adult_mca", "train_test_split",
-]  # fmt: skip
+    "read_csv",
+    "find_file",
+    "search_dirs",
+    "verify",
+    "atomic_write_bytes",
+    "FILES",
+    "DataFile",
+    "preprocess_adult_mca",
+    "train_test_split",
+]

@@ -145,7 +145,9 @@ def _minkowski_block(a: np.ndarray, b: np.ndarray, p: float) -> np.ndarray:
     return cdist(a, b, metric="minkowski", p=p)
 
 
-def pairwise_distances(a: EncodedTable, b: EncodedTable | None = None, metric: str = "cosine", p: float | None = None) -> np.ndarray:
+def pairwise_distances(
+    a: EncodedTable, b: EncodedTable | None = None, metric: str = "cosine", p: float | None = None
+) -> np.ndarray:
     """Full distance matrix between the records of ``a`` and those of ``b`` (default: ``a``).
 
     Meant for small tables; use :func:`kneighbors` for large ones.
@@ -239,8 +241,9 @@ def kneighbors(
     indices = np.full((n, k), -1, dtype=np.int64)
     todo = np.arange(n)
     if prune and table.n_categorical:
-        done = _same_profile_neighbours(table, exact, k, include_self, _one_mismatch_bound(table, metric, p),
-                                        distances, indices)  # fmt: skip
+        done = _same_profile_neighbours(
+            table, exact, k, include_self, _one_mismatch_bound(table, metric, p), distances, indices
+        )
         todo = np.flatnonzero(~done)
     if bounded is None:
         bounded = metric == "minkowski" and float(p) not in (1.0, 2.0, np.inf)
@@ -273,7 +276,7 @@ def _same_profile_neighbours(table, exact, k, include_self, bound, distances, in
     order = np.argsort(group, kind="stable")
     starts = np.concatenate([[0], np.cumsum(sizes)])
     for g in np.flatnonzero(sizes >= need):
-        members = order[starts[g]: starts[g + 1]]
+        members = order[starts[g] : starts[g + 1]]
         d = exact.pairs(members[:, None], members[None, :])
         np.fill_diagonal(d, 0.0 if include_self else np.inf)
         _keep_within(d, members, members, k, bound, distances, indices, done)
@@ -301,7 +304,7 @@ def _search(fast, exact, n, rows, k, m, include_self, block_rows, distances, ind
 
     block_rows = _default_block_rows(len(rows), n) if block_rows is None else block_rows
     for start in range(0, len(rows), block_rows):
-        block = rows[start: start + block_rows]
+        block = rows[start : start + block_rows]
         scores, larger_is_nearer = fast.block_rows(block)
         # A record's own entry (not its duplicates') is forced in, or out.
         nearest = np.inf if larger_is_nearer else -np.inf
@@ -345,7 +348,7 @@ def _search_bounded(table, exact, rows, k, include_self, block_rows, distances, 
     step = max(1, _PAIR_FLOATS // max(1, h.shape[1] + n_cont))  # exact distances a chunk of pairs at a time
     left = []
     for start in range(0, len(rows), block_rows):
-        block = rows[start: start + block_rows]
+        block = rows[start : start + block_rows]
         mismatches = np.rint(f_cat - h[block] @ h.T).astype(np.int16)  # small integers, exact in float32
         cat = onehot_term[mismatches]
         if n_cont:
@@ -367,7 +370,7 @@ def _search_bounded(table, exact, rows, k, include_self, block_rows, distances, 
         pair_row, cand = np.nonzero(keep)
         d = np.empty(len(pair_row))
         for s in range(0, len(pair_row), step):
-            d[s: s + step] = exact.pairs(block[pair_row[s: s + step]], cand[s: s + step])
+            d[s : s + step] = exact.pairs(block[pair_row[s : s + step]], cand[s : s + step])
         if include_self:
             d[cand == block[pair_row]] = 0.0
         order = np.lexsort((d, pair_row))  # by row, then distance (np.lexsort is stable)
@@ -434,12 +437,13 @@ def kneighbors_between(
     indices = np.empty((len(query), k), dtype=np.int64)
     todo = np.arange(len(query))
     if prune and query.n_categorical:
-        done = _same_profile_between(query, reference, exact, k, _one_mismatch_bound(query, metric, p),
-                                     distances, indices)  # fmt: skip
+        done = _same_profile_between(
+            query, reference, exact, k, _one_mismatch_bound(query, metric, p), distances, indices
+        )
         todo = np.flatnonzero(~done)
     block_rows = _default_block_rows(len(todo), n) if block_rows is None else block_rows
     for start in range(0, len(todo), block_rows):
-        rows = todo[start: start + block_rows]
+        rows = todo[start : start + block_rows]
         if euclid:  # in place: a few passes over the block, no temporaries
             d = None
             if fast.f_cat:
@@ -470,11 +474,14 @@ def kneighbors_between(
 def _same_profile_between(query, reference, exact, k, bound, distances, indices) -> np.ndarray:
     """Fill the query rows whose k nearest same-profile reference records beat ``bound``; return which are done."""
     width = query.onehot.shape[1]
-    packed = np.ascontiguousarray(np.vstack([query.onehot, reference.onehot]).astype(np.uint8)).view(
-        np.dtype((np.void, width))).ravel()
+    packed = (
+        np.ascontiguousarray(np.vstack([query.onehot, reference.onehot]).astype(np.uint8))
+        .view(np.dtype((np.void, width)))
+        .ravel()
+    )
     _, group = np.unique(packed, return_inverse=True)
     group = group.ravel()
-    gq, gr = group[: len(query)], group[len(query):]
+    gq, gr = group[: len(query)], group[len(query) :]
     done = np.zeros(len(query), dtype=bool)
     q_order, r_order = np.argsort(gq, kind="stable"), np.argsort(gr, kind="stable")
     q_groups, q_starts = np.unique(gq[q_order], return_index=True)
@@ -485,9 +492,11 @@ def _same_profile_between(query, reference, exact, k, bound, distances, indices)
         where = r_at.get(g)
         if where is None or r_bounds[where + 1] - r_bounds[where] < k:
             continue
-        r_rows = r_order[r_bounds[where]: r_bounds[where + 1]]
+        r_rows = r_order[r_bounds[where] : r_bounds[where + 1]]
         step = max(1, _PAIR_FLOATS // 8 // len(r_rows))  # a large profile: a chunk of query rows at a time
         for start in range(q_bounds[j], q_bounds[j + 1], step):
-            q_rows = q_order[start: min(start + step, q_bounds[j + 1])]
-            _keep_within(exact.pairs(q_rows[:, None], r_rows[None, :]), q_rows, r_rows, k, bound, distances, indices, done)
+            q_rows = q_order[start : min(start + step, q_bounds[j + 1])]
+            _keep_within(
+                exact.pairs(q_rows[:, None], r_rows[None, :]), q_rows, r_rows, k, bound, distances, indices, done
+            )
     return done

@@ -156,8 +156,9 @@ def encode_table(df: pd.DataFrame, schema: Schema, categories: Mapping | None = 
     return {"codes": codes, "continuous": continuous.reshape(len(df), len(schema.continuous))}
 
 
-def encode_values(values: Mapping[str, np.ndarray], own: Mapping, schema: Schema,
-                  categories: Mapping | None = None) -> dict[str, np.ndarray]:  # fmt: skip
+def encode_values(
+    values: Mapping[str, np.ndarray], own: Mapping, schema: Schema, categories: Mapping | None = None
+) -> dict[str, np.ndarray]:
     """What :func:`encode_table` makes of a table, from its columns as arrays (no DataFrame built).
 
     Parameters
@@ -183,8 +184,10 @@ def encode_values(values: Mapping[str, np.ndarray], own: Mapping, schema: Schema
         code = np.asarray(values[c], dtype=np.int64)
         mine = own[c]
         if (code < 0).any() or (code >= len(mine)).any():
-            raise VrlibError(f"column {c!r} has missing or out-of-range codes; a generator must only produce "
-                             "values of its training data's categories")  # fmt: skip
+            raise VrlibError(
+                f"column {c!r} has missing or out-of-range codes; a generator must only produce "
+                "values of its training data's categories"
+            )
         if not _same_categories(mine, cats[c]):  # recode against the reference
             code = pd.Index(cats[c]).get_indexer(mine)[code]
             if (code < 0).any():
@@ -250,5 +253,6 @@ def _categories(df, schema, categories):
     missing = [c for c in schema.categorical if c not in categories]
     if missing:
         raise VrlibError(f"no category set given for column(s) {missing}")
-    return {c: categories[c] if isinstance(categories[c], pd.Index) else pd.Index(categories[c])
-            for c in schema.categorical}  # fmt: skip
+    return {
+        c: categories[c] if isinstance(categories[c], pd.Index) else pd.Index(categories[c]) for c in schema.categorical
+    }

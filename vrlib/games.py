@@ -68,9 +68,14 @@ from vrlib.errors import VrlibError
 from vrlib.synthesis import GeneratorSpec, SynthesisJob, resolve_cache, dataset_key, synthesize
 
 __all__ = [
-    "TraditionalGame", "ModelSeededGame", "SyntheticDatasets", "GameData", "DatasetPlan", "TargetPlans",
+    "TraditionalGame",
+    "ModelSeededGame",
+    "SyntheticDatasets",
+    "GameData",
+    "DatasetPlan",
+    "TargetPlans",
     "split_population",
-]  # fmt: skip
+]
 
 
 # --------------------------------------------------------------------------- containers
@@ -128,8 +133,9 @@ class SyntheticDatasets:
     def subset(self, idx) -> "SyntheticDatasets":
         """The datasets at positions (or boolean mask) ``idx``."""
         idx = np.asarray(idx)
-        return SyntheticDatasets(self.codes[idx], self.continuous[idx], self.labels[idx],
-                                 self.schema, self.categories, self.columns)  # fmt: skip
+        return SyntheticDatasets(
+            self.codes[idx], self.continuous[idx], self.labels[idx], self.schema, self.categories, self.columns
+        )
 
     @classmethod
     def from_arrays(cls, arrays: list[dict], labels, schema: Schema, categories: dict, columns) -> "SyntheticDatasets":
@@ -204,7 +210,9 @@ class TargetPlans:
 
     def signature(self) -> dict:
         """The key and label of every dataset, per side: what the attack's result depends on besides the attack."""
-        return {side: [(p.key, p.label) for p in plans] for side, plans in {"shadow": self.shadow, **self.sides}.items()}
+        return {
+            side: [(p.key, p.label) for p in plans] for side, plans in {"shadow": self.shadow, **self.sides}.items()
+        }
 
 
 # --------------------------------------------------------------------------- helpers
@@ -497,8 +505,9 @@ class TraditionalGame:
 
     # ---------------------------------------------------------------- generation
 
-    def _materialise(self, plans: list[DatasetPlan], desc: str, memo: dict | None = None,
-                     keep: bool = False, store: bool = True) -> list[dict]:  # fmt: skip
+    def _materialise(
+        self, plans: list[DatasetPlan], desc: str, memo: dict | None = None, keep: bool = False, store: bool = True
+    ) -> list[dict]:
         """Encoded synthetic dataset of every plan: from ``memo``, else :func:`vrlib.synthesis.synthesize`.
 
         With ``keep``, every dataset obtained here is also put in ``memo``.  With
@@ -512,13 +521,32 @@ class TraditionalGame:
                 out[j] = memo[plan.key]
                 self.stats_["reused"] += 1
                 continue
-            jobs.append(SynthesisJob(self.data_, self.schema_, self.factory_, self.n_synth, plan.fit_seed,
-                                     plan.sample_seed, rows=plan.rows, categories=self.categories_,
-                                     fingerprint=self.fingerprint_, coded=self.coded_, keep=store,
-                                     known_key=plan.key))  # fmt: skip
+            jobs.append(
+                SynthesisJob(
+                    self.data_,
+                    self.schema_,
+                    self.factory_,
+                    self.n_synth,
+                    plan.fit_seed,
+                    plan.sample_seed,
+                    rows=plan.rows,
+                    categories=self.categories_,
+                    fingerprint=self.fingerprint_,
+                    coded=self.coded_,
+                    keep=store,
+                    known_key=plan.key,
+                )
+            )
             where.append(j)
-        made = synthesize(jobs, cache=self.cache_ if self.cache_ is not None else False, n_jobs=self.n_jobs,
-                          scheduler=self.scheduler, desc=desc, progress=self.progress, stats=self.stats_)  # fmt: skip
+        made = synthesize(
+            jobs,
+            cache=self.cache_ if self.cache_ is not None else False,
+            n_jobs=self.n_jobs,
+            scheduler=self.scheduler,
+            desc=desc,
+            progress=self.progress,
+            stats=self.stats_,
+        )
         for j, arrays in zip(where, made):
             out[j] = arrays
         if keep and memo is not None:
@@ -528,15 +556,23 @@ class TraditionalGame:
     def _datasets(self, plans, desc, memo=None) -> SyntheticDatasets:
         return self._dataset_groups([plans], desc, memo)[0]
 
-    def _dataset_groups(self, groups: list[list[DatasetPlan]], desc, memo=None,
-                        store: bool = True) -> list[SyntheticDatasets]:  # fmt: skip
+    def _dataset_groups(
+        self, groups: list[list[DatasetPlan]], desc, memo=None, store: bool = True
+    ) -> list[SyntheticDatasets]:
         """A :class:`SyntheticDatasets` per group of plans, all generated in one parallel batch
         (each batch costs the pool a start and a tail of idle workers); ``store`` as for :meth:`_materialise`."""
         arrays = self._materialise([p for plans in groups for p in plans], desc, memo, store=store)
         out, start = [], 0
         for plans in groups:
-            out.append(SyntheticDatasets.from_arrays(arrays[start: start + len(plans)], [p.label for p in plans],
-                                                     self.schema_, self.categories_, self.columns_))  # fmt: skip
+            out.append(
+                SyntheticDatasets.from_arrays(
+                    arrays[start : start + len(plans)],
+                    [p.label for p in plans],
+                    self.schema_,
+                    self.categories_,
+                    self.columns_,
+                )
+            )
             start += len(plans)
         return out
 
@@ -669,7 +705,10 @@ class ModelSeededGame(TraditionalGame):
             self._reference, self.reference_index_ = None, None
         return self
 
-    SIDES = ("test", "traditional_test")  # the model-seeded test datasets, and the traditional game's of the same target
+    SIDES = (
+        "test",
+        "traditional_test",
+    )  # the model-seeded test datasets, and the traditional game's of the same target
 
     def _seeded_in_plans(self) -> list[DatasetPlan]:
         """The IN plans of the model-seeded side: D itself, a fresh seed each; the same for every target."""

@@ -93,11 +93,13 @@ def _tvd(x: np.ndarray, y: np.ndarray) -> float:
     values, inverse = np.unique(np.concatenate([x, y]), return_inverse=True, axis=0)
     inverse = inverse.reshape(-1)
     px = np.bincount(inverse[: len(x)], minlength=len(values)) / len(x)
-    py = np.bincount(inverse[len(x):], minlength=len(values)) / len(y)
+    py = np.bincount(inverse[len(x) :], minlength=len(values)) / len(y)
     return 0.5 * float(np.abs(px - py).sum())
 
 
-def marginal_distance(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema, way: int = 1, bins: int = 10) -> float:
+def marginal_distance(
+    real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema, way: int = 1, bins: int = 10
+) -> float:
     """Mean total-variation distance between the ``way``-way marginals of two tables (0 = identical).
 
     Continuous columns are cut into ``bins`` equal-width bins over the real table's range.
@@ -119,7 +121,9 @@ def marginal_distance(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schem
     groups = [(c,) for c in real.columns] if way == 1 else list(combinations(real.columns, 2))
     if not groups:
         raise VrlibError("two-way marginals need at least two columns")
-    return float(np.mean([_tvd(np.column_stack([a[c] for c in g]), np.column_stack([b[c] for c in g])) for g in groups]))
+    return float(
+        np.mean([_tvd(np.column_stack([a[c] for c in g]), np.column_stack([b[c] for c in g])) for g in groups])
+    )
 
 
 def sliced_wasserstein(a: np.ndarray, b: np.ndarray, n_directions: int = 100, seed: int = 0) -> float:

@@ -62,8 +62,12 @@ def is_number(value, minimum=None, maximum=None, *, above=None, below=None, allo
         return False
     if not allow_inf and abs(value) == math.inf:
         return False
-    return ((minimum is None or value >= minimum) and (maximum is None or value <= maximum)
-            and (above is None or value > above) and (below is None or value < below))  # fmt: skip
+    return (
+        (minimum is None or value >= minimum)
+        and (maximum is None or value <= maximum)
+        and (above is None or value > above)
+        and (below is None or value < below)
+    )
 
 
 def _bounds(minimum=None, maximum=None, above=None, below=None) -> str:
@@ -93,8 +97,9 @@ def _finite(value, allow_inf: bool) -> str:
 # --------------------------------------------------------------------------- the library's checks
 
 
-def check_integer(name: str, value, minimum=None, maximum=None, *, optional: bool = False,
-                  want: str | None = None) -> int | None:  # fmt: skip
+def check_integer(
+    name: str, value, minimum=None, maximum=None, *, optional: bool = False, want: str | None = None
+) -> int | None:
     """``value`` as an int if it is an integer in ``[minimum, maximum]`` (or None when ``optional``).
 
     Raises
@@ -110,8 +115,18 @@ def check_integer(name: str, value, minimum=None, maximum=None, *, optional: boo
     return int(value)
 
 
-def check_number(name: str, value, minimum=None, maximum=None, *, above=None, below=None, allow_inf: bool = False,
-                 optional: bool = False, want: str | None = None) -> float | None:  # fmt: skip
+def check_number(
+    name: str,
+    value,
+    minimum=None,
+    maximum=None,
+    *,
+    above=None,
+    below=None,
+    allow_inf: bool = False,
+    optional: bool = False,
+    want: str | None = None,
+) -> float | None:
     """``value`` as a float if it is a real number within the bounds (see :func:`is_number`; None when ``optional``).
 
     Raises
@@ -177,7 +192,9 @@ def integer(minimum: int | None = None, maximum: int | None = None, optional: bo
     return check
 
 
-def number(minimum: float | None = None, maximum: float | None = None, optional: bool = False, allow_inf: bool = False) -> Check:
+def number(
+    minimum: float | None = None, maximum: float | None = None, optional: bool = False, allow_inf: bool = False
+) -> Check:
     """A real number in [minimum, maximum], never NaN (``inf`` only with ``allow_inf``): :func:`is_number`."""
     want = _number_words(minimum, maximum, optional=optional)
 
@@ -276,7 +293,18 @@ def _standard() -> dict[str, Check]:
     }
 
 
-STANDARD = ("profile", "seed", "figures_dir", "tables_dir", "n_jobs", "cache", "dataset", "datasets", "generator", "generators")
+STANDARD = (
+    "profile",
+    "seed",
+    "figures_dir",
+    "tables_dir",
+    "n_jobs",
+    "cache",
+    "dataset",
+    "datasets",
+    "generator",
+    "generators",
+)
 _IPYTHON_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open"}
 
 
@@ -292,7 +320,13 @@ def injected_names(namespace: dict) -> set[str] | None:
                 tree = ast.parse(source)
             except SyntaxError:
                 continue
-            names |= {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)}
+            names |= {
+                t.id
+                for node in tree.body
+                if isinstance(node, ast.Assign)
+                for t in node.targets
+                if isinstance(t, ast.Name)
+            }
     return names
 
 
@@ -300,10 +334,13 @@ def _parameter_like(namespace: dict) -> set[str]:
     import types
 
     return {
-        k for k, v in namespace.items()
-        if not k.startswith("_") and k not in _IPYTHON_NAMES
-        and not isinstance(v, (types.ModuleType, type)) and not callable(v)
-    }  # fmt: skip
+        k
+        for k, v in namespace.items()
+        if not k.startswith("_")
+        and k not in _IPYTHON_NAMES
+        and not isinstance(v, (types.ModuleType, type))
+        and not callable(v)
+    }
 
 
 def check_parameters(namespace: dict, *standard: str, **checks: Check) -> None:
@@ -358,7 +395,22 @@ def check_parameters(namespace: dict, *standard: str, **checks: Check) -> None:
 
 
 __all__ = [
-    "is_integer", "is_number", "check_integer", "check_number", "check_probability",
-    "check_parameters", "choice", "one_or_more", "integer", "number", "optional", "boolean", "folder", "text", "items",
-    "list_of", "injected_names", "STANDARD",
-]  # fmt: skip
+    "is_integer",
+    "is_number",
+    "check_integer",
+    "check_number",
+    "check_probability",
+    "check_parameters",
+    "choice",
+    "one_or_more",
+    "integer",
+    "number",
+    "optional",
+    "boolean",
+    "folder",
+    "text",
+    "items",
+    "list_of",
+    "injected_names",
+    "STANDARD",
+]

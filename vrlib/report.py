@@ -75,9 +75,16 @@ def commit_id() -> str:
     this one in ``run_all.sh`` wrote them), not code that shapes the results.
     """
     try:
-        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!figures"],
-                               cwd=PROJECT_ROOT, capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+        head = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!figures"],
+            cwd=PROJECT_ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + ("-dirty" if dirty else "")
@@ -236,7 +243,9 @@ class Reporter:
         self._record(paths, params)
         return paths
 
-    def write_table(self, df: pd.DataFrame, name: str, params: dict | None = None, float_format: str = "%.3f") -> list[Path]:
+    def write_table(
+        self, df: pd.DataFrame, name: str, params: dict | None = None, float_format: str = "%.3f"
+    ) -> list[Path]:
         """Write ``df`` as ``name``.csv (full precision), .md and .tex (rounded)."""
         csv, md, tex = (self.tables_dir / f"{name}.{ext}" for ext in ("csv", "md", "tex"))
         _atomic_write_text(csv, df.to_csv(index=False))

@@ -66,7 +66,9 @@ def vulnerability_scores(
     return pd.Series(distances.mean(axis=1), index=df.index, name=f"V_{k}")
 
 
-def rare_value_counts(df: pd.DataFrame, schema: Schema, rare_threshold: float = 0.05, percentile: float = 95.0) -> pd.Series:
+def rare_value_counts(
+    df: pd.DataFrame, schema: Schema, rare_threshold: float = 0.05, percentile: float = 95.0
+) -> pd.Series:
     """Number of rare values of every record (Groundhog's outlier rule).
 
     A categorical value is rare when its relative frequency in ``df`` is below
@@ -178,7 +180,9 @@ def rank_records(df: pd.DataFrame, schema: Schema, method: str = "distance", see
     return scores.iloc[order]
 
 
-def select_targets(df: pd.DataFrame, schema: Schema, method: str = "distance", n_targets: int = 10, seed: int = 0, **params) -> list:
+def select_targets(
+    df: pd.DataFrame, schema: Schema, method: str = "distance", n_targets: int = 10, seed: int = 0, **params
+) -> list:
     """The ``n_targets`` records most at risk under ``method``, highest risk first (index labels).
 
     See :func:`rank_records` for the methods and their parameters.  For ``rare``,
@@ -192,7 +196,6 @@ def select_targets(df: pd.DataFrame, schema: Schema, method: str = "distance", n
         eligible = int((ranked > 0).sum())
         if n_targets > eligible:
             raise VrlibError(
-                f"only {eligible} records have a rare value; ask for at most {eligible} targets "
-                "or raise rare_threshold"
+                f"only {eligible} records have a rare value; ask for at most {eligible} targets or raise rare_threshold"
             )
     return list(ranked.index[:n_targets])

@@ -65,7 +65,11 @@ class GeneratorSpec:
             if params:
                 raise VrlibError("params are for a generator given by name; this one is already specified")
             self.name, self.params, self.prototype, self.identity = (
-                generator.name, generator.params, generator.prototype, generator.identity)  # fmt: skip
+                generator.name,
+                generator.params,
+                generator.prototype,
+                generator.identity,
+            )
             return
         if isinstance(generator, str):
             from vrlib.generators import REGISTRY
@@ -89,8 +93,11 @@ class GeneratorSpec:
                 state = generator.get_params()
             else:
                 state = {k: v for k, v in vars(generator).items() if not k.startswith("_") and not k.endswith("_")}
-            self.identity = {"class": f"{cls.__module__}.{cls.__qualname__}", "params": state,
-                             "source": source_hash(cls)}  # fmt: skip
+            self.identity = {
+                "class": f"{cls.__module__}.{cls.__qualname__}",
+                "params": state,
+                "source": source_hash(cls),
+            }
         try:
             make_key(generator=self.identity)
         except VrlibError as exc:
@@ -111,13 +118,18 @@ class GeneratorSpec:
         return f"GeneratorSpec({self.name or self.identity['class']!r}, {self.params!r})"
 
 
-def dataset_key(fingerprint: str, generator: GeneratorSpec, n: int, fit_seed: int, sample_seed: int,
-                rows=None) -> str:  # fmt: skip
+def dataset_key(fingerprint: str, generator: GeneratorSpec, n: int, fit_seed: int, sample_seed: int, rows=None) -> str:
     """Content address of one synthetic dataset (see :attr:`SynthesisJob.key`)."""
     return make_key(
-        kind=NAMESPACE, code=_SOURCE, data=fingerprint, rows=None if rows is None else np.asarray(rows, np.int64),
-        generator=generator.identity, n=int(n), fit_seed=int(fit_seed), sample_seed=int(sample_seed),
-    )  # fmt: skip
+        kind=NAMESPACE,
+        code=_SOURCE,
+        data=fingerprint,
+        rows=None if rows is None else np.asarray(rows, np.int64),
+        generator=generator.identity,
+        n=int(n),
+        fit_seed=int(fit_seed),
+        sample_seed=int(sample_seed),
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -203,7 +215,9 @@ class SynthesisJob:
 
     def category_sets(self) -> dict:
         if self.categories is not None:  # Index objects kept as they are: encode_values then skips recoding
-            return {c: v if isinstance(v := self.categories[c], pd.Index) else pd.Index(v) for c in self.schema.categorical}
+            return {
+                c: v if isinstance(v := self.categories[c], pd.Index) else pd.Index(v) for c in self.schema.categorical
+            }
         return {c: self.table[c].cat.categories for c in self.schema.categorical}
 
 
@@ -221,8 +235,10 @@ def _fit_and_sample(task) -> tuple[dict[str, np.ndarray], dict, bytes | None]:
 def _fit_and_sample_coded(task) -> list[tuple[dict[str, np.ndarray], dict, bytes | None]]:
     """A batch of datasets on one coded table: ``(arrays, meta, payload)`` per ``(rows, seeds, compress)``."""
     coded, schema, spec, n, categories, items = task
-    return [_make_one(spec, schema, n, categories, compress, fit_seed, sample_seed, coded=coded, rows=rows)
-            for rows, fit_seed, sample_seed, compress in items]  # fmt: skip
+    return [
+        _make_one(spec, schema, n, categories, compress, fit_seed, sample_seed, coded=coded, rows=rows)
+        for rows, fit_seed, sample_seed, compress in items
+    ]
 
 
 def _make_one(spec, schema, n, categories, compress, fit_seed, sample_seed, train=None, coded=None, rows=None):
@@ -282,9 +298,16 @@ def _checker(job: SynthesisJob, cats: dict):
     return check
 
 
-def synthesize(jobs: Sequence[SynthesisJob], *, cache=True, n_jobs: int | None = None, scheduler=None,
-               desc: str = "synthesising", progress: bool = True,
-               stats: Counter | None = None) -> list[dict]:  # fmt: skip
+def synthesize(
+    jobs: Sequence[SynthesisJob],
+    *,
+    cache=True,
+    n_jobs: int | None = None,
+    scheduler=None,
+    desc: str = "synthesising",
+    progress: bool = True,
+    stats: Counter | None = None,
+) -> list[dict]:
     """The synthetic dataset of every job: read from the cache, or fitted and sampled in parallel.
 
     Jobs with equal keys are made once.  Missing datasets are made by
@@ -325,22 +348,56 @@ def synthesize(jobs: Sequence[SynthesisJob], *, cache=True, n_jobs: int | None =
         for j in missing:
             job = jobs[j]
             if job.coded is not None:
-                batches.setdefault((id(job.coded), id(job.generator), id(job.schema), id(job.categories), job.n), []).append(j)
+                batches.setdefault(
+                    (id(job.coded), id(job.generator), id(job.schema), id(job.categories), job.n), []
+                ).append(j)
                 continue
-            tasks.append(((True, (job.train(), job.schema, job.spec, job.fit_seed, job.sample_seed, job.n, cats[j],
-                                  compress if job.keep else None)), [j]))  # fmt: skip
+            tasks.append(
+                (
+                    (
+                        True,
+                        (
+                            job.train(),
+                            job.schema,
+                            job.spec,
+                            job.fit_seed,
+                            job.sample_seed,
+                            job.n,
+                            cats[j],
+                            compress if job.keep else None,
+                        ),
+                    ),
+                    [j],
+                )
+            )
         size = batch_size(len(missing) - len(tasks), parallel.width(n_jobs, scheduler) if batches else 1)
         for group in batches.values():
             for start in range(0, len(group), size):
                 part = group[start : start + size]
                 first = jobs[part[0]]
-                items = [(first.coded.check_rows(jobs[j].rows), jobs[j].fit_seed, jobs[j].sample_seed,
-                          compress if jobs[j].keep else None) for j in part]  # fmt: skip
+                items = [
+                    (
+                        first.coded.check_rows(jobs[j].rows),
+                        jobs[j].fit_seed,
+                        jobs[j].sample_seed,
+                        compress if jobs[j].keep else None,
+                    )
+                    for j in part
+                ]
                 tasks.append(((False, (first.coded, first.schema, first.spec, first.n, cats[part[0]], items)), part))
         return tasks
 
-    out = get_or_make_many(store, keys, _run_task, plan, decode=[_checker(job, c) for job, c in zip(jobs, cats)],
-                           n_jobs=n_jobs, scheduler=scheduler, desc=desc, progress=progress)  # fmt: skip
+    out = get_or_make_many(
+        store,
+        keys,
+        _run_task,
+        plan,
+        decode=[_checker(job, c) for job, c in zip(jobs, cats)],
+        n_jobs=n_jobs,
+        scheduler=scheduler,
+        desc=desc,
+        progress=progress,
+    )
     hits = len(set(keys)) - len(made)
     if hits:
         stats["cached"] += hits

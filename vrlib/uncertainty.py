@@ -25,7 +25,9 @@ from vrlib.params import check_number
 __all__ = ["seed_summary", "sign_test", "clopper_pearson", "wilson_interval", "delong_auc"]
 
 
-def seed_summary(results: pd.DataFrame, by, value: str = "auc", seed: str = "seed", level: float = 0.95) -> pd.DataFrame:
+def seed_summary(
+    results: pd.DataFrame, by, value: str = "auc", seed: str = "seed", level: float = 0.95
+) -> pd.DataFrame:
     """Mean of ``value`` per group with a t interval over independent root seeds.
 
     Each root seed's rows (e.g. its targets) are first averaged into one value per
@@ -74,8 +76,17 @@ def seed_summary(results: pd.DataFrame, by, value: str = "auc", seed: str = "see
         means = group["mean"].to_numpy(dtype=float)
         mean, se = float(means.mean()), float(means.std(ddof=1) / np.sqrt(s))
         half = float(stats.t.ppf(0.5 + level / 2, s - 1)) * se
-        rows.append(dict(key, mean=mean, se=se, ci_low=mean - half, ci_high=mean + half, n_seeds=s,
-                         n_rows=float(group["count"].mean())))  # fmt: skip
+        rows.append(
+            dict(
+                key,
+                mean=mean,
+                se=se,
+                ci_low=mean - half,
+                ci_high=mean + half,
+                n_seeds=s,
+                n_rows=float(group["count"].mean()),
+            )
+        )
     return pd.DataFrame(rows, columns=[*by, "mean", "se", "ci_low", "ci_high", "n_seeds", "n_rows"])
 
 
@@ -116,8 +127,9 @@ def sign_test(wide: pd.DataFrame, a: str, b: str, by=(), seed: str = "seed") -> 
         diff = group[a].to_numpy(dtype=float) - group[b].to_numpy(dtype=float)
         wins, losses = int((diff > 0).sum()), int((diff < 0).sum())
         p = stats.binomtest(wins, wins + losses, 0.5).pvalue if wins + losses else 1.0
-        rows.append(dict(key, wins=wins, losses=losses, ties=len(diff) - wins - losses,
-                         n_seeds=len(diff), p_value=float(p)))  # fmt: skip
+        rows.append(
+            dict(key, wins=wins, losses=losses, ties=len(diff) - wins - losses, n_seeds=len(diff), p_value=float(p))
+        )
     return pd.DataFrame(rows, columns=[*by, "wins", "losses", "ties", "n_seeds", "p_value"])
 
 
@@ -227,5 +239,11 @@ def delong_auc(labels, scores, level: float = 0.95) -> dict:
     auc = float(v10.mean())
     se = float(np.sqrt(v10.var(ddof=1) / m + v01.var(ddof=1) / n))
     z = float(stats.norm.ppf(0.5 + level / 2))
-    return {"auc": auc, "se": se, "ci_low": max(0.0, auc - z * se), "ci_high": min(1.0, auc + z * se),
-            "n_pos": m, "n_neg": n}  # fmt: skip
+    return {
+        "auc": auc,
+        "se": se,
+        "ci_low": max(0.0, auc - z * se),
+        "ci_high": min(1.0, auc + z * se),
+        "n_pos": m,
+        "n_neg": n,
+    }

@@ -621,12 +621,21 @@ class AttentionAttack(Attack):
     def _check_params(self) -> None:
         if not isinstance(self.schema, Schema):
             raise VrlibError(f"schema must be a vrlib Schema, got {type(self.schema).__name__}")
-        for name in ("top_x", "batch_size", "max_epochs", "eval_batch_size", "embedding_hidden",
-                     "embedding_size", "attention_size", "prediction_hidden"):
+        for name in (
+            "top_x",
+            "batch_size",
+            "max_epochs",
+            "eval_batch_size",
+            "embedding_hidden",
+            "embedding_size",
+            "attention_size",
+            "prediction_hidden",
+        ):
             check_integer(name, getattr(self, name), minimum=1)
         check_integer("n_threads", self.n_threads, minimum=1, optional=True)
-        check_integer("patience", self.patience, minimum=1, optional=True,
-                      want="an integer >= 1 or None (no early stopping)")  # fmt: skip
+        check_integer(
+            "patience", self.patience, minimum=1, optional=True, want="an integer >= 1 or None (no early stopping)"
+        )
         check_number("validation_fraction", self.validation_fraction, minimum=0, below=1)
         if self.patience is not None and self.validation_fraction == 0:
             raise VrlibError("early stopping (patience) needs a validation set; set validation_fraction > 0")
@@ -703,8 +712,10 @@ class AttentionAttack(Attack):
         )
 
     def _logits(self, model: nn.Module, records, mask, target) -> torch.Tensor:
-        out = [model(records[i : i + self.eval_batch_size], mask[i : i + self.eval_batch_size], target)
-               for i in range(0, len(records), self.eval_batch_size)]
+        out = [
+            model(records[i : i + self.eval_batch_size], mask[i : i + self.eval_batch_size], target)
+            for i in range(0, len(records), self.eval_batch_size)
+        ]
         return torch.cat(out)
 
     # --------------------------------------------------------------------- API
@@ -766,21 +777,44 @@ class AttentionAttack(Attack):
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(self.seed)
             net = TargetAttentionNet(
-                self.n_features_, self.embedding_hidden, self.embedding_size,
-                self.attention_size, self.prediction_hidden, self.dropout,
-            )  # fmt: skip
+                self.n_features_,
+                self.embedding_hidden,
+                self.embedding_size,
+                self.attention_size,
+                self.prediction_hidden,
+                self.dropout,
+            )
         return dict(
-            net=net, inputs=(codes, dense, pre.mask, pre.target), y=y, split=(train_idx, val_idx), rng=rng,
-            dropout_seed=dropout_seed, n_onehot=n_onehot, preprocess_s=time.perf_counter() - t0,
-        )  # fmt: skip
+            net=net,
+            inputs=(codes, dense, pre.mask, pre.target),
+            y=y,
+            split=(train_idx, val_idx),
+            rng=rng,
+            dropout_seed=dropout_seed,
+            n_onehot=n_onehot,
+            preprocess_s=time.perf_counter() - t0,
+        )
 
     def _group_key(self, prepared: dict) -> tuple:
         """Attacks with equal keys can be trained as one grouped model."""
         train_idx, val_idx = prepared["split"]
         shapes = (self.n_features_, prepared["n_onehot"], prepared["inputs"][0].shape, len(train_idx), len(val_idx))
-        settings = (self.top_x, self.embedding_hidden, self.embedding_size, self.attention_size,
-                    self.prediction_hidden, self.dropout, self.lr, self.batch_size, self.max_epochs,
-                    self.patience, self.eval_batch_size, self.n_threads, self.deterministic, str(self.device_))  # fmt: skip
+        settings = (
+            self.top_x,
+            self.embedding_hidden,
+            self.embedding_size,
+            self.attention_size,
+            self.prediction_hidden,
+            self.dropout,
+            self.lr,
+            self.batch_size,
+            self.max_epochs,
+            self.patience,
+            self.eval_batch_size,
+            self.n_threads,
+            self.deterministic,
+            str(self.device_),
+        )
         return shapes + settings
 
     def _check_fitted(self) -> None:
@@ -848,7 +882,9 @@ def fit_attacks(jobs, max_group: int = 16) -> list:
     attacks, pending = [], {}
     for job in jobs:
         if not (isinstance(job, tuple) and len(job) == 4 and isinstance(job[0], AttentionAttack)):
-            raise VrlibError("each job of fit_attacks must be a tuple (AttentionAttack, synthetic_datasets, labels, target)")
+            raise VrlibError(
+                "each job of fit_attacks must be a tuple (AttentionAttack, synthetic_datasets, labels, target)"
+            )
         attack, datasets, labels, target = job
         prepared = attack._prepare(datasets, labels, target)
         attacks.append(attack)
@@ -875,12 +911,21 @@ def _train_members(attacks, prepared) -> None:
             torch.use_deterministic_algorithms(True, warn_only=True)
         with torch_threads(lead.n_threads):
             results = train_group(
-                [p["net"] for p in prepared], [p["inputs"] for p in prepared], [p["y"] for p in prepared],
-                [p["split"] for p in prepared], [p["rng"] for p in prepared], [p["dropout_seed"] for p in prepared],
-                n_onehot=prepared[0]["n_onehot"], lr=lead.lr, batch_size=lead.batch_size,
-                max_epochs=lead.max_epochs, patience=lead.patience, eval_batch_size=lead.eval_batch_size,
-                device=device, verbose=lead.verbose and len(attacks) == 1,
-            )  # fmt: skip
+                [p["net"] for p in prepared],
+                [p["inputs"] for p in prepared],
+                [p["y"] for p in prepared],
+                [p["split"] for p in prepared],
+                [p["rng"] for p in prepared],
+                [p["dropout_seed"] for p in prepared],
+                n_onehot=prepared[0]["n_onehot"],
+                lr=lead.lr,
+                batch_size=lead.batch_size,
+                max_epochs=lead.max_epochs,
+                patience=lead.patience,
+                eval_batch_size=lead.eval_batch_size,
+                device=device,
+                verbose=lead.verbose and len(attacks) == 1,
+            )
     finally:
         if lead.deterministic:
             torch.use_deterministic_algorithms(prev_det, warn_only=prev_warn)

@@ -249,7 +249,11 @@ class _Backprop:
         s = self.scale if masks is not None else 1.0
         h = F.embedding_bag(codes.reshape(g * b * x, -1), m.w1_onehot.reshape(g * k, -1), mode="sum")
         h = h.view(g, b * x, -1).baddbmm_(dense, torch.cat([m.w1_dense, m.b1.unsqueeze(1)], 1))
-        t = torch.bmm(target[:, None, :k], m.w1_onehot).baddbmm_(target[:, None, k:], m.w1_dense).add_(m.b1.unsqueeze(1))
+        t = (
+            torch.bmm(target[:, None, :k], m.w1_onehot)
+            .baddbmm_(target[:, None, k:], m.w1_dense)
+            .add_(m.b1.unsqueeze(1))
+        )
         if masks is not None:  # relu(a) * mask = relu(a * mask) for a 0/1 mask
             h.mul_(masks[0].view(g, b * x, -1))
             t.mul_(masks[1].unsqueeze(1))
@@ -401,8 +405,25 @@ class _DropoutStream:
         return m1[:, :b], mt, m2[:, :b]
 
 
-def train_group(nets, inputs, y, splits, rngs, dropout_seeds, *, n_onehot, lr, batch_size, max_epochs,
-                patience, eval_batch_size, device, verbose=False, autograd=False, dropout_stream=None):  # fmt: skip
+def train_group(
+    nets,
+    inputs,
+    y,
+    splits,
+    rngs,
+    dropout_seeds,
+    *,
+    n_onehot,
+    lr,
+    batch_size,
+    max_epochs,
+    patience,
+    eval_batch_size,
+    device,
+    verbose=False,
+    autograd=False,
+    dropout_stream=None,
+):
     """Train G networks side by side; return per target (net, history, best_epoch, n_epochs).
 
     Parameters
@@ -480,8 +501,12 @@ def train_group(nets, inputs, y, splits, rngs, dropout_seeds, *, n_onehot, lr, b
         def gather(idx):
             flat = (idx + first_row).reshape(-1)
             b = idx.shape[1]
-            return (codes_rows.index_select(0, flat).view(g, b * x, -1), dense_rows.index_select(0, flat).view(g, b * x, -1),
-                    bias_rows.index_select(0, flat).view(g, b, x), label_rows.index_select(0, flat).view(g, b))  # fmt: skip
+            return (
+                codes_rows.index_select(0, flat).view(g, b * x, -1),
+                dense_rows.index_select(0, flat).view(g, b * x, -1),
+                bias_rows.index_select(0, flat).view(g, b, x),
+                label_rows.index_select(0, flat).view(g, b),
+            )
 
         def group_loss(idx, masks=None):
             c, d, bias, yb = gather(idx)
@@ -521,8 +546,10 @@ def train_group(nets, inputs, y, splits, rngs, dropout_seeds, *, n_onehot, lr, b
         if n_val:
             model.eval()
             with torch.no_grad():
-                parts = [group_loss(val_idx[:, j : j + eval_batch_size]) * val_idx[:, j : j + eval_batch_size].shape[1]
-                         for j in range(0, n_val, eval_batch_size)]  # fmt: skip
+                parts = [
+                    group_loss(val_idx[:, j : j + eval_batch_size]) * val_idx[:, j : j + eval_batch_size].shape[1]
+                    for j in range(0, n_val, eval_batch_size)
+                ]
                 val_loss = (torch.stack(parts).sum(0) / n_val).cpu().numpy()
         for k in np.flatnonzero(active):
             history[k]["train_loss"].append(float(train_loss[k]))

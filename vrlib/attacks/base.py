@@ -30,7 +30,9 @@ class Attack:
         """Change constructor parameters (before ``fit``, or between calls that read them); returns self."""
         unknown = sorted(set(params) - set(self._param_names()))
         if unknown:
-            raise VrlibError(f"{type(self).__name__} has no parameter(s) {unknown}; its parameters are {self._param_names()}")
+            raise VrlibError(
+                f"{type(self).__name__} has no parameter(s) {unknown}; its parameters are {self._param_names()}"
+            )
         for k, v in params.items():
             setattr(self, k, v)
         return self

@@ -39,8 +39,10 @@ def _nearest(records: EncodedTable, table: EncodedTable, k: int = 1) -> np.ndarr
 
 def _check_table(table, schema: Schema, what: str) -> None:
     if not isinstance(table, pd.DataFrame) or len(table) == 0:
-        raise VrlibError(f"the {what} must be a non-empty DataFrame with the schema's columns, got "
-                         + (f"{type(table).__name__}" if not isinstance(table, pd.DataFrame) else "an empty one"))  # fmt: skip
+        raise VrlibError(
+            f"the {what} must be a non-empty DataFrame with the schema's columns, got "
+            + (f"{type(table).__name__}" if not isinstance(table, pd.DataFrame) else "an empty one")
+        )
     missing = [c for c in schema.columns if c not in table.columns]
     if missing:
         raise VrlibError(f"the {what} lack(s) column(s) {missing}")
@@ -148,7 +150,11 @@ class TargetCloseness(Attack):
             The target record, one row.
         """
         _check_schema(self.schema)
-        if isinstance(self.n_neighbors, bool) or not isinstance(self.n_neighbors, (int, np.integer)) or self.n_neighbors < 1:
+        if (
+            isinstance(self.n_neighbors, bool)
+            or not isinstance(self.n_neighbors, (int, np.integer))
+            or self.n_neighbors < 1
+        ):
             raise VrlibError(f"n_neighbors must be a positive integer, got {self.n_neighbors!r}")
         frames = self._frames(synthetic_datasets)
         _check_table(target, self.schema, "target")

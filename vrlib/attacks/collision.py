@@ -39,8 +39,17 @@ from vrlib.errors import VrlibError
 from vrlib.parallel import derive_seed
 from vrlib.params import check_integer, check_number
 
-__all__ = ["record_frequency", "frequency_share", "occurs_in", "count_in", "match_precision", "threshold", "Copies",
-           "TableGanMCA", "THRESHOLD_RULES"]  # fmt: skip
+__all__ = [
+    "record_frequency",
+    "frequency_share",
+    "occurs_in",
+    "count_in",
+    "match_precision",
+    "threshold",
+    "Copies",
+    "TableGanMCA",
+    "THRESHOLD_RULES",
+]
 
 THRESHOLD_RULES = ("mean_std", "top_q", "value")
 
@@ -137,8 +146,9 @@ def record_frequency(release: pd.DataFrame, schema: Schema, normalize: bool = Fa
 FREQUENCY_COUNTS = ("records", "distinct")
 
 
-def frequency_share(table: pd.DataFrame, schema: Schema, at_most: int, count: str = "records",
-                    per: str = "records") -> float:  # fmt: skip
+def frequency_share(
+    table: pd.DataFrame, schema: Schema, at_most: int, count: str = "records", per: str = "records"
+) -> float:
     """The share of ``table`` whose frequency in ``table`` is at most ``at_most`` (Table 3's ``Pr[#x <= k]``).
 
     Parameters
@@ -306,9 +316,22 @@ class TableGanMCA(Attack):
 
     uses_reference = False  # fitted on the release alone
 
-    def __init__(self, shadow_generator: str = "ctgan", shadow_params=None, shadow_multiplier=None,
-                 hidden_layer_sizes=(100,), max_iter: int = 200, match_format: bool = True, features: str = "all", rule: str = "mean_std",
-                 k: float = 2.0, q: float = 0.05, value: float = 0.5, seed: int = 0, schema: Schema | None = None):  # fmt: skip
+    def __init__(
+        self,
+        shadow_generator: str = "ctgan",
+        shadow_params=None,
+        shadow_multiplier=None,
+        hidden_layer_sizes=(100,),
+        max_iter: int = 200,
+        match_format: bool = True,
+        features: str = "all",
+        rule: str = "mean_std",
+        k: float = 2.0,
+        q: float = 0.05,
+        value: float = 0.5,
+        seed: int = 0,
+        schema: Schema | None = None,
+    ):
         self.shadow_generator = shadow_generator
         self.shadow_params = shadow_params
         self.shadow_multiplier = shadow_multiplier
@@ -346,8 +369,10 @@ class TableGanMCA(Attack):
         freq = np.asarray(frequency, dtype=np.float64)[:, None]
         if self.features == "frequency":
             return freq
-        cols = [df[c].cat.codes.to_numpy(np.float64) if c in self.schema_.categorical else df[c].to_numpy(np.float64)
-                for c in self.schema_.columns]  # fmt: skip
+        cols = [
+            df[c].cat.codes.to_numpy(np.float64) if c in self.schema_.categorical else df[c].to_numpy(np.float64)
+            for c in self.schema_.columns
+        ]
         return np.column_stack([*cols, freq])
 
     def _frequency(self, df: pd.DataFrame) -> np.ndarray:
@@ -377,8 +402,10 @@ class TableGanMCA(Attack):
 
         self._check_params()
         if schema is not None and not isinstance(schema, Schema):
-            raise VrlibError(f"fit's second argument is the release's schema (the attack needs no reference set), "
-                             f"got {type(schema).__name__}")  # fmt: skip
+            raise VrlibError(
+                f"fit's second argument is the release's schema (the attack needs no reference set), "
+                f"got {type(schema).__name__}"
+            )
         if schema is not None and self.schema is not None and schema != self.schema:
             raise VrlibError("fit's schema differs from the attack's schema parameter; give one of them")
         schema = self.schema if schema is None else schema
@@ -394,7 +421,9 @@ class TableGanMCA(Attack):
             gen.fit(copy, schema, seed=derive_seed(self.seed, "shadow-fit", i))
             shadow = gen.sample(multiplier * len(copy), seed=derive_seed(self.seed, "shadow-sample", i))
             # the attacker sees the release's format: shadow values get its precision (e.g. whole years)
-            shadow = match_precision(prepare(shadow, schema), copy, schema) if self.match_format else prepare(shadow, schema)
+            shadow = (
+                match_precision(prepare(shadow, schema), copy, schema) if self.match_format else prepare(shadow, schema)
+            )
             freq = self._frequency(shadow)
             label = occurs_in(shadow, copy, schema)
             X.append(self._features(shadow, freq))
@@ -407,12 +436,16 @@ class TableGanMCA(Attack):
                 f"every shadow record is labelled {'a member' if y.all() else 'a non-member'} of its release: "
                 "the classifier learns nothing and every released record gets the same score "
                 "(no collisions between shadow and release; coarsen the continuous columns to create some)",
-                RuntimeWarning, stacklevel=2,
-            )  # fmt: skip
+                RuntimeWarning,
+                stacklevel=2,
+            )
             self.classifier_ = float(y.all())
             return self
-        clf = MLPClassifier(hidden_layer_sizes=tuple(self.hidden_layer_sizes), max_iter=self.max_iter,
-                            random_state=derive_seed(self.seed, "classifier") % 2**31)  # fmt: skip
+        clf = MLPClassifier(
+            hidden_layer_sizes=tuple(self.hidden_layer_sizes),
+            max_iter=self.max_iter,
+            random_state=derive_seed(self.seed, "classifier") % 2**31,
+        )
         self.classifier_ = make_pipeline(StandardScaler(), clf)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*Maximum iterations.*")  # the authors' 200 iterations
@@ -450,9 +483,15 @@ class TableGanMCA(Attack):
         t = self.threshold(scores)
         flagged = scores > t
         if not flagged.any():
-            warnings.warn(f"the threshold {t:.4g} ({self.rule}) flags no record: the attack recovers nothing",
-                          RuntimeWarning, stacklevel=2)  # fmt: skip
+            warnings.warn(
+                f"the threshold {t:.4g} ({self.rule}) flags no record: the attack recovers nothing",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         elif flagged.all():
-            warnings.warn(f"the threshold {t:.4g} ({self.rule}) flags every record: the attack cannot tell them apart",
-                          RuntimeWarning, stacklevel=2)  # fmt: skip
+            warnings.warn(
+                f"the threshold {t:.4g} ({self.rule}) flags every record: the attack cannot tell them apart",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         return release.assign(frequency=self._frequency(release), score=scores, flagged=flagged)

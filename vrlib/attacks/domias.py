@@ -140,8 +140,14 @@ class DOMIAS(_PointwiseAttack):
     synthetic_density_, reference_density_ : fitted estimators
     """
 
-    def __init__(self, estimator: str = "kde", density_params: dict | None = None, seed: int = 0,
-                 synthetic_density=None, reference_density=None):  # fmt: skip
+    def __init__(
+        self,
+        estimator: str = "kde",
+        density_params: dict | None = None,
+        seed: int = 0,
+        synthetic_density=None,
+        reference_density=None,
+    ):
         self.estimator = estimator
         self.density_params = density_params
         self.seed = seed
@@ -151,8 +157,12 @@ class DOMIAS(_PointwiseAttack):
     def fit(self, synthetic, reference) -> "DOMIAS":
         """Fit ``p_G`` on ``synthetic`` and ``p_R`` on ``reference`` (both (n, d), same columns)."""
         syn, ref = self._check_fit(synthetic, reference)
-        self.synthetic_density_ = self.synthetic_density or _density(self.estimator, self.density_params, self.seed).fit(syn)
-        self.reference_density_ = self.reference_density or _density(self.estimator, self.density_params, self.seed).fit(ref)
+        self.synthetic_density_ = self.synthetic_density or _density(
+            self.estimator, self.density_params, self.seed
+        ).fit(syn)
+        self.reference_density_ = self.reference_density or _density(
+            self.estimator, self.density_params, self.seed
+        ).fit(ref)
         return self
 
     def score(self, X) -> np.ndarray:
@@ -170,8 +180,9 @@ class Eq1(_PointwiseAttack):
 
     uses_reference = False
 
-    def __init__(self, estimator: str = "kde", density_params: dict | None = None, seed: int = 0,
-                 synthetic_density=None):  # fmt: skip
+    def __init__(
+        self, estimator: str = "kde", density_params: dict | None = None, seed: int = 0, synthetic_density=None
+    ):
         self.estimator = estimator
         self.density_params = density_params
         self.seed = seed
@@ -179,7 +190,9 @@ class Eq1(_PointwiseAttack):
 
     def fit(self, synthetic, reference=None) -> "Eq1":
         syn, _ = self._check_fit(synthetic, reference)
-        self.synthetic_density_ = self.synthetic_density or _density(self.estimator, self.density_params, self.seed).fit(syn)
+        self.synthetic_density_ = self.synthetic_density or _density(
+            self.estimator, self.density_params, self.seed
+        ).fit(syn)
         return self
 
     def score(self, X) -> np.ndarray:
@@ -217,8 +230,17 @@ class LOGAN0(_PointwiseAttack):
 
     uses_reference = False
 
-    def __init__(self, epochs: int = 100, batch_size: int = 128, hidden: int = 64, latent_dim: int = 16,
-                 lr: float = 2e-4, seed: int = 0, threads: int | None = 1, device: str | None = None):  # fmt: skip
+    def __init__(
+        self,
+        epochs: int = 100,
+        batch_size: int = 128,
+        hidden: int = 64,
+        latent_dim: int = 16,
+        lr: float = 2e-4,
+        seed: int = 0,
+        threads: int | None = 1,
+        device: str | None = None,
+    ):
         self.epochs = epochs
         self.batch_size = batch_size
         self.hidden = hidden
@@ -243,10 +265,12 @@ class LOGAN0(_PointwiseAttack):
             nn = torch.nn
             with torch.random.fork_rng(devices=[]):  # module init draws from the global generator
                 torch.manual_seed(int(self.seed))
-                gen = nn.Sequential(nn.Linear(self.latent_dim, h), nn.ReLU(), nn.Linear(h, h), nn.ReLU(),
-                                    nn.Linear(h, d)).to(device)  # fmt: skip
-                disc = nn.Sequential(nn.Linear(d, h), nn.LeakyReLU(0.2), nn.Linear(h, h), nn.LeakyReLU(0.2),
-                                     nn.Linear(h, 1)).to(device)  # fmt: skip
+                gen = nn.Sequential(
+                    nn.Linear(self.latent_dim, h), nn.ReLU(), nn.Linear(h, h), nn.ReLU(), nn.Linear(h, d)
+                ).to(device)
+                disc = nn.Sequential(
+                    nn.Linear(d, h), nn.LeakyReLU(0.2), nn.Linear(h, h), nn.LeakyReLU(0.2), nn.Linear(h, 1)
+                ).to(device)
             opt_g = torch.optim.Adam(gen.parameters(), lr=self.lr, betas=(0.5, 0.999))
             opt_d = torch.optim.Adam(disc.parameters(), lr=self.lr, betas=(0.5, 0.999))
             bce = nn.functional.binary_cross_entropy_with_logits
@@ -313,8 +337,17 @@ class LOGAND1(_PointwiseAttack):
     device : str, optional
     """
 
-    def __init__(self, hidden_layer_sizes=(256, 256), epochs: int = 100, batch_size: int = 256, lr: float = 1e-3,
-                 patience: int = 5, seed: int = 0, threads: int | None = 1, device: str | None = None):  # fmt: skip
+    def __init__(
+        self,
+        hidden_layer_sizes=(256, 256),
+        epochs: int = 100,
+        batch_size: int = 256,
+        lr: float = 1e-3,
+        patience: int = 5,
+        seed: int = 0,
+        threads: int | None = 1,
+        device: str | None = None,
+    ):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.epochs = epochs
         self.batch_size = batch_size
@@ -431,8 +464,17 @@ class LOGAND1Published(_PointwiseAttack):
         How many batch rows had label 0 (reference) and 1 (synthetic), over all steps.
     """
 
-    def __init__(self, n_test: int = 2000, hidden: int = 256, batch_size: int = 256, lr: float = 1e-3,
-                 steps_per_record: float = 300, seed: int = 0, threads: int | None = 1, device: str | None = None):  # fmt: skip
+    def __init__(
+        self,
+        n_test: int = 2000,
+        hidden: int = 256,
+        batch_size: int = 256,
+        lr: float = 1e-3,
+        steps_per_record: float = 300,
+        seed: int = 0,
+        threads: int | None = 1,
+        device: str | None = None,
+    ):
         self.n_test = n_test
         self.hidden = hidden
         self.batch_size = batch_size
@@ -461,8 +503,13 @@ class LOGAND1Published(_PointwiseAttack):
         with torch_threads(self.threads):
             with torch.random.fork_rng(devices=[]):  # module init draws from the global generator
                 torch.manual_seed(int(self.seed))
-                net = nn.Sequential(nn.Linear(X.shape[1], self.hidden), nn.ReLU(), nn.Linear(self.hidden, self.hidden),
-                                    nn.ReLU(), nn.Linear(self.hidden, 2)).to(device)  # fmt: skip
+                net = nn.Sequential(
+                    nn.Linear(X.shape[1], self.hidden),
+                    nn.ReLU(),
+                    nn.Linear(self.hidden, self.hidden),
+                    nn.ReLU(),
+                    nn.Linear(self.hidden, 2),
+                ).to(device)
             opt = torch.optim.Adam(net.parameters(), lr=self.lr)
             data = torch.as_tensor(X, dtype=torch.float32, device=device)
             target = torch.as_tensor(y, device=device)

@@ -31,9 +31,15 @@ from vrlib.data import Schema
 from vrlib.errors import VrlibError
 
 __all__ = [
-    "QueryAttack", "choose_subsets", "superset_sums", "match_patterns", "query_answers",
-    "subset_columns", "OPERATORS", "MAX_ATTRIBUTES",
-]  # fmt: skip
+    "QueryAttack",
+    "choose_subsets",
+    "superset_sums",
+    "match_patterns",
+    "query_answers",
+    "subset_columns",
+    "OPERATORS",
+    "MAX_ATTRIBUTES",
+]
 
 OPERATORS = ("<=", ">=")
 MAX_ATTRIBUTES = 24  # 2^24 counts per dataset (64 MB) is the most the full table may take
@@ -290,8 +296,16 @@ class QueryAttack(Attack):
     that the predictions are the same.
     """
 
-    def __init__(self, schema: Schema, n_queries: int = 100_000, operator: str = "<=", seed: int = 0,
-                 n_jobs: int | None = None, n_estimators: int = 100, max_depth: int = 10):  # fmt: skip
+    def __init__(
+        self,
+        schema: Schema,
+        n_queries: int = 100_000,
+        operator: str = "<=",
+        seed: int = 0,
+        n_jobs: int | None = None,
+        n_estimators: int = 100,
+        max_depth: int = 10,
+    ):
         self.schema = schema
         self.n_queries = n_queries
         self.operator = operator
@@ -341,15 +355,17 @@ class QueryAttack(Attack):
         self.keep_ = X.max(axis=0) != X.min(axis=0)
         self.prior_ = float(labels.mean())
         if not self.keep_.any():
-            warnings.warn("every query answer is constant across the datasets: the attack cannot learn",
-                          UserWarning, stacklevel=2)  # fmt: skip
+            warnings.warn(
+                "every query answer is constant across the datasets: the attack cannot learn", UserWarning, stacklevel=2
+            )
             self.classifier_ = None
             return self
         # float32 is what the forest works in anyway, at half the memory.
         Xk = X[:, self.keep_].astype(np.float32)
         n_jobs = parallel.default_n_jobs() if self.n_jobs is None else self.n_jobs
-        self.classifier_ = RandomForestClassifier(n_estimators=self.n_estimators, max_depth=self.max_depth,
-                                                  random_state=self.seed, n_jobs=n_jobs)  # fmt: skip
+        self.classifier_ = RandomForestClassifier(
+            n_estimators=self.n_estimators, max_depth=self.max_depth, random_state=self.seed, n_jobs=n_jobs
+        )
         self.classifier_.fit(Xk, labels)
         return self
 

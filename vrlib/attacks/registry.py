@@ -82,8 +82,10 @@ class AttackSpec:
         clash = sorted(set(self.fixed) & set(params))
         if clash:
             alike = [s.name for s in REGISTRY.values() if s.factory == self.factory and s.name != self.name]
-            raise VrlibError(f"attack {self.name!r} fixes {clash} ({self.fixed}); use another name instead "
-                             f"({', '.join(alike) or 'none has other values'})")  # fmt: skip
+            raise VrlibError(
+                f"attack {self.name!r} fixes {clash} ({self.fixed}); use another name instead "
+                f"({', '.join(alike) or 'none has other values'})"
+            )
         accepted = self.parameters()
         unknown = sorted(set(params) - set(accepted))
         if unknown:

@@ -72,7 +72,7 @@ def epsilon_lower_bound(in_scores, out_scores, level: float = 0.95) -> float:
     a, b = np.asarray(in_scores, float), np.asarray(out_scores, float)
     if len(a) < 4 or len(b) < 4:
         raise VrlibError("an ε bound needs at least 4 IN and 4 OUT games")
-    a1, a2, b1, b2 = a[: len(a) // 2], a[len(a) // 2:], b[: len(b) // 2], b[len(b) // 2:]
+    a1, a2, b1, b2 = a[: len(a) // 2], a[len(a) // 2 :], b[: len(b) // 2], b[len(b) // 2 :]
 
     def estimate(t):
         tpr = ((a1 >= t).sum() + 0.5) / (len(a1) + 1)
@@ -92,10 +92,24 @@ def epsilon_lower_bound(in_scores, out_scores, level: float = 0.95) -> float:
     return float(max(bounds))
 
 
-def play(train: pd.DataFrame, holdout: pd.DataFrame, schema: Schema, generator: str, vulnerability,
-         epsilon: float | None = None, generator_params: dict | None = None, n_targets: int = 5,
-         n_records: int | None = 1000, n_synth: int | None = None, n_games: int = 100, n_neighbors: int = 5,
-         seed: int = 0, level: float = 0.95, n_jobs: int | None = None, cache: bool = False) -> dict:  # fmt: skip
+def play(
+    train: pd.DataFrame,
+    holdout: pd.DataFrame,
+    schema: Schema,
+    generator: str,
+    vulnerability,
+    epsilon: float | None = None,
+    generator_params: dict | None = None,
+    n_targets: int = 5,
+    n_records: int | None = 1000,
+    n_synth: int | None = None,
+    n_games: int = 100,
+    n_neighbors: int = 5,
+    seed: int = 0,
+    level: float = 0.95,
+    n_jobs: int | None = None,
+    cache: bool = False,
+) -> dict:
     """Play the model-seeded game for the most vulnerable records and random controls.
 
     Parameters
@@ -167,40 +181,87 @@ def play(train: pd.DataFrame, holdout: pd.DataFrame, schema: Schema, generator: 
     position = {int(r): i for i, r in enumerate(d_rows)}
     n_synth = n_synth or n_d
     n_in, n_out = n_games // 2, n_games - n_games // 2
-    jobs = [SynthesisJob(table, schema, generator, n_synth, derive_seed(seed, "game in fit", k),
-                         derive_seed(seed, "game in sample", k), rows=np.arange(n_d), params=params or None)
-            for k in range(n_in)]  # fmt: skip
+    jobs = [
+        SynthesisJob(
+            table,
+            schema,
+            generator,
+            n_synth,
+            derive_seed(seed, "game in fit", k),
+            derive_seed(seed, "game in sample", k),
+            rows=np.arange(n_d),
+            params=params or None,
+        )
+        for k in range(n_in)
+    ]
     for t in targets:
         rows = np.r_[np.delete(np.arange(n_d), position[int(t)]), ref_pos]
-        jobs += [SynthesisJob(table, schema, generator, n_synth, derive_seed(seed, "game out fit", int(t), k),
-                              derive_seed(seed, "game out sample", int(t), k), rows=rows, params=params or None)
-                 for k in range(n_out)]  # fmt: skip
+        jobs += [
+            SynthesisJob(
+                table,
+                schema,
+                generator,
+                n_synth,
+                derive_seed(seed, "game out fit", int(t), k),
+                derive_seed(seed, "game out sample", int(t), k),
+                rows=rows,
+                params=params or None,
+            )
+            for k in range(n_out)
+        ]
     arrays = synthesize(jobs, cache=cache, n_jobs=n_jobs, progress=False)
     categories = jobs[0].category_sets()
-    frames = [decode_table(a["codes"], a["continuous"], schema, categories, columns=list(table.columns)) for a in arrays]
+    frames = [
+        decode_table(a["codes"], a["continuous"], schema, categories, columns=list(table.columns)) for a in arrays
+    ]
     encoder = TableEncoder(schema).fit(pd.concat([table, *frames[:1]], ignore_index=True))
     target_level = 1 - (1 - level) / len(targets)
     attack = make_attack("closeness", schema=schema, n_neighbors=n_neighbors, encoder=encoder)
     labels = np.r_[np.ones(n_in), np.zeros(n_out)]
     rows = []
     for j, t in enumerate(targets):
-        datasets = frames[:n_in] + frames[n_in + j * n_out: n_in + (j + 1) * n_out]
+        datasets = frames[:n_in] + frames[n_in + j * n_out : n_in + (j + 1) * n_out]
         scores = attack.fit(datasets, labels, train.iloc[[int(t)]]).score(datasets)  # nothing learnt: no leak
         s_in, s_out = scores[:n_in], scores[n_in:]
         auc = delong_auc(labels, scores, level)
-        rows.append({"index": int(t), "group": "most vulnerable" if j < len(top) else "random control",
-                     "vk": float(vk[int(t)]), "auc": auc["auc"], "ci_low": auc["ci_low"], "ci_high": auc["ci_high"],
-                     "epsilon_lower": epsilon_lower_bound(s_in, s_out, target_level)})  # fmt: skip
+        rows.append(
+            {
+                "index": int(t),
+                "group": "most vulnerable" if j < len(top) else "random control",
+                "vk": float(vk[int(t)]),
+                "auc": auc["auc"],
+                "ci_low": auc["ci_low"],
+                "ci_high": auc["ci_high"],
+                "epsilon_lower": epsilon_lower_bound(s_in, s_out, target_level),
+            }
+        )
     per = pd.DataFrame(rows)
-    groups = per.groupby("group", sort=False).agg(n=("auc", "size"), mean_auc=("auc", "mean"),
-                                                  max_epsilon_lower=("epsilon_lower", "max")).reset_index()  # fmt: skip
+    groups = (
+        per.groupby("group", sort=False)
+        .agg(n=("auc", "size"), mean_auc=("auc", "mean"), max_epsilon_lower=("epsilon_lower", "max"))
+        .reset_index()
+    )
     eps_low = float(per["epsilon_lower"].max())
     respected = None if epsilon is None else bool(eps_low <= epsilon)
-    sentence = (f"Model-seeded game with {generator} on D = {n_d} training records, {n_games} games per target: "
-                f"mean AUC {groups['mean_auc'].iloc[0]:.3f} for the {len(top)} most vulnerable records"
-                + (f", {groups['mean_auc'].iloc[1]:.3f} for {len(controls)} random controls" if len(groups) > 1 else "")
-                + f"; empirical ε lower bound {eps_low:.3f} (holds with probability {level:.0%})"
-                + ("" if epsilon is None else f", declared ε = {epsilon:g}") + ".")  # fmt: skip
-    return {"generator": generator, "generator_params": params, "epsilon": epsilon, "epsilon_lower": eps_low,
-            "epsilon_respected": respected, "n_records": n_d, "n_synth": n_synth, "n_games": n_games,
-            "level": level, "targets": rows, "groups": groups.to_dict(orient="records"), "sentence": sentence}  # fmt: skip
+    sentence = (
+        f"Model-seeded game with {generator} on D = {n_d} training records, {n_games} games per target: "
+        f"mean AUC {groups['mean_auc'].iloc[0]:.3f} for the {len(top)} most vulnerable records"
+        + (f", {groups['mean_auc'].iloc[1]:.3f} for {len(controls)} random controls" if len(groups) > 1 else "")
+        + f"; empirical ε lower bound {eps_low:.3f} (holds with probability {level:.0%})"
+        + ("" if epsilon is None else f", declared ε = {epsilon:g}")
+        + "."
+    )
+    return {
+        "generator": generator,
+        "generator_params": params,
+        "epsilon": epsilon,
+        "epsilon_lower": eps_low,
+        "epsilon_respected": respected,
+        "n_records": n_d,
+        "n_synth": n_synth,
+        "n_games": n_games,
+        "level": level,
+        "targets": rows,
+        "groups": groups.to_dict(orient="records"),
+        "sentence": sentence,
+    }

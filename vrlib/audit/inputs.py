@@ -74,8 +74,9 @@ def read_tables(train, synthetic, holdout, categorical, continuous, na_values=()
     return (*check_tables(*tables, schema), schema)
 
 
-def check_tables(train: pd.DataFrame, synthetic: pd.DataFrame, holdout: pd.DataFrame, schema: Schema,
-                 max_overlap: float = 0.05) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:  # fmt: skip
+def check_tables(
+    train: pd.DataFrame, synthetic: pd.DataFrame, holdout: pd.DataFrame, schema: Schema, max_overlap: float = 0.05
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Check the three tables against ``schema`` and each other; return them with shared categories.
 
     Parameters

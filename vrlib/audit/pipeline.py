@@ -76,7 +76,9 @@ class AuditResult:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         paths = {"summary": out / "summary.json", "records": out / "records.csv", "report": out / "report.html"}
-        paths["summary"].write_text(json.dumps(_plain(self.summary), indent=1, allow_nan=False) + "\n", encoding="utf-8")
+        paths["summary"].write_text(
+            json.dumps(_plain(self.summary), indent=1, allow_nan=False) + "\n", encoding="utf-8"
+        )
         self.records.to_csv(paths["records"], index=False, float_format="%.10g", lineterminator="\n")
         paths["report"].write_text(render_html(self), encoding="utf-8")
         return paths
@@ -95,11 +97,32 @@ def _plain(value):
     return value
 
 
-def audit(train: pd.DataFrame, synthetic: pd.DataFrame, holdout: pd.DataFrame, schema: Schema, *, seed: int = 0,
-          fdr: float = 0.05, combine: str = "fisher", attacks=ATTACKS, merged=MERGED, k: int = 5, known=None, secret=None,
-          wp29: bool = True, n_wp29_attacks: int = 2000, generator: str | None = None, epsilon: float | None = None,
-          game_params: dict | None = None, policy=None, show_values: bool = False, max_density_rows: int = 10_000,
-          logan_epochs: int = 100, level: float = 0.95, out=None) -> AuditResult:  # fmt: skip
+def audit(
+    train: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    holdout: pd.DataFrame,
+    schema: Schema,
+    *,
+    seed: int = 0,
+    fdr: float = 0.05,
+    combine: str = "fisher",
+    attacks=ATTACKS,
+    merged=MERGED,
+    k: int = 5,
+    known=None,
+    secret=None,
+    wp29: bool = True,
+    n_wp29_attacks: int = 2000,
+    generator: str | None = None,
+    epsilon: float | None = None,
+    game_params: dict | None = None,
+    policy=None,
+    show_values: bool = False,
+    max_density_rows: int = 10_000,
+    logan_epochs: int = 100,
+    level: float = 0.95,
+    out=None,
+) -> AuditResult:
     """Audit a synthetic release of ``train``: per-record membership risk, release-level risks, intervals.
 
     Parameters
@@ -173,9 +196,17 @@ def audit(train: pd.DataFrame, synthetic: pd.DataFrame, holdout: pd.DataFrame, s
     seconds["checks"] = time.perf_counter() - t0
 
     t = time.perf_counter()
-    member_scores, null_scores = membership_scores(train, null, synthetic, reference, schema, seed=seed,
-                                                   attacks=attacks, max_density_rows=max_density_rows,
-                                                   logan_epochs=logan_epochs)  # fmt: skip
+    member_scores, null_scores = membership_scores(
+        train,
+        null,
+        synthetic,
+        reference,
+        schema,
+        seed=seed,
+        attacks=attacks,
+        max_density_rows=max_density_rows,
+        logan_epochs=logan_epochs,
+    )
     seconds["attacks"] = time.perf_counter() - t
     member_p = pd.DataFrame({a: pv.empirical_pvalues(member_scores[a], null_scores[a]) for a in member_scores})
     null_p = pd.DataFrame({a: pv.null_pvalues(null_scores[a]) for a in null_scores})
@@ -191,8 +222,17 @@ def audit(train: pd.DataFrame, synthetic: pd.DataFrame, holdout: pd.DataFrame, s
     t = time.perf_counter()
     vk = vulnerability_scores(train, schema, k=k).to_numpy()
     seconds["vulnerability"] = time.perf_counter() - t
-    records = records_table(train, member_scores.drop(columns="combined"), member_p, member_merged, p_combined, q_values,
-                            flagged, vk, show_values)  # fmt: skip
+    records = records_table(
+        train,
+        member_scores.drop(columns="combined"),
+        member_p,
+        member_merged,
+        p_combined,
+        q_values,
+        flagged,
+        vk,
+        show_values,
+    )
 
     t = time.perf_counter()
     auc = membership_auc(member_scores["combined"], null_scores["combined"], level)
@@ -208,10 +248,22 @@ def audit(train: pd.DataFrame, synthetic: pd.DataFrame, holdout: pd.DataFrame, s
     summary = {
         "vrlib_version": vrlib.__version__,
         "seed": int(seed),
-        "settings": {"attacks": list(member_p.columns), "merged_attacks": use, "combine": combine, "fdr": fdr, "k": k, "level": level,
-                     "max_density_rows": max_density_rows, "logan_epochs": logan_epochs, "show_values": show_values,
-                     "n_train": len(train), "n_synthetic": len(synthetic), "n_holdout": len(holdout),
-                     "n_reference": len(reference), "n_null": len(null)},  # fmt: skip
+        "settings": {
+            "attacks": list(member_p.columns),
+            "merged_attacks": use,
+            "combine": combine,
+            "fdr": fdr,
+            "k": k,
+            "level": level,
+            "max_density_rows": max_density_rows,
+            "logan_epochs": logan_epochs,
+            "show_values": show_values,
+            "n_train": len(train),
+            "n_synthetic": len(synthetic),
+            "n_holdout": len(holdout),
+            "n_reference": len(reference),
+            "n_null": len(null),
+        },
         "membership_auc": auc,
         "membership_auc_ci": [auc["ci_low"], auc["ci_high"]],
         "attack_auc": per_attack,
@@ -227,8 +279,9 @@ def audit(train: pd.DataFrame, synthetic: pd.DataFrame, holdout: pd.DataFrame, s
     summary["disagreements"] = disagreements(shares, n_verbatim or 0, n_flagged, auc, fdr)
     if wp29:
         t = time.perf_counter()
-        summary["wp29"] = wp29_risks(train, synthetic, null, schema, known=known, secret=secret,
-                                     n_attacks=n_wp29_attacks, seed=seed, level=level)  # fmt: skip
+        summary["wp29"] = wp29_risks(
+            train, synthetic, null, schema, known=known, secret=secret, n_attacks=n_wp29_attacks, seed=seed, level=level
+        )
         seconds["wp29"] = time.perf_counter() - t
     else:
         summary["wp29"] = None
@@ -237,8 +290,9 @@ def audit(train: pd.DataFrame, synthetic: pd.DataFrame, holdout: pd.DataFrame, s
         from vrlib.audit.game import play
 
         t = time.perf_counter()
-        summary["game"] = play(train, holdout, schema, generator, vk, epsilon=epsilon, seed=seed, level=level,
-                               **(game_params or {}))  # fmt: skip
+        summary["game"] = play(
+            train, holdout, schema, generator, vk, epsilon=epsilon, seed=seed, level=level, **(game_params or {})
+        )
         seconds["game"] = time.perf_counter() - t
     summary["policy"] = check_policy(summary, policy) if policy is not None else None
     result = AuditResult(summary, records, deciles, member_scores, null_scores, seconds)

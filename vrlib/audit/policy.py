@@ -24,7 +24,10 @@ EXIT_VIOLATED = 3
 
 RULES = {
     "max_membership_auc": ("membership AUC", lambda s: s["membership_auc"]["auc"]),
-    "max_membership_auc_ci_low": ("lower end of the membership AUC's interval", lambda s: s["membership_auc"]["ci_low"]),
+    "max_membership_auc_ci_low": (
+        "lower end of the membership AUC's interval",
+        lambda s: s["membership_auc"]["ci_low"],
+    ),
     "max_tpr_at_fpr_0.001": ("TPR at 0.1 % FPR", lambda s: s["tpr_at_fpr"]["0.001"]["tpr"]),
     "max_tpr_at_fpr_0.01": ("TPR at 1 % FPR", lambda s: s["tpr_at_fpr"]["0.01"]["tpr"]),
     "max_flagged": ("records flagged at the stated false-discovery rate", lambda s: s["n_flagged"]),
@@ -32,7 +35,10 @@ RULES = {
     "max_singling_out": ("singling-out risk", lambda s: (s.get("wp29") or {}).get("singling_out", {}).get("risk")),
     "max_linkability": ("linkability risk", lambda s: ((s.get("wp29") or {}).get("linkability") or {}).get("risk")),
     "max_inference": ("inference risk", lambda s: (s.get("wp29") or {}).get("inference", {}).get("risk")),
-    "max_empirical_epsilon": ("empirical ε lower bound of the game", lambda s: (s.get("game") or {}).get("epsilon_lower")),
+    "max_empirical_epsilon": (
+        "empirical ε lower bound of the game",
+        lambda s: (s.get("game") or {}).get("epsilon_lower"),
+    ),
 }
 
 

@@ -26,8 +26,17 @@ def risk_order(p_combined, merged, tiebreak) -> np.ndarray:
     return np.lexsort((np.arange(len(p_combined)), -np.asarray(tiebreak, float), -merged, p_combined))
 
 
-def records_table(train: pd.DataFrame, scores: pd.DataFrame, pvalues: pd.DataFrame, merged, p_combined, q_values,
-                  flagged, vulnerability, show_values: bool = False) -> pd.DataFrame:  # fmt: skip
+def records_table(
+    train: pd.DataFrame,
+    scores: pd.DataFrame,
+    pvalues: pd.DataFrame,
+    merged,
+    p_combined,
+    q_values,
+    flagged,
+    vulnerability,
+    show_values: bool = False,
+) -> pd.DataFrame:
     """The per-record table, sorted by ``risk_rank``.
 
     Parameters

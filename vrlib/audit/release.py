@@ -79,13 +79,22 @@ def tpr_at_fpr(member_scores, null_scores, fpr: float, level: float = 0.95) -> d
     t_low = null[k_hi] if k_hi < m else -np.inf  # t* >= the (k_hi + 1)-th largest
     low = clopper_pearson(above(t_high), n, 1 - half)[0]
     high = clopper_pearson(above(t_low), n, 1 - half)[1]
-    return {"fpr": fpr, "tpr": tp / n, "ci_low": low, "ci_high": high, "threshold": float(threshold),
-            "false_positives": int((null > threshold).sum()), "true_positives": tp,
-            "n_members": n, "n_null": m}  # fmt: skip
+    return {
+        "fpr": fpr,
+        "tpr": tp / n,
+        "ci_low": low,
+        "ci_high": high,
+        "threshold": float(threshold),
+        "false_positives": int((null > threshold).sum()),
+        "true_positives": tp,
+        "n_members": n,
+        "n_null": m,
+    }
 
 
-def auc_by_decile(member_scores, null_scores, vulnerability, null_vulnerability, n_groups: int = 10,
-                  level: float = 0.95) -> pd.DataFrame:  # fmt: skip
+def auc_by_decile(
+    member_scores, null_scores, vulnerability, null_vulnerability, n_groups: int = 10, level: float = 0.95
+) -> pd.DataFrame:
     """Membership AUC of the members of each V_k decile against the null records of the same V_k range.
 
     A record's score depends on how typical it is (an isolated record is far from every
@@ -119,8 +128,16 @@ def auc_by_decile(member_scores, null_scores, vulnerability, null_vulnerability,
         lo_edge = -np.inf if g == 1 else low
         hi_edge = np.inf if g == len(parts) else float(vk[parts[g]].min())
         in_range = (null_vk >= lo_edge) & (null_vk < hi_edge)
-        row = {"decile": g, "vk_low": low, "vk_high": high, "n": len(part), "n_null": int(in_range.sum()),
-               "auc": np.nan, "ci_low": np.nan, "ci_high": np.nan}  # fmt: skip
+        row = {
+            "decile": g,
+            "vk_low": low,
+            "vk_high": high,
+            "n": len(part),
+            "n_null": int(in_range.sum()),
+            "auc": np.nan,
+            "ci_low": np.nan,
+            "ci_high": np.nan,
+        }
         if len(part) >= 2 and in_range.sum() >= 2:
             res = membership_auc(member_scores[part], null_scores[in_range], level)
             row.update(auc=res["auc"], ci_low=res["ci_low"], ci_high=res["ci_high"])
@@ -128,8 +145,14 @@ def auc_by_decile(member_scores, null_scores, vulnerability, null_vulnerability,
     return pd.DataFrame(rows, columns=["decile", "vk_low", "vk_high", "n", "n_null", "auc", "ci_low", "ci_high"])
 
 
-def distance_shares(train: pd.DataFrame, synthetic: pd.DataFrame, holdout: pd.DataFrame, schema: Schema,
-                    seed: int = 0, max_release_rows: int = 20_000) -> dict:  # fmt: skip
+def distance_shares(
+    train: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    holdout: pd.DataFrame,
+    schema: Schema,
+    seed: int = 0,
+    max_release_rows: int = 20_000,
+) -> dict:
     """The DCR and NNDR shares (see the module's docstring), on eq. 6 distances (Minkowski p = 2).
 
     Parameters
@@ -163,8 +186,12 @@ def distance_shares(train: pd.DataFrame, synthetic: pd.DataFrame, holdout: pd.Da
     ratio_release = _ratio(d_train)
     ratio_hold = _ratio(d_hh)
     nndr_share = float((ratio_release < np.median(ratio_hold)).mean())
-    return {"dcr_share": dcr_share, "dcr_safe": bool(dcr_share <= DCR_SAFE), "nndr_share": nndr_share,
-            "n_release_measured": len(release)}  # fmt: skip
+    return {
+        "dcr_share": dcr_share,
+        "dcr_safe": bool(dcr_share <= DCR_SAFE),
+        "nndr_share": nndr_share,
+        "n_release_measured": len(release),
+    }
 
 
 def _ratio(d: np.ndarray) -> np.ndarray:
@@ -177,15 +204,23 @@ def disagreements(shares: dict, n_verbatim: int, n_flagged: int, auc: dict, fdr:
     out = []
     if shares["dcr_safe"]:
         if n_verbatim:
-            out.append(f"DCR calls this release safe (share {shares['dcr_share']:.3f} <= {DCR_SAFE}); "
-                       f"{n_verbatim} training records are copied verbatim.")  # fmt: skip
+            out.append(
+                f"DCR calls this release safe (share {shares['dcr_share']:.3f} <= {DCR_SAFE}); "
+                f"{n_verbatim} training records are copied verbatim."
+            )
         if n_flagged:
-            out.append(f"DCR calls this release safe; the attacks flag {n_flagged} training records "
-                       f"at {fdr:.0%} false-discovery rate.")  # fmt: skip
+            out.append(
+                f"DCR calls this release safe; the attacks flag {n_flagged} training records "
+                f"at {fdr:.0%} false-discovery rate."
+            )
         if auc["ci_low"] > 0.5:
-            out.append(f"DCR calls this release safe; the membership AUC is {auc['auc']:.3f} "
-                       f"[{auc['ci_low']:.3f}, {auc['ci_high']:.3f}], above 0.5.")  # fmt: skip
+            out.append(
+                f"DCR calls this release safe; the membership AUC is {auc['auc']:.3f} "
+                f"[{auc['ci_low']:.3f}, {auc['ci_high']:.3f}], above 0.5."
+            )
     elif not n_verbatim and not n_flagged and auc["ci_low"] <= 0.5:
-        out.append(f"DCR calls this release unsafe (share {shares['dcr_share']:.3f} > {DCR_SAFE}); "
-                   "the attacks find no record at risk and no membership signal.")  # fmt: skip
+        out.append(
+            f"DCR calls this release unsafe (share {shares['dcr_share']:.3f} > {DCR_SAFE}); "
+            "the attacks find no record at risk and no membership signal."
+        )
     return out

@@ -50,16 +50,18 @@ def figures(result) -> dict[str, str]:
     out = {}
     rec = result.records
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
-    axes[0].scatter(rec["vk_rank"], -np.log10(rec["p_combined"]), s=4, alpha=0.4,
-                    c=np.where(rec["flagged"], "#d62728", "#1f77b4"))  # fmt: skip
+    axes[0].scatter(
+        rec["vk_rank"], -np.log10(rec["p_combined"]), s=4, alpha=0.4, c=np.where(rec["flagged"], "#d62728", "#1f77b4")
+    )
     axes[0].invert_xaxis()
     axes[0].set_xscale("log")
     axes[0].set_xlabel("V_k rank (1 = most isolated record)")
     axes[0].set_ylabel("-log10 combined p-value")
     axes[0].set_title("Per-record risk (red: flagged)")
     dec = result.deciles
-    axes[1].errorbar(dec["decile"], dec["auc"], yerr=[dec["auc"] - dec["ci_low"], dec["ci_high"] - dec["auc"]],
-                     fmt="o-", capsize=3)  # fmt: skip
+    axes[1].errorbar(
+        dec["decile"], dec["auc"], yerr=[dec["auc"] - dec["ci_low"], dec["ci_high"] - dec["auc"]], fmt="o-", capsize=3
+    )
     axes[1].axhline(0.5, color="grey", lw=1, ls="--")
     axes[1].set_xlabel("V_k decile (10 = most isolated)")
     axes[1].set_ylabel("membership AUC")
@@ -125,17 +127,24 @@ def render_html(result) -> str:
     more = f" and {len(flagged) - len(shown)} more (see records.csv)" if len(flagged) > len(shown) else ""
     verbatim = s["n_verbatim"]
     if n_flagged:
-        headline = (f"{n_flagged:,} of the {n_train:,} training records are at risk in this release: the attacks single "
-                    f"them out as members at a {st['fdr']:.0%} false-discovery rate. They are rows {which}{more} "
-                    "of the training file (0-based).")  # fmt: skip
+        headline = (
+            f"{n_flagged:,} of the {n_train:,} training records are at risk in this release: the attacks single "
+            f"them out as members at a {st['fdr']:.0%} false-discovery rate. They are rows {which}{more} "
+            "of the training file (0-based)."
+        )
     else:
-        headline = (f"No training record is flagged as at risk at a {st['fdr']:.0%} false-discovery rate "
-                    f"(of {n_train:,} records).")  # fmt: skip
+        headline = (
+            f"No training record is flagged as at risk at a {st['fdr']:.0%} false-discovery rate "
+            f"(of {n_train:,} records)."
+        )
     auc = s["membership_auc"]
-    parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>vrlib audit: privacy report</title>",
-             f"<style>{_CSS}</style></head><body>", "<h1>Privacy audit of a synthetic release</h1>",
-             f"<p class='verdict{' ok' if not n_flagged and not verbatim else ''}' id='verdict'>{_e(headline)}</p>",
-             "<p>"]  # fmt: skip
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>vrlib audit: privacy report</title>",
+        f"<style>{_CSS}</style></head><body>",
+        "<h1>Privacy audit of a synthetic release</h1>",
+        f"<p class='verdict{' ok' if not n_flagged and not verbatim else ''}' id='verdict'>{_e(headline)}</p>",
+        "<p>",
+    ]
     if verbatim is not None:
         parts.append(_e(f"{verbatim:,} training records occur verbatim in the release. "))
     parts.append(_e(f"Membership AUC (training vs holdout records): {_ci(auc)} ({level} interval; 0.5 = no signal)."))
@@ -149,20 +158,37 @@ def render_html(result) -> str:
         if pol["violations"]:
             parts.append("<ul>" + "".join(f"<li>{_e(v)}</li>" for v in pol["violations"]) + "</ul>")
     top = rec.head(20).copy()
-    keep = [c for c in top.columns if c in ("index", "risk_rank", "vk_rank", "copies", "p_combined", "q_value",
-                                             "flagged") or c.startswith("value_")]  # fmt: skip
+    keep = [
+        c
+        for c in top.columns
+        if c in ("index", "risk_rank", "vk_rank", "copies", "p_combined", "q_value", "flagged")
+        or c.startswith("value_")
+    ]
     parts.append("<h2>The records most at risk</h2>")
     if not st["show_values"]:
-        parts.append("<p class='small'>Record values are hidden (the report is itself sensitive); "
-                     "rerun with --show-values to include them.</p>")  # fmt: skip
+        parts.append(
+            "<p class='small'>Record values are hidden (the report is itself sensitive); "
+            "rerun with --show-values to include them.</p>"
+        )
     parts.append(_table(top[keep]))
     figs = figures(result)
     parts.append("<h2>Release-level membership risk</h2>")
     rows = [("combined", _ci(auc))] + [(a, _ci(d)) for a, d in s["attack_auc"].items()]
     parts.append(_table(pd.DataFrame(rows, columns=["score", f"AUC [{level} DeLong interval]"])))
     rows = [(f"{float(f):.1%}", _ci(d), d["true_positives"], d["false_positives"]) for f, d in s["tpr_at_fpr"].items()]
-    parts.append(_table(pd.DataFrame(rows, columns=["FPR at most", f"TPR [{level} interval, threshold noise included]",
-                                                    "members called", "holdout records called"])))  # fmt: skip
+    parts.append(
+        _table(
+            pd.DataFrame(
+                rows,
+                columns=[
+                    "FPR at most",
+                    f"TPR [{level} interval, threshold noise included]",
+                    "members called",
+                    "holdout records called",
+                ],
+            )
+        )
+    )
     parts.append(f"<img alt='risk against V_k' src='data:image/png;base64,{figs['risk_vs_vk']}'>")
     parts.append(f"<img alt='score distributions' src='data:image/png;base64,{figs['scores']}'>")
     parts.append(f"<img alt='ROC at low FPR' src='data:image/png;base64,{figs['roc']}'>")
@@ -172,26 +198,39 @@ def render_html(result) -> str:
         w = s["wp29"]
         parts.append("<h2>Singling out, linkability, inference (WP29)</h2>")
         tm = w["threat_model"]
-        parts.append(_e(f"Threat model: the attacker knows {', '.join(tm['known'])}; the secret is {tm['secret']} "
-                        "(change with --known and --secret). Risk = excess success on training records over "
-                        "holdout records, scaled to [0, 1]."))  # fmt: skip
-        rows = [(name, _ci(d), f"{d['main']['rate']:.3f}", f"{d['control']['rate']:.3f}")
-                for name in ("singling_out", "linkability", "inference") if (d := w.get(name))]
-        parts.append(_table(pd.DataFrame(rows, columns=["risk", f"value [{level}]", "success on training",
-                                                        "success on holdout"])))  # fmt: skip
+        parts.append(
+            _e(
+                f"Threat model: the attacker knows {', '.join(tm['known'])}; the secret is {tm['secret']} "
+                "(change with --known and --secret). Risk = excess success on training records over "
+                "holdout records, scaled to [0, 1]."
+            )
+        )
+        rows = [
+            (name, _ci(d), f"{d['main']['rate']:.3f}", f"{d['control']['rate']:.3f}")
+            for name in ("singling_out", "linkability", "inference")
+            if (d := w.get(name))
+        ]
+        parts.append(
+            _table(
+                pd.DataFrame(rows, columns=["risk", f"value [{level}]", "success on training", "success on holdout"])
+            )
+        )
     d = s["distance_shares"]
     parts.append("<h2>Distance shares (shown beside the attacks, not instead of them)</h2>")
-    parts.append(_e(f"DCR share (released records nearer a training than a holdout record): {d['dcr_share']:.3f}; "
-                    f"NNDR share: {d['nndr_share']:.3f}. Both are 0.5 for a release independent of its training "
-                    "data. Distance shares can call a release safe that membership attacks break."))  # fmt: skip
+    parts.append(
+        _e(
+            f"DCR share (released records nearer a training than a holdout record): {d['dcr_share']:.3f}; "
+            f"NNDR share: {d['nndr_share']:.3f}. Both are 0.5 for a release independent of its training "
+            "data. Distance shares can call a release safe that membership attacks break."
+        )
+    )
     if s.get("game"):
         g = s["game"]
         parts.append("<h2>Model-seeded game</h2>")
         parts.append(_e(g["sentence"]))
         parts.append(_table(pd.DataFrame(g["groups"])))
     parts.append("<h2>Settings</h2><p class='small'>")
-    parts.append(_e(f"vrlib {s['vrlib_version']}, seed {s['seed']}; " +
-                    "; ".join(f"{k} = {v}" for k, v in st.items())))  # fmt: skip
+    parts.append(_e(f"vrlib {s['vrlib_version']}, seed {s['seed']}; " + "; ".join(f"{k} = {v}" for k, v in st.items())))
     if result.seconds:
         parts.append(_e("; wall time: " + ", ".join(f"{k} {v:.1f} s" for k, v in result.seconds.items())))
     parts.append("</p></body></html>")

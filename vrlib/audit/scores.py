@@ -43,8 +43,9 @@ REGISTRY_NAMES = {"copies": "copies", "distance": "distance_ratio", "domias": "d
 ATTACKS = tuple(REGISTRY_NAMES)
 
 
-def density_view(df: pd.DataFrame, schema: Schema, mean: np.ndarray, std: np.ndarray, jitter: float = 0.0,
-                 seed: int = 0) -> np.ndarray:  # fmt: skip
+def density_view(
+    df: pd.DataFrame, schema: Schema, mean: np.ndarray, std: np.ndarray, jitter: float = 0.0, seed: int = 0
+) -> np.ndarray:
     """The attacks' numeric view of a table: standardised continuous columns, then one-hot blocks.
 
     Parameters
@@ -73,13 +74,24 @@ def density_view(df: pd.DataFrame, schema: Schema, mean: np.ndarray, std: np.nda
         blocks.append(onehot)
     X = np.hstack(blocks)
     if jitter > 0:
-        X[:, cont.shape[1]:] += np.random.default_rng(seed).normal(scale=jitter, size=(len(X), X.shape[1] - cont.shape[1]))
+        X[:, cont.shape[1] :] += np.random.default_rng(seed).normal(
+            scale=jitter, size=(len(X), X.shape[1] - cont.shape[1])
+        )
     return X
 
 
-def membership_scores(train: pd.DataFrame, null: pd.DataFrame, synthetic: pd.DataFrame, reference: pd.DataFrame,
-                      schema: Schema, seed: int = 0, attacks=ATTACKS, max_density_rows: int = 10_000,
-                      jitter: float = 0.1, logan_epochs: int = 100) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
+def membership_scores(
+    train: pd.DataFrame,
+    null: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    reference: pd.DataFrame,
+    schema: Schema,
+    seed: int = 0,
+    attacks=ATTACKS,
+    max_density_rows: int = 10_000,
+    jitter: float = 0.1,
+    logan_epochs: int = 100,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every attack's score for the training records and for the null records.
 
     Parameters
@@ -128,13 +140,17 @@ def membership_scores(train: pd.DataFrame, null: pd.DataFrame, synthetic: pd.Dat
         mean = cont.mean(axis=0) if cont.shape[1] else np.zeros(0)
         std = cont.std(axis=0) if cont.shape[1] else np.ones(0)
         std = np.where(std > 0, std, 1.0)
-        views = {name: density_view(df, schema, mean, std) for name, df in
-                 (("train", train), ("null", null), ("synthetic", synthetic), ("reference", reference))}  # fmt: skip
+        views = {
+            name: density_view(df, schema, mean, std)
+            for name, df in (("train", train), ("null", null), ("synthetic", synthetic), ("reference", reference))
+        }
     if "domias" in attacks:
         rng = np.random.default_rng(derive_seed(seed, "audit density rows"))
         rows = np.sort(rng.permutation(len(synthetic))[:max_density_rows])
-        jittered = {name: density_view(df, schema, mean, std, jitter, derive_seed(seed, "audit jitter", name))
-                    for name, df in (("synthetic", synthetic.iloc[rows]), ("reference", reference))}  # fmt: skip
+        jittered = {
+            name: density_view(df, schema, mean, std, jitter, derive_seed(seed, "audit jitter", name))
+            for name, df in (("synthetic", synthetic.iloc[rows]), ("reference", reference))
+        }
         model = make_attack("domias_kde", seed=seed).fit(jittered["synthetic"], jittered["reference"])
         out_train["domias"] = model.score(views["train"])
         out_null["domias"] = model.score(views["null"])

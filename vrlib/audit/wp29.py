@@ -85,23 +85,42 @@ def _risk(name: str, main: dict, control: dict, level: float) -> dict:
     def excess(m, c):
         return (m - c) / (1 - c) if c < 1 else 0.0
 
-    return {"risk": max(0.0, excess(main["rate"], control["rate"])),
-            "ci_low": max(0.0, excess(main["ci_low"], control["ci_high"])),
-            "ci_high": min(1.0, max(0.0, excess(main["ci_high"], control["ci_low"]))),
-            "main": main, "control": control, "level": level, "attack": name}  # fmt: skip
+    return {
+        "risk": max(0.0, excess(main["rate"], control["rate"])),
+        "ci_low": max(0.0, excess(main["ci_low"], control["ci_high"])),
+        "ci_high": min(1.0, max(0.0, excess(main["ci_high"], control["ci_low"]))),
+        "main": main,
+        "control": control,
+        "level": level,
+        "attack": name,
+    }
 
 
 def _nearest(targets, synthetic, schema: Schema, columns, encoder_data) -> np.ndarray:
     sub = schema.subset(columns)
     encoder = TableEncoder(sub).fit(encoder_data[list(columns)])
-    _, idx = kneighbors_between(encoder.transform(targets[list(columns)]), encoder.transform(synthetic[list(columns)]),
-                                k=1, metric="minkowski", p=2.0)  # fmt: skip
+    _, idx = kneighbors_between(
+        encoder.transform(targets[list(columns)]),
+        encoder.transform(synthetic[list(columns)]),
+        k=1,
+        metric="minkowski",
+        p=2.0,
+    )
     return idx[:, 0]
 
 
-def wp29_risks(train: pd.DataFrame, synthetic: pd.DataFrame, control: pd.DataFrame, schema: Schema, known=None,
-               secret=None, n_attacks: int = 2000, predicate_columns: int = 4, seed: int = 0,
-               level: float = 0.95) -> dict:  # fmt: skip
+def wp29_risks(
+    train: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    control: pd.DataFrame,
+    schema: Schema,
+    known=None,
+    secret=None,
+    n_attacks: int = 2000,
+    predicate_columns: int = 4,
+    seed: int = 0,
+    level: float = 0.95,
+) -> dict:
     """Singling-out, linkability and inference risks with intervals.
 
     Parameters
@@ -139,8 +158,10 @@ def wp29_risks(train: pd.DataFrame, synthetic: pd.DataFrame, control: pd.DataFra
     n = min(n_attacks, m)
     main_targets, control_targets = main_table.iloc[rng.permutation(m)[:n]], control_table.iloc[rng.permutation(m)[:n]]
     everything = pd.concat([train, synthetic, control], ignore_index=True)
-    edges = {c: np.unique(np.quantile(control[c].to_numpy(np.float64), np.linspace(0, 1, 11)[1:-1]))
-             for c in schema.continuous}  # fmt: skip
+    edges = {
+        c: np.unique(np.quantile(control[c].to_numpy(np.float64), np.linspace(0, 1, 11)[1:-1]))
+        for c in schema.continuous
+    }
     out = {"threat_model": model}
 
     # singling out
@@ -159,11 +180,12 @@ def wp29_risks(train: pd.DataFrame, synthetic: pd.DataFrame, control: pd.DataFra
 
     # linkability
     if len(known) >= 2:
-        half_a, half_b = known[: len(known) // 2], known[len(known) // 2:]
+        half_a, half_b = known[: len(known) // 2], known[len(known) // 2 :]
         rates = []
         for targets in (main_targets, control_targets):
-            linked = _nearest(targets, synthetic, schema, half_a, everything) == _nearest(targets, synthetic, schema,
-                                                                                          half_b, everything)
+            linked = _nearest(targets, synthetic, schema, half_a, everything) == _nearest(
+                targets, synthetic, schema, half_b, everything
+            )
             rates.append(_rate(int(linked.sum()), n, level))
         out["linkability"] = _risk("linkability", *rates, level)
         out["linkability"]["columns"] = [half_a, half_b]

@@ -12,10 +12,19 @@
 import importlib
 
 _WHERE = {
-    "discover": "batch", "grade_class": "batch", "GradeReport": "grader", "TestResult": "grader",
-    "find_source": "grader", "grade": "grader", "ASSIGNMENTS_DIR": "notebooks", "assignments": "notebooks",
-    "check_sums": "notebooks", "generate": "notebooks", "release": "notebooks", "write_sums": "notebooks",
-}  # fmt: skip
+    "discover": "batch",
+    "grade_class": "batch",
+    "GradeReport": "grader",
+    "TestResult": "grader",
+    "find_source": "grader",
+    "grade": "grader",
+    "ASSIGNMENTS_DIR": "notebooks",
+    "assignments": "notebooks",
+    "check_sums": "notebooks",
+    "generate": "notebooks",
+    "release": "notebooks",
+    "write_sums": "notebooks",
+}
 
 
 def __getattr__(name):
@@ -25,5 +34,17 @@ def __getattr__(name):
     raise AttributeError(f"module 'vrlib.classroom' has no attribute {name!r}")
 
 
-__all__ = ["generate", "release", "grade", "grade_class", "discover", "GradeReport", "TestResult", "find_source",
-           "assignments", "check_sums", "write_sums", "ASSIGNMENTS_DIR"]  # fmt: skip
+__all__ = [
+    "generate",
+    "release",
+    "grade",
+    "grade_class",
+    "discover",
+    "GradeReport",
+    "TestResult",
+    "find_source",
+    "assignments",
+    "check_sums",
+    "write_sums",
+    "ASSIGNMENTS_DIR",
+]

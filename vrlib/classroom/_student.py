@@ -20,15 +20,43 @@ from vrlib.classroom.fence import apply_limits, plain, receive_bytes, send
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _PATH_EVENTS = {
-    "os.remove", "os.unlink", "os.rmdir", "os.mkdir", "os.rename", "os.replace", "os.chmod", "os.chown",
-    "os.truncate", "os.link", "os.symlink", "os.utime", "os.chflags", "os.lchflags", "os.setxattr",
-    "os.removexattr", "shutil.rmtree", "shutil.copyfile", "shutil.copymode", "shutil.copystat", "shutil.move",
-    "shutil.chown", "shutil.make_archive", "shutil.unpack_archive",
-}  # fmt: skip
+    "os.remove",
+    "os.unlink",
+    "os.rmdir",
+    "os.mkdir",
+    "os.rename",
+    "os.replace",
+    "os.chmod",
+    "os.chown",
+    "os.truncate",
+    "os.link",
+    "os.symlink",
+    "os.utime",
+    "os.chflags",
+    "os.lchflags",
+    "os.setxattr",
+    "os.removexattr",
+    "shutil.rmtree",
+    "shutil.copyfile",
+    "shutil.copymode",
+    "shutil.copystat",
+    "shutil.move",
+    "shutil.chown",
+    "shutil.make_archive",
+    "shutil.unpack_archive",
+}
 _REFUSED_EVENTS = {
-    "subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
-    "pty.spawn", "os.startfile", "webbrowser.open",
-}  # fmt: skip
+    "subprocess.Popen",
+    "os.system",
+    "os.exec",
+    "os.posix_spawn",
+    "os.spawn",
+    "os.fork",
+    "os.forkpty",
+    "pty.spawn",
+    "os.startfile",
+    "webbrowser.open",
+}
 
 
 class _Capped:
@@ -105,7 +133,9 @@ def make_hook(scratch: str, hidden: list[str]):
             for arg in args:
                 path = _fspath(arg)
                 if path is not None and not _under(path, writable):
-                    raise PermissionError(f"the grader lets a submission change files only in its scratch folder, not {path}")
+                    raise PermissionError(
+                        f"the grader lets a submission change files only in its scratch folder, not {path}"
+                    )
         elif event in _REFUSED_EVENTS:
             raise PermissionError(f"the grader does not let a submission start programs ({event})")
         elif event in ("os.kill", "os.killpg"):

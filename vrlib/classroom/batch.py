@@ -33,8 +33,19 @@ from vrlib.params import check_integer
 __all__ = ["Submission", "discover", "grade_class", "write_gradebook", "GRADEBOOK_COLUMNS", "GRADES_COLUMNS"]
 
 GRADEBOOK_COLUMNS = ["student", "assignment", "test", "points", "max_points", "status", "message"]
-GRADES_COLUMNS = ["assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",
-                  "raw_score", "late_submission_penalty", "score", "max_score"]  # nbgrader export's CSV
+GRADES_COLUMNS = [
+    "assignment",
+    "duedate",
+    "timestamp",
+    "student_id",
+    "last_name",
+    "first_name",
+    "email",
+    "raw_score",
+    "late_submission_penalty",
+    "score",
+    "max_score",
+]  # nbgrader export's CSV
 _SAFE = re.compile(r"[^A-Za-z0-9_.@+-]")
 
 
@@ -68,7 +79,9 @@ def discover(submissions, source_dir=None) -> list[Submission]:
     if not root.is_dir():
         raise VrlibError(f"{root} does not exist")
     found: list[tuple[str, Path, str]] = []
-    nbgrader_root = root / "submitted" if (root / "submitted").is_dir() else (root if root.name == "submitted" else None)
+    nbgrader_root = (
+        root / "submitted" if (root / "submitted").is_dir() else (root if root.name == "submitted" else None)
+    )
     if nbgrader_root is not None:
         for student in sorted(p for p in nbgrader_root.iterdir() if p.is_dir()):
             for assignment in sorted(p for p in student.iterdir() if p.is_dir()):
@@ -113,8 +126,9 @@ def _grade_one(sub: Submission, options: dict, feedback_dir, hidden) -> dict:
     return report.to_dict()
 
 
-def grade_class(submissions, gradebook, source_dir=None, jobs: int = 1, feedback: bool = False, progress=None,
-                **options) -> list[tuple[Submission, GradeReport]]:  # fmt: skip
+def grade_class(
+    submissions, gradebook, source_dir=None, jobs: int = 1, feedback: bool = False, progress=None, **options
+) -> list[tuple[Submission, GradeReport]]:
     """Grade every submission under ``submissions`` into the folder ``gradebook``.
 
     Parameters
@@ -143,8 +157,10 @@ def grade_class(submissions, gradebook, source_dir=None, jobs: int = 1, feedback
     book = Path(gradebook)
     reports_dir = book / "reports"
     reports_dir.mkdir(parents=True, exist_ok=True)
-    hidden = [str(Path(submissions).resolve() if Path(submissions).is_dir() else Path(submissions).resolve().parent),
-              str(book.resolve())]  # fmt: skip
+    hidden = [
+        str(Path(submissions).resolve() if Path(submissions).is_dir() else Path(submissions).resolve().parent),
+        str(book.resolve()),
+    ]
     settings = json.dumps(sorted((k, str(v)) for k, v in options.items()))
     done: dict[str, GradeReport] = {}
     todo = []
@@ -178,8 +194,10 @@ def grade_class(submissions, gradebook, source_dir=None, jobs: int = 1, feedback
             keep(sub, stamp, saved, _grade_one(sub, options, feedback_dir, hidden))
     else:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = {pool.submit(_grade_one, sub, options, feedback_dir, hidden): (sub, stamp, saved)
-                       for sub, stamp, saved in todo}  # fmt: skip
+            futures = {
+                pool.submit(_grade_one, sub, options, feedback_dir, hidden): (sub, stamp, saved)
+                for sub, stamp, saved in todo
+            }
             for future in as_completed(futures):
                 keep(*futures[future], future.result())
     results = [(sub, done[sub.key]) for sub in subs]
@@ -198,12 +216,26 @@ def write_gradebook(results, folder) -> tuple[Path, Path]:
         for sub, report in results:
             tests = report.tests or [TestResult("(notebook)", 0.0, 0.0, "not graded", "; ".join(report.notes))]
             for t in tests:
-                writer.writerow([sub.student, sub.assignment, t.grade_id, f"{t.points:g}", f"{t.max_points:g}",
-                                 t.status, t.message])  # fmt: skip
+                writer.writerow(
+                    [sub.student, sub.assignment, t.grade_id, f"{t.points:g}", f"{t.max_points:g}", t.status, t.message]
+                )
     with open(per_submission, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(GRADES_COLUMNS)
         for sub, report in results:
-            writer.writerow([sub.assignment, "", sub.timestamp, sub.student, "", "", "", f"{report.points:g}", "0",
-                             f"{report.points:g}", f"{report.max_points:g}"])  # fmt: skip
+            writer.writerow(
+                [
+                    sub.assignment,
+                    "",
+                    sub.timestamp,
+                    sub.student,
+                    "",
+                    "",
+                    "",
+                    f"{report.points:g}",
+                    "0",
+                    f"{report.points:g}",
+                    f"{report.max_points:g}",
+                ]
+            )
     return per_test, per_submission

@@ -244,29 +244,49 @@ class Fence:
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         config = {
-            "read_fd": to_child_r, "write_fd": from_child_w, "scratch": str(self.scratch), "hidden": self.hidden,
-            "memory_cap": self.memory_cap, "output_cap": self.output_cap, "file_cap": FILE_CAP,
+            "read_fd": to_child_r,
+            "write_fd": from_child_w,
+            "scratch": str(self.scratch),
+            "hidden": self.hidden,
+            "memory_cap": self.memory_cap,
+            "output_cap": self.output_cap,
+            "file_cap": FILE_CAP,
             "withheld": self.withheld,
-        }  # fmt: skip
+        }
         env = {k: v for k, v in os.environ.items() if not k.startswith(("JPY_", "JUPYTER_TOKEN"))}
         data_dir = env.get("VRLIB_DATA_DIR")
         if data_dir and not os.path.isabs(data_dir):
             env["VRLIB_DATA_DIR"] = os.path.abspath(data_dir)
-        env.update({
-            "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg", "MPLCONFIGDIR": str(self.scratch / ".mpl"),
-            "XDG_CACHE_HOME": str(self.scratch / ".cache"), "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1", "MALLOC_ARENA_MAX": "2", "PYTHONUNBUFFERED": "1",
-            "TMPDIR": str(self.scratch), "HOME": str(self.scratch), "VRLIB_STUDENT_CONFIG": _json(config),
-        })  # fmt: skip
+        env.update(
+            {
+                "PYTHONDONTWRITEBYTECODE": "1",
+                "MPLBACKEND": "Agg",
+                "MPLCONFIGDIR": str(self.scratch / ".mpl"),
+                "XDG_CACHE_HOME": str(self.scratch / ".cache"),
+                "OMP_NUM_THREADS": "1",
+                "OPENBLAS_NUM_THREADS": "1",
+                "MKL_NUM_THREADS": "1",
+                "MALLOC_ARENA_MAX": "2",
+                "PYTHONUNBUFFERED": "1",
+                "TMPDIR": str(self.scratch),
+                "HOME": str(self.scratch),
+                "VRLIB_STUDENT_CONFIG": _json(config),
+            }
+        )
         n = self._starts
         self._out = open(self.scratch / f".stdout-{n}", "wb")
         self._err = open(self.scratch / f".stderr-{n}", "wb")
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "vrlib.classroom._student"],
-                cwd=self.scratch, env=env, stdin=subprocess.DEVNULL, stdout=self._out, stderr=self._err,
-                pass_fds=(to_child_r, from_child_w), start_new_session=True,
-            )  # fmt: skip
+                cwd=self.scratch,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=self._out,
+                stderr=self._err,
+                pass_fds=(to_child_r, from_child_w),
+                start_new_session=True,
+            )
         finally:
             os.close(to_child_r)
             os.close(from_child_w)

@@ -46,8 +46,16 @@ import nbformat
 
 from vrlib.classroom.fence import Fence, StudentDied, StudentError, StudentTimeout, parse_size
 from vrlib.classroom.notebooks import (
-    assignments, check_sums, is_locked, sha256, is_solution, is_test, meta, read, solution_names,
-)  # fmt: skip
+    assignments,
+    check_sums,
+    is_locked,
+    sha256,
+    is_solution,
+    is_test,
+    meta,
+    read,
+    solution_names,
+)
 from vrlib.errors import VrlibError
 from vrlib.params import check_number
 
@@ -94,16 +102,25 @@ class GradeReport:
     def to_dict(self) -> dict:
         """The report as JSON-ready data (the student's printed output left out)."""
         return {
-            "submission": self.submission, "source": self.source, "points": self.points,
-            "max_points": self.max_points, "seconds": round(self.seconds, 2),
-            "tests": [asdict(t) for t in self.tests], "notes": list(self.notes),
-        }  # fmt: skip
+            "submission": self.submission,
+            "source": self.source,
+            "points": self.points,
+            "max_points": self.max_points,
+            "seconds": round(self.seconds, 2),
+            "tests": [asdict(t) for t in self.tests],
+            "notes": list(self.notes),
+        }
 
     @classmethod
     def from_dict(cls, data: dict) -> GradeReport:
         """The inverse of :meth:`to_dict`."""
-        return cls(data["submission"], data["source"], [TestResult(**t) for t in data["tests"]],
-                   list(data.get("notes", [])), float(data.get("seconds", 0.0)))  # fmt: skip
+        return cls(
+            data["submission"],
+            data["source"],
+            [TestResult(**t) for t in data["tests"]],
+            list(data.get("notes", [])),
+            float(data.get("seconds", 0.0)),
+        )
 
     def format(self) -> str:
         """A plain-text report: one line per test, then the notes and the total."""
@@ -187,8 +204,9 @@ def _restore(submitted, solution, notes: list[str]):
 class _Runner:
     """The student's process, restarted (and its cells run again) after a timeout or its end."""
 
-    def __init__(self, fence: Fence, cells: list[tuple[str, str]], timeout: float, cap_deadline: float,
-                 notes: list[str]):  # fmt: skip
+    def __init__(
+        self, fence: Fence, cells: list[tuple[str, str]], timeout: float, cap_deadline: float, notes: list[str]
+    ):
         self.fence, self.cells, self.timeout, self.cap_deadline, self.notes = fence, cells, timeout, cap_deadline, notes
         self.skipped: set[int] = set()
         self.broken: dict[str, str] = {}  # function name -> why later calls fail at once
@@ -226,8 +244,11 @@ class _Runner:
                 except (StudentTimeout, StudentDied) as exc:
                     if self.out_of_time():
                         raise _CapReached() from None
-                    why = (f"ran past the time limit ({self.timeout:g} s)" if isinstance(exc, StudentTimeout)
-                           else f"ended the student's process ({exc})")  # fmt: skip
+                    why = (
+                        f"ran past the time limit ({self.timeout:g} s)"
+                        if isinstance(exc, StudentTimeout)
+                        else f"ended the student's process ({exc})"
+                    )
                     self.errors[name] = why + "; it was skipped"
                     self.skipped.add(i)
                     restart = True
@@ -341,11 +362,15 @@ def _grade_test(cell, namespace: dict, runner: _Runner) -> TestResult:
     gid = meta(cell).get("grade_id", "?")
     max_points = _points_of(cell)
     if max_points is None:
-        return TestResult(gid, 0.0, 0.0, "malformed", _short(f"its points {meta(cell).get('points')!r} are not a number"))
+        return TestResult(
+            gid, 0.0, 0.0, "malformed", _short(f"its points {meta(cell).get('points')!r} are not a number")
+        )
     try:
         ast.parse(cell.source)
     except SyntaxError as exc:
-        return TestResult(gid, 0.0, max_points, "malformed", _short(f"the test cell does not parse ({exc.msg}, line {exc.lineno})"))
+        return TestResult(
+            gid, 0.0, max_points, "malformed", _short(f"the test cell does not parse ({exc.msg}, line {exc.lineno})")
+        )
     if runner.out_of_time():
         return TestResult(gid, 0.0, max_points, "not run", "the submission's time cap was used up")
     sink = io.StringIO()
@@ -380,8 +405,17 @@ def _pristine(source: Path, workdir: Path) -> Path:
     return copy
 
 
-def grade(submission, source=None, source_dir=None, timeout: float = 120, time_cap: float = 600,
-          memory_cap="4G", output_cap: int = 100_000, feedback=None, hidden=()) -> GradeReport:  # fmt: skip
+def grade(
+    submission,
+    source=None,
+    source_dir=None,
+    timeout: float = 120,
+    time_cap: float = 600,
+    memory_cap="4G",
+    output_cap: int = 100_000,
+    feedback=None,
+    hidden=(),
+) -> GradeReport:
     """Grade one submission (see the module's description).
 
     Parameters
@@ -424,12 +458,19 @@ def grade(submission, source=None, source_dir=None, timeout: float = 120, time_c
             solution = read(_pristine(source, work))
             cells, missing = _restore(submitted, solution, report.notes)
             last_test = max((i for i, c in enumerate(cells) if is_test(c)), default=-1)
-            student = [(meta(c).get("grade_id") or f"cell {i + 1}", c.source) for i, c in enumerate(cells[:last_test])
-                       if c.cell_type == "code" and not is_test(c)]  # fmt: skip
+            student = [
+                (meta(c).get("grade_id") or f"cell {i + 1}", c.source)
+                for i, c in enumerate(cells[:last_test])
+                if c.cell_type == "code" and not is_test(c)
+            ]
             scratch = work / "scratch"
             folders = [source.parent.resolve(), (work / "solution").resolve()] + [Path(h).resolve() for h in hidden]
             folders = [f for f in folders if not str(scratch.resolve()).startswith(str(f) + "/")]
-            withheld = solution.metadata.get("vrlib", {}).get("withheld", []) if isinstance(solution.metadata.get("vrlib"), dict) else []
+            withheld = (
+                solution.metadata.get("vrlib", {}).get("withheld", [])
+                if isinstance(solution.metadata.get("vrlib"), dict)
+                else []
+            )
             fence = Fence(scratch, folders, memory_cap, output_cap, withheld)
             runner = _Runner(fence, student, timeout, start + time_cap, report.notes)
             namespace: dict = {"__name__": "__main__"}
@@ -450,8 +491,9 @@ def grade(submission, source=None, source_dir=None, timeout: float = 120, time_c
                                 warnings.simplefilter("ignore")
                                 _run_teacher_cell(cell.source, meta(cell).get("grade_id", ""), namespace)
                         except Exception as exc:
-                            report.notes.append(f"the assignment's cell {meta(cell).get('grade_id')!r} raised "
-                                                f"{_first_line(exc)}")  # fmt: skip
+                            report.notes.append(
+                                f"the assignment's cell {meta(cell).get('grade_id')!r} raised {_first_line(exc)}"
+                            )
                 try:
                     if not runner.fence.alive and not results and student:
                         runner.ensure()  # nothing called the student: still say what the cells did
@@ -470,9 +512,13 @@ def grade(submission, source=None, source_dir=None, timeout: float = 120, time_c
                 gid = meta(cell)["grade_id"]
                 if gid in missing:
                     points = _points_of(cell) or 0.0
-                    report.tests.append(TestResult(gid, 0.0, points, "deleted", "the test cell was removed from the notebook"))
+                    report.tests.append(
+                        TestResult(gid, 0.0, points, "deleted", "the test cell was removed from the notebook")
+                    )
                 else:
-                    report.tests.append(results.get(gid) or TestResult(gid, 0.0, _points_of(cell) or 0.0, "not run", ""))
+                    report.tests.append(
+                        results.get(gid) or TestResult(gid, 0.0, _points_of(cell) or 0.0, "not run", "")
+                    )
             if feedback is not None:
                 _write_feedback(cells, results, report, feedback)
         finally:
@@ -512,7 +558,10 @@ def _write_feedback(cells, results: dict, report: GradeReport, path) -> None:
     summary = [f"**Total: {_num(report.points)} / {_num(report.max_points)}**"] + [f"* {n}" for n in report.notes]
     nb.cells.append(nbformat.v4.new_markdown_cell("\n".join(summary)))
     if report.output:
-        nb.cells.append(nbformat.v4.new_markdown_cell("What your code printed while it was graded:\n\n```\n"
-                                                      + report.output.replace("```", "'''") + "\n```"))  # fmt: skip
+        nb.cells.append(
+            nbformat.v4.new_markdown_cell(
+                "What your code printed while it was graded:\n\n```\n" + report.output.replace("```", "'''") + "\n```"
+            )
+        )
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, path)

@@ -24,9 +24,25 @@ import nbformat
 
 from vrlib.errors import VrlibError
 
-__all__ = ["ASSIGNMENTS_DIR", "PATTERN", "SUMS", "assignments", "read", "release", "generate", "write_sums",
-           "check_sums", "meta", "is_test", "is_solution", "is_locked", "solution_names", "sha256",
-           "solution_sources", "fill_solutions"]  # fmt: skip
+__all__ = [
+    "ASSIGNMENTS_DIR",
+    "PATTERN",
+    "SUMS",
+    "assignments",
+    "read",
+    "release",
+    "generate",
+    "write_sums",
+    "check_sums",
+    "meta",
+    "is_test",
+    "is_solution",
+    "is_locked",
+    "solution_names",
+    "sha256",
+    "solution_sources",
+    "fill_solutions",
+]
 
 # Where the solution notebooks live, relative to the project root; release/ beside them.
 ASSIGNMENTS_DIR = Path("notebooks") / "assignments"
@@ -126,14 +142,28 @@ def release(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     without the ones that need its database or a course header.
     """
     from nbgrader.preprocessors import (
-        CheckCellMetadata, ClearHiddenTests, ClearMarkScheme, ClearOutput, ClearSolutions, ComputeChecksums,
+        CheckCellMetadata,
+        ClearHiddenTests,
+        ClearMarkScheme,
+        ClearOutput,
+        ClearSolutions,
+        ComputeChecksums,
         LockCells,
-    )  # fmt: skip
+    )
 
     out = nbformat.from_dict(nbformat.reader.reads(nbformat.writes(nb)))  # a deep copy
     resources: dict = {}
-    steps = [LockCells, ClearSolutions, ClearOutput, CheckCellMetadata, ComputeChecksums, ClearHiddenTests,
-             ClearMarkScheme, ComputeChecksums, CheckCellMetadata]  # fmt: skip
+    steps = [
+        LockCells,
+        ClearSolutions,
+        ClearOutput,
+        CheckCellMetadata,
+        ComputeChecksums,
+        ClearHiddenTests,
+        ClearMarkScheme,
+        ComputeChecksums,
+        CheckCellMetadata,
+    ]
     for step in steps:
         out, resources = step().preprocess(out, resources)
     return out

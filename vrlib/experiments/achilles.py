@@ -88,8 +88,9 @@ def paper_table(attack: str = "query") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def load_omega(dataset: str, omega_rows: int | None = None, seed: int = 0,
-               census_variant: str = "auto") -> tuple[pd.DataFrame, Schema]:  # fmt: skip
+def load_omega(
+    dataset: str, omega_rows: int | None = None, seed: int = 0, census_variant: str = "auto"
+) -> tuple[pd.DataFrame, Schema]:
     """Ω of ``dataset`` (``adult`` or ``census``) as the experiments use it.
 
     ``omega_rows`` keeps a seeded random subset of that many records (the smoke
@@ -113,16 +114,18 @@ def pool_sizes(dataset: str, n_rows: int) -> tuple[int, int]:
     return n_rows // 2, n_rows // 4
 
 
-def neighbour_distances(df: pd.DataFrame, schema: Schema, metric: str = "cosine", p: float | None = None,
-                        k_max: int = 50) -> np.ndarray:  # fmt: skip
+def neighbour_distances(
+    df: pd.DataFrame, schema: Schema, metric: str = "cosine", p: float | None = None, k_max: int = 50
+) -> np.ndarray:
     """Sorted distances of every record of Ω to its ``k_max`` nearest others, cached by content.
 
     V_k for any k <= k_max is the mean of the first k columns, so one search serves
     every k of Fig. 3a and the k = 5 of the other figures.
     """
     k_max = min(k_max, len(df) - 1)
-    key = make_key(omega=fingerprint_table(df, schema), metric=metric, p=p, k_max=k_max,
-                   code=source_hash(kneighbors, TableEncoder))  # fmt: skip
+    key = make_key(
+        omega=fingerprint_table(df, schema), metric=metric, p=p, k_max=k_max, code=source_hash(kneighbors, TableEncoder)
+    )
 
     def check(arrays, meta):
         d = arrays["distances"]
@@ -148,8 +151,14 @@ def top_by_vk(df: pd.DataFrame, distances: np.ndarray, k: int, n_targets: int, i
     return list(df.index[np.argsort(-v, kind="stable")[:n_targets]])
 
 
-def choose_targets(df: pd.DataFrame, schema: Schema, methods=METHODS, n_targets: int = 10, seed: int = 0,
-                   distance_params: dict | None = None) -> dict[str, list]:  # fmt: skip
+def choose_targets(
+    df: pd.DataFrame,
+    schema: Schema,
+    methods=METHODS,
+    n_targets: int = 10,
+    seed: int = 0,
+    distance_params: dict | None = None,
+) -> dict[str, list]:
     """The ``n_targets`` targets of each method, highest risk first (V_k from the cached neighbours)."""
     params = dict(k=5, metric="cosine", p=None, include_self=False) | dict(distance_params or {})
     chosen = {}
@@ -185,15 +194,33 @@ def attack_identity(attack: str, schema: Schema, settings: dict) -> dict:
     return {"params": params, "source": source_hash(type(model), make_attack)}
 
 
-def make_game(dataset: str, df: pd.DataFrame, schema: Schema, generator: str, generator_params: dict | None,
-              settings: dict, seed: int, n_jobs=None, share_out: bool = True) -> TraditionalGame:  # fmt: skip
+def make_game(
+    dataset: str,
+    df: pd.DataFrame,
+    schema: Schema,
+    generator: str,
+    generator_params: dict | None,
+    settings: dict,
+    seed: int,
+    n_jobs=None,
+    share_out: bool = True,
+) -> TraditionalGame:
     """The traditional game of SPEC §2 on Ω with the profile's sizes (OUT datasets shared unless ``share_out=False``)."""
     n_aux, n_test = pool_sizes(dataset, len(df))
     game = TraditionalGame(
-        generator, generator_params, n_aux=n_aux, n_test=n_test, n_records=settings["n_records"],
-        n_synth=settings["n_synth"], n_shadow=settings["n_shadow"], n_test_datasets=settings["n_test_datasets"],
-        share_out=share_out, seed=seed, n_jobs=n_jobs, progress=False,  # one bar over the targets (attack_targets)
-    )  # fmt: skip
+        generator,
+        generator_params,
+        n_aux=n_aux,
+        n_test=n_test,
+        n_records=settings["n_records"],
+        n_synth=settings["n_synth"],
+        n_shadow=settings["n_shadow"],
+        n_test_datasets=settings["n_test_datasets"],
+        share_out=share_out,
+        seed=seed,
+        n_jobs=n_jobs,
+        progress=False,  # one bar over the targets (attack_targets)
+    )
     return game.fit(df, schema)
 
 
@@ -243,15 +270,28 @@ def attack_targets(
 
 
 def _score_row(labels, scores) -> dict:
-    return dict(auc=metrics.auc(labels, scores), accuracy=metrics.accuracy(labels, np.asarray(scores) > 0.5),
-                tpr_at_fpr_10=metrics.tpr_at_fpr(labels, scores, 0.1))  # fmt: skip
+    return dict(
+        auc=metrics.auc(labels, scores),
+        accuracy=metrics.accuracy(labels, np.asarray(scores) > 0.5),
+        tpr_at_fpr_10=metrics.tpr_at_fpr(labels, scores, 0.1),
+    )
 
 
-def record_identification(dataset: str, generator: str, methods=METHODS, profile: str = "quick", seed: int = 0,
-                          attack: str = "query", generator_params: dict | None = None,
-                          distance_params: dict | None = None, n_jobs=None, progress: bool = True,
-                          share_out: bool = True, census_variant: str = "auto",
-                          **overrides) -> pd.DataFrame:  # fmt: skip
+def record_identification(
+    dataset: str,
+    generator: str,
+    methods=METHODS,
+    profile: str = "quick",
+    seed: int = 0,
+    attack: str = "query",
+    generator_params: dict | None = None,
+    distance_params: dict | None = None,
+    n_jobs=None,
+    progress: bool = True,
+    share_out: bool = True,
+    census_variant: str = "auto",
+    **overrides,
+) -> pd.DataFrame:
     """Attack the targets chosen by each method; one row per target × method.
 
     Parameters
@@ -289,11 +329,18 @@ def record_identification(dataset: str, generator: str, methods=METHODS, profile
     game = make_game(dataset, df, schema, generator, generator_params, settings, seed, n_jobs, share_out)
     results = attack_targets(game, [t for ts in chosen.values() for t in ts], attack, settings, progress=progress)
     rows = [
-        dict(dataset=dataset, generator=generator, attack=attack, method=method, rank=r + 1, target=t,
-             **_score_row(*results[t]))
+        dict(
+            dataset=dataset,
+            generator=generator,
+            attack=attack,
+            method=method,
+            rank=r + 1,
+            target=t,
+            **_score_row(*results[t]),
+        )
         for method, targets in chosen.items()
         for r, t in enumerate(targets)
-    ]  # fmt: skip
+    ]
     out = pd.DataFrame(rows)
     out["omega"] = omega_label(dataset, len(df), census_variant)
     out["profile"], out["seed"] = profile, seed
@@ -301,8 +348,17 @@ def record_identification(dataset: str, generator: str, methods=METHODS, profile
     return out
 
 
-def robustness(dataset: str, generator: str, selections: dict, profile: str = "quick", seed: int = 0,
-               attack: str = "query", n_jobs=None, progress: bool = True, **overrides) -> pd.DataFrame:  # fmt: skip
+def robustness(
+    dataset: str,
+    generator: str,
+    selections: dict,
+    profile: str = "quick",
+    seed: int = 0,
+    attack: str = "query",
+    n_jobs=None,
+    progress: bool = True,
+    **overrides,
+) -> pd.DataFrame:
     """Attack several target sets at once (e.g. the top records for each k); one row per setting × target.
 
     Parameters
@@ -321,7 +377,13 @@ def robustness(dataset: str, generator: str, selections: dict, profile: str = "q
         for r, t in enumerate(targets)
     ]
     out = pd.DataFrame(rows)
-    out["dataset"], out["generator"], out["attack"], out["profile"], out["seed"] = dataset, generator, attack, profile, seed
+    out["dataset"], out["generator"], out["attack"], out["profile"], out["seed"] = (
+        dataset,
+        generator,
+        attack,
+        profile,
+        seed,
+    )
     out["omega"] = omega_label(dataset, len(df))
     return out
 
@@ -340,8 +402,16 @@ LOGLIK_READINGS = {
 }
 
 
-def loglik_study(dataset: str, generators, profile: str = "quick", seed: int = 0, readings: dict | None = None,
-                 n_jobs=None, progress: bool = True, **overrides) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
+def loglik_study(
+    dataset: str,
+    generators,
+    profile: str = "quick",
+    seed: int = 0,
+    readings: dict | None = None,
+    n_jobs=None,
+    progress: bool = True,
+    **overrides,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Attack the targets of each reading of the log-likelihood baseline, and distance's, with each generator.
 
     A target chosen by several readings (or by Table 2) is attacked once per generator
@@ -360,18 +430,32 @@ def loglik_study(dataset: str, generators, profile: str = "quick", seed: int = 0
     settings = profile_settings(FAMILY, profile, **overrides)
     df, schema = load_omega(dataset, settings["omega_rows"], seed)
     n = settings["n_targets"]
-    selections = {name: list(rank_records(df, schema, "loglik", seed=seed, **params).index[:n])
-                  for name, params in readings.items()}  # fmt: skip
+    selections = {
+        name: list(rank_records(df, schema, "loglik", seed=seed, **params).index[:n])
+        for name, params in readings.items()
+    }
     selections["distance"] = choose_targets(df, schema, ["distance"], n, seed)["distance"]
     first = next(iter(readings))
-    targets = pd.DataFrame([
-        dict(setting=name, targets=", ".join(map(str, ts)),
-             shared_with_distance=len(set(ts) & set(selections["distance"])),
-             shared_with_first=len(set(ts) & set(selections[first])))
-        for name, ts in selections.items()
-    ])  # fmt: skip
-    results = pd.concat([robustness(dataset, g, selections, profile=profile, seed=seed, n_jobs=n_jobs,
-                                    progress=progress, **overrides) for g in generators], ignore_index=True)  # fmt: skip
+    targets = pd.DataFrame(
+        [
+            dict(
+                setting=name,
+                targets=", ".join(map(str, ts)),
+                shared_with_distance=len(set(ts) & set(selections["distance"])),
+                shared_with_first=len(set(ts) & set(selections[first])),
+            )
+            for name, ts in selections.items()
+        ]
+    )
+    results = pd.concat(
+        [
+            robustness(
+                dataset, g, selections, profile=profile, seed=seed, n_jobs=n_jobs, progress=progress, **overrides
+            )
+            for g in generators
+        ],
+        ignore_index=True,
+    )
     return results, targets
 
 

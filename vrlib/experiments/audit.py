@@ -49,9 +49,16 @@ def _release(df, schema, rows, generator, params, n_synth, seed, cache, progress
     return decode_table(arrays["codes"], arrays["continuous"], schema, job.category_sets(), columns=list(df.columns))
 
 
-def adult_release(generator: str = "synthpop", params: dict | None = None, n_train: int = 30000,
-                  n_holdout: int = 15000, n_synth: int = 30000, seed: int = 0, cache: bool = True,
-                  progress: bool = False):  # fmt: skip
+def adult_release(
+    generator: str = "synthpop",
+    params: dict | None = None,
+    n_train: int = 30000,
+    n_holdout: int = 15000,
+    n_synth: int = 30000,
+    seed: int = 0,
+    cache: bool = True,
+    progress: bool = False,
+):
     """A custodian's Adult release: ``(train, synthetic, holdout, schema)``.
 
     Parameters
@@ -95,8 +102,14 @@ def _seen_in(holdout: pd.DataFrame, train: pd.DataFrame, schema) -> pd.DataFrame
     return holdout[keep].reset_index(drop=True)
 
 
-def null_release(generator: str = "synthpop", n_train: int = 10000, n_holdout: int = 10000, n_synth: int = 10000,
-                 seed: int = 0, cache: bool = True):  # fmt: skip
+def null_release(
+    generator: str = "synthpop",
+    n_train: int = 10000,
+    n_holdout: int = 10000,
+    n_synth: int = 10000,
+    seed: int = 0,
+    cache: bool = True,
+):
     """A release of Adult made from records disjoint from both the training records and the holdout.
 
     Returns ``(train, synthetic, holdout, schema)``; every training record is a non-member
@@ -110,8 +123,9 @@ def null_release(generator: str = "synthpop", n_train: int = 10000, n_holdout: i
     return train, synthetic, _seen_in(df.iloc[hold_rows], train, schema), schema
 
 
-def planted_release(train: pd.DataFrame, synthetic: pd.DataFrame, schema, n_planted: int = 50, seed: int = 0,
-                    perturb: float = 0.5):  # fmt: skip
+def planted_release(
+    train: pd.DataFrame, synthetic: pd.DataFrame, schema, n_planted: int = 50, seed: int = 0, perturb: float = 0.5
+):
     """``synthetic`` with ``n_planted`` training records planted in it: which, and the leaking release.
 
     Half of the planted records are copied verbatim; the other half are perturbed: each
@@ -131,7 +145,9 @@ def planted_release(train: pd.DataFrame, synthetic: pd.DataFrame, schema, n_plan
     perturbed = np.arange(len(leak)) % 2 == 1
     for c in schema.continuous:
         sd = float(train[c].std()) or 1.0
-        leak.loc[perturbed, c] = leak.loc[perturbed, c] + rng.normal(scale=perturb / 100 * sd, size=int(perturbed.sum()))
+        leak.loc[perturbed, c] = leak.loc[perturbed, c] + rng.normal(
+            scale=perturb / 100 * sd, size=int(perturbed.sum())
+        )
     release = synthetic.copy()
     where = rng.permutation(len(release))[:n_planted]
     release.iloc[where] = leak.to_numpy()

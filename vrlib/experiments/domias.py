@@ -66,10 +66,29 @@ from vrlib.synthesis import SynthesisJob
 
 FAMILY = "domias"
 
-ATTACKS = ("domias_kde", "domias_flow", "eq1_kde", "eq1_flow", "logan_0", "logan_d1", "logan_d1_published", "mc",
-           "gan_leaks", "gan_leaks_cal")  # fmt: skip
-FIG3_ATTACKS = ("domias_kde", "domias_flow", "eq1_kde", "logan_0", "logan_d1", "logan_d1_published", "mc", "gan_leaks",
-                "gan_leaks_cal")  # fmt: skip
+ATTACKS = (
+    "domias_kde",
+    "domias_flow",
+    "eq1_kde",
+    "eq1_flow",
+    "logan_0",
+    "logan_d1",
+    "logan_d1_published",
+    "mc",
+    "gan_leaks",
+    "gan_leaks_cal",
+)
+FIG3_ATTACKS = (
+    "domias_kde",
+    "domias_flow",
+    "eq1_kde",
+    "logan_0",
+    "logan_d1",
+    "logan_d1_published",
+    "mc",
+    "gan_leaks",
+    "gan_leaks_cal",
+)
 FIG4_ATTACKS = ("domias_kde", "domias_flow", "eq1_kde", "eq1_flow", "logan_d1", "logan_d1_published")
 
 # BNAF as in the paper's Table 3 (5 flows × 3 layers × 32 units per dimension, lr 0.01,
@@ -123,8 +142,17 @@ register(
 )  # fmt: skip
 
 # Adult minority study: the attacker's view of Adult (see :func:`minority`).
-ADULT_COLUMNS = ("age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week", "sex",
-                 "race", "income")  # fmt: skip
+ADULT_COLUMNS = (
+    "age",
+    "fnlwgt",
+    "education-num",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+    "sex",
+    "race",
+    "income",
+)
 MINORITY = ("race", "Asian-Pac-Islander")
 
 
@@ -167,7 +195,9 @@ def split(df: pd.DataFrame, n_mem: int, n_ref: int, seed: int, n_holdout: int = 
 # --------------------------------------------------------------------------- synthesis (cached, parallel)
 
 
-def synthesize(jobs: list[dict], cache: bool = True, n_jobs: int | None = None, progress: bool = False) -> list[pd.DataFrame]:
+def synthesize(
+    jobs: list[dict], cache: bool = True, n_jobs: int | None = None, progress: bool = False
+) -> list[pd.DataFrame]:
     """Synthetic tables for ``jobs`` through :func:`vrlib.synthesis.synthesize` (cached, parallel).
 
     Parameters
@@ -186,12 +216,22 @@ def synthesize(jobs: list[dict], cache: bool = True, n_jobs: int | None = None, 
         params = dict(job["params"])
         if job["generator"] in ("tvae", "ctgan"):
             params.setdefault("threads", 1)  # small networks: one thread each, the fits run side by side
-        made.append(SynthesisJob(job["train"], job["schema"], job["generator"], job["n"],
-                                 derive_seed(job["seed"], "fit", job["generator"]),
-                                 derive_seed(job["seed"], "sample", job["generator"]), params=params))  # fmt: skip
+        made.append(
+            SynthesisJob(
+                job["train"],
+                job["schema"],
+                job["generator"],
+                job["n"],
+                derive_seed(job["seed"], "fit", job["generator"]),
+                derive_seed(job["seed"], "sample", job["generator"]),
+                params=params,
+            )
+        )
     arrays = synthesis.synthesize(made, cache=cache, n_jobs=n_jobs, desc="synthesising", progress=progress)
-    return [decode_table(a["codes"], a["continuous"], j.schema, j.category_sets(), columns=j.table.columns)
-            for a, j in zip(arrays, made)]  # fmt: skip
+    return [
+        decode_table(a["codes"], a["continuous"], j.schema, j.category_sets(), columns=j.table.columns)
+        for a, j in zip(arrays, made)
+    ]
 
 
 # --------------------------------------------------------------------------- attacks on one setting
@@ -220,13 +260,24 @@ class Setting:
     share ``p_R``.
     """
 
-    def __init__(self, seed: int, synthetic: np.ndarray, reference: np.ndarray, reference_key: tuple,
-                 X: np.ndarray, labels: np.ndarray):  # fmt: skip
+    def __init__(
+        self,
+        seed: int,
+        synthetic: np.ndarray,
+        reference: np.ndarray,
+        reference_key: tuple,
+        X: np.ndarray,
+        labels: np.ndarray,
+    ):
         self.seed, self.reference_key = seed, reference_key
         self.synthetic, self.reference, self.X, self.labels = synthetic, reference, X, labels
-        self.key = make_key(kind="domias-setting", synthetic=np.ascontiguousarray(synthetic, np.float64),
-                            reference=np.ascontiguousarray(reference, np.float64),
-                            X=np.ascontiguousarray(X, np.float64), labels=np.asarray(labels, np.int64))  # fmt: skip
+        self.key = make_key(
+            kind="domias-setting",
+            synthetic=np.ascontiguousarray(synthetic, np.float64),
+            reference=np.ascontiguousarray(reference, np.float64),
+            X=np.ascontiguousarray(X, np.float64),
+            labels=np.asarray(labels, np.int64),
+        )
 
 
 def _density_params(estimator: str, settings: dict, seed: int, what: str) -> dict:
@@ -290,15 +341,23 @@ def _score_key(setting_key: str, name: str, settings: dict, seed: int, n_test: i
     full = {k: v for k, v in make_attack(name, **params).get_params().items() if not k.endswith("_density")}
     if name.startswith(("domias_", "eq1_")):
         estimator = name.split("_", 1)[1]
-        full["densities"] = {"syn": _density_params(estimator, settings, seed, "syn"),
-                             "ref": _density_params(estimator, settings, seed, "ref")}  # fmt: skip
+        full["densities"] = {
+            "syn": _density_params(estimator, settings, seed, "syn"),
+            "ref": _density_params(estimator, settings, seed, "ref"),
+        }
     # density_view: Adult's encoding (encode_adult) lives there; score_pointwise: the loop that stores the scores
     code = source_hash(type(make_attack(name, **params)), get_density, _setting_task, density_view, score_pointwise)
     return make_key(setting=setting_key, attack=name, params=full, code=code)
 
 
-def score_settings(settings_list: list[Setting], attacks, settings: dict, cache: bool = True,
-                   n_jobs: int | None = None, progress: bool = False) -> list[dict]:  # fmt: skip
+def score_settings(
+    settings_list: list[Setting],
+    attacks,
+    settings: dict,
+    cache: bool = True,
+    n_jobs: int | None = None,
+    progress: bool = False,
+) -> list[dict]:
     """Scores of every attack on every setting's test set, cached, fitted in parallel.
 
     Through :func:`vrlib.play.pointwise.score_pointwise` (namespace ``domias-scores``):
@@ -323,12 +382,17 @@ def score_settings(settings_list: list[Setting], attacks, settings: dict, cache:
             for name in names:
                 if name.startswith("domias_"):
                     est = name.split("_", 1)[1]
-                    ref_tasks.setdefault((st.reference_key, est), {
-                        "estimator": est, "reference": st.reference,
-                        "params": _density_params(est, settings, st.seed, "ref"),
-                    })  # fmt: skip
-        fitted = run(_reference_task, list(ref_tasks.values()), n_jobs=n_jobs, desc="reference densities",
-                     progress=progress)  # fmt: skip
+                    ref_tasks.setdefault(
+                        (st.reference_key, est),
+                        {
+                            "estimator": est,
+                            "reference": st.reference,
+                            "params": _density_params(est, settings, st.seed, "ref"),
+                        },
+                    )
+        fitted = run(
+            _reference_task, list(ref_tasks.values()), n_jobs=n_jobs, desc="reference densities", progress=progress
+        )
         ref_density = dict(zip(ref_tasks, fitted))
         tasks = []
         for i, names in missing:
@@ -338,19 +402,32 @@ def score_settings(settings_list: list[Setting], attacks, settings: dict, cache:
         return tasks
 
     scored = score_pointwise(
-        settings_list, attacks, cache=Cache(namespace="domias-scores") if cache else None, plan=plan,
-        key=lambda st, name: _score_key(st.key, name, settings, st.seed, len(st.X)), n_records=lambda st: len(st.X),
-        score=_setting_task, applies=lambda st, name: _applies(name, st), n_jobs=n_jobs, progress=progress,
-    )  # fmt: skip
-    return [{name: (scores, float(meta.get("seconds", math.nan))) for name, (scores, meta) in per.items()}
-            for per in scored]  # fmt: skip
+        settings_list,
+        attacks,
+        cache=Cache(namespace="domias-scores") if cache else None,
+        plan=plan,
+        key=lambda st, name: _score_key(st.key, name, settings, st.seed, len(st.X)),
+        n_records=lambda st: len(st.X),
+        score=_setting_task,
+        applies=lambda st, name: _applies(name, st),
+        n_jobs=n_jobs,
+        progress=progress,
+    )
+    return [
+        {name: (scores, float(meta.get("seconds", math.nan))) for name, (scores, meta) in per.items()} for per in scored
+    ]
 
 
 def _metric_row(labels: np.ndarray, scored: tuple) -> dict:
     scores, seconds = scored
     if np.isnan(scores).all():  # an attack not defined on this setting
-        return {"auc": math.nan, "accuracy": math.nan, "tpr_at_1fpr": math.nan, "precision_top10": math.nan,
-                "seconds": seconds}  # fmt: skip
+        return {
+            "auc": math.nan,
+            "accuracy": math.nan,
+            "tpr_at_1fpr": math.nan,
+            "precision_top10": math.nan,
+            "seconds": seconds,
+        }
     return {
         "auc": metrics.auc(labels, scores),
         "accuracy": metrics.accuracy_at_median(labels, scores),
@@ -399,18 +476,37 @@ def _tvae_sweep(settings, points, attacks, cache, n_jobs, progress):
     jobs, metas = [], []
     for seed, n_mem, epochs in points:
         parts = split(df, n_mem, settings["n_ref"], seed)
-        jobs.append(dict(train=parts["mem"], schema=schema, generator="tvae", params=_tvae_params(settings, epochs),
-                         n=settings["n_syn"], seed=seed))  # fmt: skip
+        jobs.append(
+            dict(
+                train=parts["mem"],
+                schema=schema,
+                generator="tvae",
+                params=_tvae_params(settings, epochs),
+                n=settings["n_syn"],
+                seed=seed,
+            )
+        )
         metas.append((seed, n_mem, epochs, parts))
     tables = synthesize(jobs, cache=cache, n_jobs=n_jobs, progress=progress)
-    cases = [_california_setting(seed, n_mem, epochs, settings["n_ref"], settings["n_syn"], parts, syn)
-             for (seed, n_mem, epochs, parts), syn in zip(metas, tables)]  # fmt: skip
+    cases = [
+        _california_setting(seed, n_mem, epochs, settings["n_ref"], settings["n_syn"], parts, syn)
+        for (seed, n_mem, epochs, parts), syn in zip(metas, tables)
+    ]
     scored = score_settings(cases, attacks, settings, cache, n_jobs, progress)
     rows = []
     for (seed, n_mem, epochs, _), case, scores in zip(metas, cases, scored):
         for name in attacks:
-            rows.append({"seed": seed, "n_mem": n_mem, "epochs": epochs, "n_ref": settings["n_ref"],
-                         "n_syn": settings["n_syn"], "attack": name, **_metric_row(case.labels, scores[name])})  # fmt: skip
+            rows.append(
+                {
+                    "seed": seed,
+                    "n_mem": n_mem,
+                    "epochs": epochs,
+                    "n_ref": settings["n_ref"],
+                    "n_syn": settings["n_syn"],
+                    "attack": name,
+                    **_metric_row(case.labels, scores[name]),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -425,8 +521,14 @@ def _california_setting(seed, n_mem, epochs, n_ref, n_syn, parts, syn, generator
 # --------------------------------------------------------------------------- experiments
 
 
-def fig3a(profile: str = "quick", attacks=FIG3_ATTACKS, cache: bool = True, n_jobs: int | None = None,
-          progress: bool = False, **overrides) -> pd.DataFrame:  # fmt: skip
+def fig3a(
+    profile: str = "quick",
+    attacks=FIG3_ATTACKS,
+    cache: bool = True,
+    n_jobs: int | None = None,
+    progress: bool = False,
+    **overrides,
+) -> pd.DataFrame:
     """Fig. 3a: AUC of every attack vs |D_mem| (TVAE with the profile's epochs).
 
     Returns
@@ -440,16 +542,28 @@ def fig3a(profile: str = "quick", attacks=FIG3_ATTACKS, cache: bool = True, n_jo
     return _tvae_sweep(s, points, attacks, cache, n_jobs, progress)
 
 
-def fig3b(profile: str = "quick", attacks=FIG3_ATTACKS, cache: bool = True, n_jobs: int | None = None,
-          progress: bool = False, **overrides) -> pd.DataFrame:  # fmt: skip
+def fig3b(
+    profile: str = "quick",
+    attacks=FIG3_ATTACKS,
+    cache: bool = True,
+    n_jobs: int | None = None,
+    progress: bool = False,
+    **overrides,
+) -> pd.DataFrame:
     """Fig. 3b: AUC vs TVAE training epochs at |D_mem| = ``n_mem`` (500). Rows as :func:`fig3a`."""
     s = _settings(profile, overrides)
     points = [(seed, s["n_mem"], e) for seed in s["seeds"] for e in s["epochs_grid"]]
     return _tvae_sweep(s, points, attacks, cache, n_jobs, progress)
 
 
-def fig4(profile: str = "quick", attacks=FIG4_ATTACKS, cache: bool = True, n_jobs: int | None = None,
-         progress: bool = False, **overrides) -> pd.DataFrame:  # fmt: skip
+def fig4(
+    profile: str = "quick",
+    attacks=FIG4_ATTACKS,
+    cache: bool = True,
+    n_jobs: int | None = None,
+    progress: bool = False,
+    **overrides,
+) -> pd.DataFrame:
     """Fig. 4: DOMIAS ablations, AUC vs n_ref (n_syn fixed) and vs n_syn (n_ref fixed), KDE vs flow, Eq. 1 vs 2.
 
     |D_mem| = ``n_mem`` (500), TVAE with the profile's epochs.  Smaller reference sets
@@ -468,8 +582,17 @@ def fig4(profile: str = "quick", attacks=FIG4_ATTACKS, cache: bool = True, n_job
     df, schema = california()
     n_mem, epochs = s["n_mem"], s["tvae_epochs"]
     parts_by_seed = {seed: split(df, n_mem, s["n_ref"], seed) for seed in s["seeds"]}
-    jobs = [dict(train=parts_by_seed[seed]["mem"], schema=schema, generator="tvae",
-                 params=_tvae_params(s, epochs), n=s["n_syn"], seed=seed) for seed in s["seeds"]]  # fmt: skip
+    jobs = [
+        dict(
+            train=parts_by_seed[seed]["mem"],
+            schema=schema,
+            generator="tvae",
+            params=_tvae_params(s, epochs),
+            n=s["n_syn"],
+            seed=seed,
+        )
+        for seed in s["seeds"]
+    ]
     tables = synthesize(jobs, cache=cache, n_jobs=n_jobs, progress=progress)
     grid = [("n_ref", k, s["n_syn"]) for k in s["n_ref_grid"]] + [("n_syn", s["n_ref"], k) for k in s["n_syn_grid"]]
     cases, metas = [], []
@@ -481,13 +604,29 @@ def fig4(profile: str = "quick", attacks=FIG4_ATTACKS, cache: bool = True, n_job
     rows = []
     for (ablation, seed, n_ref, n_syn), case, scores in zip(metas, cases, scored):
         for name in attacks:
-            rows.append({"ablation": ablation, "seed": seed, "n_mem": n_mem, "epochs": epochs, "n_ref": n_ref,
-                         "n_syn": n_syn, "attack": name, **_metric_row(case.labels, scores[name])})  # fmt: skip
+            rows.append(
+                {
+                    "ablation": ablation,
+                    "seed": seed,
+                    "n_mem": n_mem,
+                    "epochs": epochs,
+                    "n_ref": n_ref,
+                    "n_syn": n_syn,
+                    "attack": name,
+                    **_metric_row(case.labels, scores[name]),
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def precision_curves(profile: str = "quick", attacks=ATTACKS, cache: bool = True, n_jobs: int | None = None,
-                     progress: bool = False, **overrides) -> pd.DataFrame:  # fmt: skip
+def precision_curves(
+    profile: str = "quick",
+    attacks=ATTACKS,
+    cache: bool = True,
+    n_jobs: int | None = None,
+    progress: bool = False,
+    **overrides,
+) -> pd.DataFrame:
     """App. D: top-q precision vs q for every attack (California, |D_mem| = ``n_mem``, TVAE).
 
     The setting is that of Fig. 3a at ``n_mem``, so with the cache on its scores are reused.
@@ -502,17 +641,35 @@ def precision_curves(profile: str = "quick", attacks=ATTACKS, cache: bool = True
     df, schema = california()
     rows = []
     parts_by_seed = {seed: split(df, s["n_mem"], s["n_ref"], seed) for seed in s["seeds"]}
-    jobs = [dict(train=parts_by_seed[seed]["mem"], schema=schema, generator="tvae",
-                 params=_tvae_params(s, s["tvae_epochs"]), n=s["n_syn"], seed=seed) for seed in s["seeds"]]  # fmt: skip
+    jobs = [
+        dict(
+            train=parts_by_seed[seed]["mem"],
+            schema=schema,
+            generator="tvae",
+            params=_tvae_params(s, s["tvae_epochs"]),
+            n=s["n_syn"],
+            seed=seed,
+        )
+        for seed in s["seeds"]
+    ]
     tables = synthesize(jobs, cache=cache, n_jobs=n_jobs, progress=progress)
-    cases = [_california_setting(seed, s["n_mem"], s["tvae_epochs"], s["n_ref"], s["n_syn"], parts_by_seed[seed], syn)
-             for seed, syn in zip(s["seeds"], tables)]  # fmt: skip
+    cases = [
+        _california_setting(seed, s["n_mem"], s["tvae_epochs"], s["n_ref"], s["n_syn"], parts_by_seed[seed], syn)
+        for seed, syn in zip(s["seeds"], tables)
+    ]
     scored = score_settings(cases, attacks, s, cache, n_jobs, progress)
     for seed, case, scores in zip(s["seeds"], cases, scored):
         for name in attacks:
             for q in s["q_grid"]:
-                rows.append({"seed": seed, "n_mem": s["n_mem"], "attack": name, "q": q,
-                             "precision": metrics.top_q_precision(case.labels, scores[name][0], q)})  # fmt: skip
+                rows.append(
+                    {
+                        "seed": seed,
+                        "n_mem": s["n_mem"],
+                        "attack": name,
+                        "q": q,
+                        "precision": metrics.top_q_precision(case.labels, scores[name][0], q),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -544,13 +701,22 @@ def _fig6_generators(s: dict) -> list[tuple[str, str, dict, float]]:
         elif g == "ctgan":
             out.append(("CTGAN", "ctgan", {"epochs": s["ctgan_epochs"]}, math.nan))
         elif g == "privbayes":
-            out += [(f"PrivBayes ε={e:g}", "privbayes", {"epsilon": float(e)}, float(e)) for e in s["privbayes_epsilons"]]
+            out += [
+                (f"PrivBayes ε={e:g}", "privbayes", {"epsilon": float(e)}, float(e)) for e in s["privbayes_epsilons"]
+            ]
         elif g == "baynet":
             out.append(("BayNet", "baynet", {}, math.nan))
         elif g == "noise":
             # σ in the table's (standardised) units, never rescaled by the training set's own spread
-            out += [(f"noise {symbol}={v:g}", "noise", {"scale": noise_sigma(v, values_are), "training_std": False},
-                     float(v)) for v in s["noise_scales"]]  # fmt: skip
+            out += [
+                (
+                    f"noise {symbol}={v:g}",
+                    "noise",
+                    {"scale": noise_sigma(v, values_are), "training_std": False},
+                    float(v),
+                )
+                for v in s["noise_scales"]
+            ]
         else:
             raise VrlibError(f"unknown Fig. 6 generator {g!r}; choose from tvae, ctgan, privbayes, baynet, noise")
     return out
@@ -570,8 +736,14 @@ def public_domain(reference: pd.DataFrame, schema: Schema, bins: int) -> dict:
     return quantile_domain(reference, schema.continuous, bins)
 
 
-def fig6(profile: str = "quick", attacks=None, cache: bool = True, n_jobs: int | None = None,
-         progress: bool = False, **overrides) -> pd.DataFrame:  # fmt: skip
+def fig6(
+    profile: str = "quick",
+    attacks=None,
+    cache: bool = True,
+    n_jobs: int | None = None,
+    progress: bool = False,
+    **overrides,
+) -> pd.DataFrame:
     """Fig. 6: privacy (attack AUC) vs quality (distance to a hold-out set) for several generators.
 
     Every generator is fitted on the same D_mem (|D_mem| = ``n_mem``) per seed;
@@ -591,40 +763,75 @@ def fig6(profile: str = "quick", attacks=None, cache: bool = True, n_jobs: int |
     parts_by_seed = {seed: split(df, s["n_mem"], s["n_ref"], seed, n_holdout=s["n_holdout"]) for seed in s["seeds"]}
     jobs, metas = [], []
     # public bins for BayNet / PrivBayes: quantiles of the reference set, never of D_mem
-    publics = {seed: schema.with_domains(public_domain(parts_by_seed[seed]["ref"], schema, s["domain_bins"]))
-               for seed in s["seeds"]}  # fmt: skip
+    publics = {
+        seed: schema.with_domains(public_domain(parts_by_seed[seed]["ref"], schema, s["domain_bins"]))
+        for seed in s["seeds"]
+    }
     for seed in s["seeds"]:
         for label, gen, params, priv in configs:
             public = publics[seed]
-            jobs.append(dict(train=parts_by_seed[seed]["mem"], schema=public if gen in ("baynet", "privbayes") else schema,
-                             generator=gen, params=params, n=s["n_syn"], seed=seed))  # fmt: skip
+            jobs.append(
+                dict(
+                    train=parts_by_seed[seed]["mem"],
+                    schema=public if gen in ("baynet", "privbayes") else schema,
+                    generator=gen,
+                    params=params,
+                    n=s["n_syn"],
+                    seed=seed,
+                )
+            )
             metas.append((seed, label, gen, params, priv))
     tables = synthesize(jobs, cache=cache, n_jobs=n_jobs, progress=progress)
     cases, quality = [], []
     for (seed, label, gen, params, priv), syn in zip(metas, tables):
         syn = syn.to_numpy(np.float64)
         hold = parts_by_seed[seed]["holdout"].to_numpy(np.float64)
-        quality.append({"wd_sliced": metrics.sliced_wasserstein(syn, hold, seed=seed),
-                        "wd_columns": metrics.column_wasserstein(syn, hold)})
+        quality.append(
+            {
+                "wd_sliced": metrics.sliced_wasserstein(syn, hold, seed=seed),
+                "wd_columns": metrics.column_wasserstein(syn, hold),
+            }
+        )
         epochs = params.get("epochs", 0)
         # the Bayesian networks' synthetic data also depend on the public domain: part of the setting's key
         key_params = {**params, "domains": publics[seed].domains} if gen in ("baynet", "privbayes") else params
-        cases.append(_california_setting(seed, s["n_mem"], epochs, s["n_ref"], s["n_syn"], parts_by_seed[seed], syn,
-                                         generator=gen, params=key_params))  # fmt: skip
+        cases.append(
+            _california_setting(
+                seed,
+                s["n_mem"],
+                epochs,
+                s["n_ref"],
+                s["n_syn"],
+                parts_by_seed[seed],
+                syn,
+                generator=gen,
+                params=key_params,
+            )
+        )
     scored = score_settings(cases, attacks, s, cache, n_jobs, progress)
     rows = []
     for (seed, label, gen, params, priv), q, case, scores in zip(metas, quality, cases, scored):
         for name in attacks:
-            rows.append({"seed": seed, "family": gen, "generator": label, "privacy_param": priv, **q,
-                         "attack": name, **_metric_row(case.labels, scores[name])})  # fmt: skip
+            rows.append(
+                {
+                    "seed": seed,
+                    "family": gen,
+                    "generator": label,
+                    "privacy_param": priv,
+                    **q,
+                    "attack": name,
+                    **_metric_row(case.labels, scores[name]),
+                }
+            )
     return pd.DataFrame(rows)
 
 
 # --------------------------------------------------------------------------- minority group (Fig. 5 idea)
 
 
-def encode_adult(df: pd.DataFrame, schema: Schema, mean: pd.Series, std: pd.Series, jitter: float,
-                 seed: int) -> np.ndarray:  # fmt: skip
+def encode_adult(
+    df: pd.DataFrame, schema: Schema, mean: pd.Series, std: pd.Series, jitter: float, seed: int
+) -> np.ndarray:
     """The attacker's continuous view of Adult: standardised continuous columns + jittered one-hot blocks.
 
     One-hot columns get Gaussian noise of standard deviation ``jitter`` so that densities
@@ -635,8 +842,15 @@ def encode_adult(df: pd.DataFrame, schema: Schema, mean: pd.Series, std: pd.Seri
     return density_view(df, schema, np.asarray(mean, np.float64), np.asarray(std, np.float64), jitter, seed)
 
 
-def minority(profile: str = "quick", attacks=None, group=MINORITY, cache: bool = True, n_jobs: int | None = None,
-             progress: bool = False, **overrides) -> pd.DataFrame:  # fmt: skip
+def minority(
+    profile: str = "quick",
+    attacks=None,
+    group=MINORITY,
+    cache: bool = True,
+    n_jobs: int | None = None,
+    progress: bool = False,
+    **overrides,
+) -> pd.DataFrame:
     """The minority-group idea of Fig. 5 on a public subgroup: Adult, race = Asian-Pac-Islander by default.
 
     The paper's Fig. 5 used a private heart-failure cohort whose minority (patients on
@@ -672,8 +886,17 @@ def minority(profile: str = "quick", attacks=None, group=MINORITY, cache: bool =
         raise VrlibError(f"{value!r} is not a value of {column!r}; choose one of {list(df[column].cat.categories)}")
     mean, std = df[list(schema.continuous)].mean(), df[list(schema.continuous)].std()
     parts_by_seed = {seed: split(df, s["adult_n_mem"], s["adult_n_ref"], seed) for seed in s["seeds"]}
-    jobs = [dict(train=parts_by_seed[seed]["mem"], schema=schema, generator="tvae",
-                 params={"epochs": s["adult_epochs"]}, n=s["adult_n_syn"], seed=seed) for seed in s["seeds"]]  # fmt: skip
+    jobs = [
+        dict(
+            train=parts_by_seed[seed]["mem"],
+            schema=schema,
+            generator="tvae",
+            params={"epochs": s["adult_epochs"]},
+            n=s["adult_n_syn"],
+            seed=seed,
+        )
+        for seed in s["seeds"]
+    ]
     tables = synthesize(jobs, cache=cache, n_jobs=n_jobs, progress=progress)
     cases, tests = [], []
     for seed, syn in zip(s["seeds"], tables):
@@ -681,8 +904,16 @@ def minority(profile: str = "quick", attacks=None, group=MINORITY, cache: bool =
         order, labels = _test_order(len(parts["mem"]), len(parts["non"]), seed)
         test = pd.concat([parts["mem"], parts["non"]], ignore_index=True).iloc[order].reset_index(drop=True)
         enc = lambda t, name: encode_adult(t, schema, mean, std, s["adult_jitter"], derive_seed(seed, "jitter", name))  # noqa: E731
-        cases.append(Setting(seed, enc(syn, "syn"), enc(parts["ref"], "ref"), ("adult", seed, s["adult_n_ref"]),
-                             enc(test, "test"), labels))  # fmt: skip
+        cases.append(
+            Setting(
+                seed,
+                enc(syn, "syn"),
+                enc(parts["ref"], "ref"),
+                ("adult", seed, s["adult_n_ref"]),
+                enc(test, "test"),
+                labels,
+            )
+        )
         tests.append((test, float((syn[column] == value).mean()), float((parts["mem"][column] == value).mean())))
     scored = score_settings(cases, attacks, s, cache, n_jobs, progress)
     rows = []
@@ -693,10 +924,18 @@ def minority(profile: str = "quick", attacks=None, group=MINORITY, cache: bool =
             predicted = (sc > np.median(sc)).astype(int)  # one threshold for the whole test set
             for gname, mask in (("all", np.ones(len(sc), bool)), ("minority", inside), ("majority", ~inside)):
                 lab = case.labels[mask]
-                row = {"seed": case.seed, "subgroup": f"{column}={value}", "group": gname,
-                       "share_in_training": mem_share, "share_in_synthetic": syn_share, "n_members": int(lab.sum()),
-                       "n_nonmembers": int((1 - lab).sum()), "attack": name,
-                       "accuracy": metrics.accuracy(lab, predicted[mask]), "seconds": seconds}  # fmt: skip
+                row = {
+                    "seed": case.seed,
+                    "subgroup": f"{column}={value}",
+                    "group": gname,
+                    "share_in_training": mem_share,
+                    "share_in_synthetic": syn_share,
+                    "n_members": int(lab.sum()),
+                    "n_nonmembers": int((1 - lab).sum()),
+                    "attack": name,
+                    "accuracy": metrics.accuracy(lab, predicted[mask]),
+                    "seconds": seconds,
+                }
                 row["auc"] = metrics.auc(lab, sc[mask]) if 0 < lab.sum() < len(lab) else math.nan
                 rows.append(row)
     return pd.DataFrame(rows)
@@ -724,7 +963,22 @@ def summarise(results: pd.DataFrame, by, metric: str = "auc") -> pd.DataFrame:
 
 
 __all__ = [
-    "ATTACKS", "FIG3_ATTACKS", "FIG4_ATTACKS", "Setting", "california", "split", "synthesize", "score_settings",
-    "fig3a", "fig3b", "fig4", "fig6", "precision_curves", "minority", "encode_adult", "noise_sigma", "public_domain",
+    "ATTACKS",
+    "FIG3_ATTACKS",
+    "FIG4_ATTACKS",
+    "Setting",
+    "california",
+    "split",
+    "synthesize",
+    "score_settings",
+    "fig3a",
+    "fig3b",
+    "fig4",
+    "fig6",
+    "precision_curves",
+    "minority",
+    "encode_adult",
+    "noise_sigma",
+    "public_domain",
     "summarise",
-]  # fmt: skip
+]

@@ -175,9 +175,18 @@ def generator_for(generator: str, epsilon=None) -> tuple[str, dict | None]:
     return ("baynet", None) if math.isinf(epsilon) else ("privbayes", {"epsilon": epsilon})
 
 
-def make_game(dataset: str, df: pd.DataFrame, schema, generator: str, generator_params: dict | None,
-              settings: dict, seed: int, out_side: str = "reference", dataset_records=None,
-              n_jobs=None) -> ModelSeededGame:  # fmt: skip
+def make_game(
+    dataset: str,
+    df: pd.DataFrame,
+    schema,
+    generator: str,
+    generator_params: dict | None,
+    settings: dict,
+    seed: int,
+    out_side: str = "reference",
+    dataset_records=None,
+    n_jobs=None,
+) -> ModelSeededGame:
     """The model-seeded game (which also plays the traditional one) with the profile's sizes.
 
     ``n_test_datasets`` is ``n_games × n_runs``: run ``r`` plays the ``r``-th slice (see :func:`run_ids`).
@@ -191,10 +200,19 @@ def make_game(dataset: str, df: pd.DataFrame, schema, generator: str, generator_
             f"D is drawn from D_test and the reference record from the rest; choose n_records in [2, {n_test - 1}]"
         )
     game = ModelSeededGame(
-        generator, generator_params, reference=OUT_SIDES[out_side], n_aux=n_aux, n_test=n_test,
-        n_records=settings["n_records"], n_synth=settings["n_synth"], n_shadow=settings["n_shadow"],
-        n_test_datasets=settings["n_games"] * settings["n_runs"], seed=seed, n_jobs=n_jobs, progress=False,
-    )  # fmt: skip
+        generator,
+        generator_params,
+        reference=OUT_SIDES[out_side],
+        n_aux=n_aux,
+        n_test=n_test,
+        n_records=settings["n_records"],
+        n_synth=settings["n_synth"],
+        n_shadow=settings["n_shadow"],
+        n_test_datasets=settings["n_games"] * settings["n_runs"],
+        seed=seed,
+        n_jobs=n_jobs,
+        progress=False,
+    )
     return game.fit(df, schema, dataset=dataset_records)
 
 
@@ -322,18 +340,37 @@ def _rows(arrays: dict, record) -> list[dict]:
         labels, scores, runs = (arrays[f"{prefix}_{k}"] for k in ("labels", "scores", "runs"))
         for r in np.unique(runs):
             sel = runs == r
-            rows.append(dict(record=record, game=name, run=int(r), n_games=int(sel.sum()),
-                             auc=metrics.auc(labels[sel], scores[sel]),
-                             tpr_at_fpr_10=metrics.tpr_at_fpr(labels[sel], scores[sel], 0.1)))  # fmt: skip
+            rows.append(
+                dict(
+                    record=record,
+                    game=name,
+                    run=int(r),
+                    n_games=int(sel.sum()),
+                    auc=metrics.auc(labels[sel], scores[sel]),
+                    tpr_at_fpr_10=metrics.tpr_at_fpr(labels[sel], scores[sel], 0.1),
+                )
+            )
     return rows
 
 
 # --------------------------------------------------------------------------- experiments
 
 
-def compare_games(dataset: str = "adult", generator: str = "synthpop", *, profile: str = "quick", seed: int = 0,
-                  generator_params: dict | None = None, epsilon=None, records=None, dataset_records=None,
-                  out_side: str = "reference", n_jobs=None, progress: bool = True, **overrides) -> pd.DataFrame:  # fmt: skip
+def compare_games(
+    dataset: str = "adult",
+    generator: str = "synthpop",
+    *,
+    profile: str = "quick",
+    seed: int = 0,
+    generator_params: dict | None = None,
+    epsilon=None,
+    records=None,
+    dataset_records=None,
+    out_side: str = "reference",
+    n_jobs=None,
+    progress: bool = True,
+    **overrides,
+) -> pd.DataFrame:
     """Risk of each record of D in both games, with the same attack; one row per record × game × run.
 
     Parameters
@@ -366,21 +403,39 @@ def compare_games(dataset: str = "adult", generator: str = "synthpop", *, profil
     if epsilon is not None:
         generator, generator_params = generator_for(generator, epsilon)
     df, schema = load_omega(dataset, settings["omega_rows"], seed)
-    game = make_game(dataset, df, schema, generator, generator_params, settings, seed, out_side, dataset_records,
-                     n_jobs)  # fmt: skip
+    game = make_game(
+        dataset, df, schema, generator, generator_params, settings, seed, out_side, dataset_records, n_jobs
+    )
     records = choose_records(game, settings["n_targets"], seed) if records is None else check_records(game, records)
     results = attack_records(game, records, settings, progress=progress)
     out = pd.DataFrame([row for r in records for row in _rows(results[r], r)])
     eps = (generator_params or {}).get("epsilon", math.inf if generator == "baynet" else np.nan)
-    out = out.assign(dataset=dataset, generator=generator, epsilon=float(eps), n_records=settings["n_records"],
-                     out_side=out_side, profile=profile, seed=seed)  # fmt: skip
+    out = out.assign(
+        dataset=dataset,
+        generator=generator,
+        epsilon=float(eps),
+        n_records=settings["n_records"],
+        out_side=out_side,
+        profile=profile,
+        seed=seed,
+    )
     return out
 
 
-def record_across_datasets(record, dataset: str = "adult", generator: str = "synthpop", *, n_datasets: int | None = None,
-                           profile: str = "quick", seed: int = 0, generator_params: dict | None = None,
-                           out_side: str = "reference", n_jobs=None, progress: bool = True,
-                           **overrides) -> pd.DataFrame:  # fmt: skip
+def record_across_datasets(
+    record,
+    dataset: str = "adult",
+    generator: str = "synthpop",
+    *,
+    n_datasets: int | None = None,
+    profile: str = "quick",
+    seed: int = 0,
+    generator_params: dict | None = None,
+    out_side: str = "reference",
+    n_jobs=None,
+    progress: bool = True,
+    **overrides,
+) -> pd.DataFrame:
     """One record placed in ``n_datasets`` different datasets D (the paper's 15): its risk in both games in each.
 
     D_j = the record + ``n_records - 1`` records of D_test drawn with a seed of ``(seed, record, j)``.
@@ -405,9 +460,19 @@ def record_across_datasets(record, dataset: str = "adult", generator: str = "syn
     for j in tqdm(range(n_datasets), desc="datasets", disable=not progress):
         rng = np.random.default_rng(parallel.derive_seed(seed, "lost dataset", str(record), j))
         chosen = [record, *others[rng.choice(len(others), size=settings["n_records"] - 1, replace=False)]]
-        part = compare_games(dataset, generator, profile=profile, seed=seed, generator_params=generator_params,
-                             records=[record], dataset_records=chosen, out_side=out_side, n_jobs=n_jobs,
-                             progress=False, **overrides)  # fmt: skip
+        part = compare_games(
+            dataset,
+            generator,
+            profile=profile,
+            seed=seed,
+            generator_params=generator_params,
+            records=[record],
+            dataset_records=chosen,
+            out_side=out_side,
+            n_jobs=n_jobs,
+            progress=False,
+            **overrides,
+        )
         parts.append(part.assign(dataset_id=j))
     return pd.concat(parts, ignore_index=True)
 
@@ -451,9 +516,16 @@ def summarise_rmsd(results: pd.DataFrame, by=(), metric: str = "auc") -> pd.Data
             beyond = float(np.sqrt(max(0.0, row["rmsd"] ** 2 - floor**2)))
         else:
             ft = fm = floor = beyond = np.nan
-        row.update(floor_traditional=ft, floor_model_seeded=fm, floor=floor, rmsd_beyond_noise=beyond,
-                   mean_traditional=float(t0.mean()), mean_model_seeded=float(m0.mean()), n_targets=len(w),
-                   n_games=int(part["n_games"].min()))  # fmt: skip
+        row.update(
+            floor_traditional=ft,
+            floor_model_seeded=fm,
+            floor=floor,
+            rmsd_beyond_noise=beyond,
+            mean_traditional=float(t0.mean()),
+            mean_model_seeded=float(m0.mean()),
+            n_targets=len(w),
+            n_games=int(part["n_games"].min()),
+        )
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -474,9 +546,16 @@ def summarise_miss(results: pd.DataFrame, by=(), thresholds=THRESHOLDS, metric: 
         t0, m0 = w[("traditional", 0)], w[("model-seeded", 0)]
         m1 = w[("model-seeded", 1)] if ("model-seeded", 1) in w else None
         for t in thresholds:
-            rows.append(dict(setting, t=t, n_high=int((m0 >= t).sum()), n_high_traditional=int((t0 >= t).sum()),
-                             miss_rate=metrics.miss_rate(m0, t0, t),
-                             miss_rate_noise=metrics.miss_rate(m0, m1, t) if m1 is not None else np.nan))  # fmt: skip
+            rows.append(
+                dict(
+                    setting,
+                    t=t,
+                    n_high=int((m0 >= t).sum()),
+                    n_high_traditional=int((t0 >= t).sum()),
+                    miss_rate=metrics.miss_rate(m0, t0, t),
+                    miss_rate_noise=metrics.miss_rate(m0, m1, t) if m1 is not None else np.nan,
+                )
+            )
     return pd.DataFrame(rows)
 
 
@@ -513,14 +592,23 @@ def summarise_across_datasets(results: pd.DataFrame, metric: str = "auc") -> pd.
     wide = results.pivot_table(index="dataset_id", columns=["game", "run"], values=metric, aggfunc="first")
     m0 = wide[("model-seeded", 0)]
     noise = np.sqrt(np.mean((m0 - wide[("model-seeded", 1)]) ** 2) / 2) if ("model-seeded", 1) in wide else np.nan
-    return pd.DataFrame([dict(
-        record=results["record"].iloc[0], traditional=float(wide[("traditional", 0)].iloc[0]),
-        model_seeded_min=float(m0.min()), model_seeded_max=float(m0.max()), model_seeded_mean=float(m0.mean()),
-        between_datasets_sd=float(m0.std(ddof=1)) if len(m0) > 1 else np.nan, noise_sd=float(noise),
-        n_datasets=len(m0), paper_model_seeded_low=_paper("model_seeded_risk_over_15_datasets")["low"],
-        paper_model_seeded_high=_paper("model_seeded_risk_over_15_datasets")["high"],
-        paper_traditional=_paper("traditional_risk_of_that_record")["low"],
-    )])  # fmt: skip
+    return pd.DataFrame(
+        [
+            dict(
+                record=results["record"].iloc[0],
+                traditional=float(wide[("traditional", 0)].iloc[0]),
+                model_seeded_min=float(m0.min()),
+                model_seeded_max=float(m0.max()),
+                model_seeded_mean=float(m0.mean()),
+                between_datasets_sd=float(m0.std(ddof=1)) if len(m0) > 1 else np.nan,
+                noise_sd=float(noise),
+                n_datasets=len(m0),
+                paper_model_seeded_low=_paper("model_seeded_risk_over_15_datasets")["low"],
+                paper_model_seeded_high=_paper("model_seeded_risk_over_15_datasets")["high"],
+                paper_traditional=_paper("traditional_risk_of_that_record")["low"],
+            )
+        ]
+    )
 
 
 # --------------------------------------------------------------------------- cost
@@ -534,9 +622,17 @@ def _fits(settings: dict) -> tuple[int, int]:
     return own, shared
 
 
-def measure_record_cost(dataset: str = "adult", generator: str = "synthpop", *, profile: str = "quick",
-                        epsilon=None, fraction: float = 0.05, seed: int = 0, n_jobs: int = 1,
-                        **overrides) -> dict:  # fmt: skip
+def measure_record_cost(
+    dataset: str = "adult",
+    generator: str = "synthpop",
+    *,
+    profile: str = "quick",
+    epsilon=None,
+    fraction: float = 0.05,
+    seed: int = 0,
+    n_jobs: int = 1,
+    **overrides,
+) -> dict:
     """Measured CPU seconds of one record of the comparison, and of the datasets all records share, at the profile's sizes.
 
     Plays the comparison on two records of the seeded order (:func:`choose_records`) with
@@ -563,8 +659,11 @@ def measure_record_cost(dataset: str = "adult", generator: str = "synthpop", *, 
     if not 0 < fraction <= 1:
         raise VrlibError(f"fraction must be in (0, 1] (got {fraction!r})")
     settings = settings_for(profile, **overrides)
-    scaled = dict(settings, n_shadow=max(4, round(settings["n_shadow"] * fraction)),
-                  n_games=max(4, round(settings["n_games"] * fraction)))  # fmt: skip
+    scaled = dict(
+        settings,
+        n_shadow=max(4, round(settings["n_shadow"] * fraction)),
+        n_games=max(4, round(settings["n_games"] * fraction)),
+    )
     name, params = generator_for(generator, epsilon)
     own_full, shared_full = _fits(settings)
     own_scaled, shared_scaled = _fits(scaled)
@@ -594,10 +693,19 @@ def measure_record_cost(dataset: str = "adult", generator: str = "synthpop", *, 
     shared = max(c1 - c0 - (c2 - c1), 0.0) * shared_full / shared_scaled
     n_test = settings["n_games"] * settings["n_runs"]
     eps = math.inf if name == "baynet" else (params or {}).get("epsilon", np.nan)
-    return dict(dataset=dataset, generator=generator if epsilon is None else "privbayes", epsilon=float(eps),
-                n_records=settings["n_records"], fraction=fraction, record_cpu_s=record, shared_cpu_s=shared,
-                seeded_in_cpu_s=shared * (n_test // 2) / shared_full, fits=game.stats_["generated"],
-                fits_first=fits_first, wall_s=w2 - w0)  # fmt: skip
+    return dict(
+        dataset=dataset,
+        generator=generator if epsilon is None else "privbayes",
+        epsilon=float(eps),
+        n_records=settings["n_records"],
+        fraction=fraction,
+        record_cpu_s=record,
+        shared_cpu_s=shared,
+        seeded_in_cpu_s=shared * (n_test // 2) / shared_full,
+        fits=game.stats_["generated"],
+        fits_first=fits_first,
+        wall_s=w2 - w0,
+    )
 
 
 def notebook_parts(settings: dict, dataset: str = "adult", census: bool = False) -> pd.DataFrame:
@@ -616,9 +724,18 @@ def notebook_parts(settings: dict, dataset: str = "adult", census: bool = False)
     def add(part, data, generator, epsilon, n_records, records, fig5=False):
         key = (data, generator, None if np.isnan(epsilon) else float(epsilon), n_records)
         new = 0 if fig5 else max(records - done.get(key, 0), 0)
-        rows.append(dict(part=part, dataset=data, generator=generator, epsilon=float(epsilon), n_records=n_records,
-                         records=records, new_records=records if fig5 else new,
-                         new_games=settings["n_datasets"] if fig5 else int(key not in done and new > 0)))  # fmt: skip
+        rows.append(
+            dict(
+                part=part,
+                dataset=data,
+                generator=generator,
+                epsilon=float(epsilon),
+                n_records=n_records,
+                records=records,
+                new_records=records if fig5 else new,
+                new_games=settings["n_datasets"] if fig5 else int(key not in done and new > 0),
+            )
+        )
         if not fig5:
             done[key] = max(done.get(key, 0), records)
 
@@ -651,9 +768,12 @@ def predicted_cost(parts: pd.DataFrame, costs: pd.DataFrame, workers: int = 2) -
     """
     out = []
     for part in parts.itertuples(index=False):
-        match = costs[(costs.dataset == part.dataset) & (costs.generator == part.generator)
-                      & (costs.n_records == part.n_records)
-                      & ((costs.epsilon == part.epsilon) | (costs.epsilon.isna() & np.isnan(part.epsilon)))]  # fmt: skip
+        match = costs[
+            (costs.dataset == part.dataset)
+            & (costs.generator == part.generator)
+            & (costs.n_records == part.n_records)
+            & ((costs.epsilon == part.epsilon) | (costs.epsilon.isna() & np.isnan(part.epsilon)))
+        ]
         if match.empty:
             raise VrlibError(
                 f"no measured cost for {part.part!r} ({part.dataset}, {part.generator}, epsilon {part.epsilon}, "
@@ -664,13 +784,26 @@ def predicted_cost(parts: pd.DataFrame, costs: pd.DataFrame, workers: int = 2) -
             cpu = part.new_games * (m.record_cpu_s + m.seeded_in_cpu_s)
         else:
             cpu = part.new_records * m.record_cpu_s + part.new_games * m.shared_cpu_s
-        out.append(dict(part._asdict(), record_cpu_s=float(m.record_cpu_s), cpu_hours=cpu / 3600,
-                        hours_on_workers=cpu / 3600 / workers))  # fmt: skip
+        out.append(
+            dict(
+                part._asdict(),
+                record_cpu_s=float(m.record_cpu_s),
+                cpu_hours=cpu / 3600,
+                hours_on_workers=cpu / 3600 / workers,
+            )
+        )
     return pd.DataFrame(out)
 
 
-def measure_notebook_cost(settings_profile: str = "quick", dataset: str = "adult", *, census: bool = False,
-                          fraction: float = 0.05, seed: int = 0, **overrides) -> pd.DataFrame:  # fmt: skip
+def measure_notebook_cost(
+    settings_profile: str = "quick",
+    dataset: str = "adult",
+    *,
+    census: bool = False,
+    fraction: float = 0.05,
+    seed: int = 0,
+    **overrides,
+) -> pd.DataFrame:
     """:func:`measure_record_cost` for every setting :func:`notebook_parts` needs (one row each)."""
     settings = settings_for(settings_profile, **overrides)
     parts = notebook_parts(settings, dataset, census)
@@ -679,11 +812,15 @@ def measure_notebook_cost(settings_profile: str = "quick", dataset: str = "adult
         data, generator, eps, n = key
         kw = dict(overrides, n_records=int(n))
         if generator == "privbayes":
-            rows.append(measure_record_cost(data, "privbayes", profile=settings_profile, epsilon=eps, fraction=fraction,
-                                            seed=seed, **kw))  # fmt: skip
+            rows.append(
+                measure_record_cost(
+                    data, "privbayes", profile=settings_profile, epsilon=eps, fraction=fraction, seed=seed, **kw
+                )
+            )
         else:
-            rows.append(measure_record_cost(data, generator, profile=settings_profile, fraction=fraction, seed=seed,
-                                            **kw))  # fmt: skip
+            rows.append(
+                measure_record_cost(data, generator, profile=settings_profile, fraction=fraction, seed=seed, **kw)
+            )
     costs = pd.DataFrame(rows)
     costs.loc[costs.generator == "synthpop", "epsilon"] = np.nan
     return costs

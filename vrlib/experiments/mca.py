@@ -91,13 +91,16 @@ def data(seed: int = 0, n_train: int | None = None, preprocess: bool = True, spl
     if split == "authors":
         from sklearn.model_selection import train_test_split as sklearn_split
 
-        train_pos, test_pos = sklearn_split(np.arange(len(df)), test_size=AUTHORS_SPLIT["test_size"],
-                                            random_state=AUTHORS_SPLIT["random_state"])  # fmt: skip
+        train_pos, test_pos = sklearn_split(
+            np.arange(len(df)), test_size=AUTHORS_SPLIT["test_size"], random_state=AUTHORS_SPLIT["random_state"]
+        )
         train, test = df.iloc[train_pos], df.iloc[test_pos]
     else:
         train, test = train_test_split(df, 0.3, seed=derive_seed(seed, "mca-split"))
     if n_train is not None and n_train < len(train):
-        keep = np.sort(np.random.default_rng(derive_seed(seed, "mca-subsample")).choice(len(train), n_train, replace=False))
+        keep = np.sort(
+            np.random.default_rng(derive_seed(seed, "mca-subsample")).choice(len(train), n_train, replace=False)
+        )
         train = train.iloc[keep]
     return train, test, schema
 
@@ -112,13 +115,14 @@ def training_statistics(train: pd.DataFrame, test: pd.DataFrame, schema: Schema)
     probability that a training record occurs at most 3 times).
     """
     return {
-        "n_train": len(train), "n_test": len(test),
+        "n_train": len(train),
+        "n_test": len(test),
         "unique_share": frequency_share(train, schema, 1),
         "at_most_3_share": frequency_share(train, schema, 3, count="distinct"),
         "at_most_3_share_records": frequency_share(train, schema, 3),
         "distinct_records": int(len(train.drop_duplicates())),
         "test_in_train": float(occurs_in(test, train, schema).mean()),
-    }  # fmt: skip
+    }
 
 
 # The ways to read Table 3's Pr[#x <= 3] ("proportion of training data with frequency less than 3"):
@@ -143,12 +147,24 @@ def table3_definitions(seed: int = 0, splits=SPLITS) -> pd.DataFrame:
         train, _, schema = data(seed, split=split)
         for label, count, per in TABLE3_DEFINITIONS:
             share = {k: frequency_share(train, schema, k, count=count, per=per) for k in (1, 2, 3)}
-            rows.append({"split": split, "definition": label, "count": count, "per": per, "n_train": len(train),
-                         "distinct_records": int(len(train.drop_duplicates())), "unique_share": share[1],
-                         "below_3_share": share[2], "at_most_3_share": share[3]})  # fmt: skip
+            rows.append(
+                {
+                    "split": split,
+                    "definition": label,
+                    "count": count,
+                    "per": per,
+                    "n_train": len(train),
+                    "distinct_records": int(len(train.drop_duplicates())),
+                    "unique_share": share[1],
+                    "below_3_share": share[2],
+                    "at_most_3_share": share[3],
+                }
+            )
     out = pd.DataFrame(rows)
     same = lambda v, p: np.round(100 * v, 2) == np.round(100 * p, 2)  # noqa: E731
-    out["matches_paper"] = same(out.unique_share, PAPER["unique_share"]) & same(out.at_most_3_share, PAPER["at_most_3_share"])
+    out["matches_paper"] = same(out.unique_share, PAPER["unique_share"]) & same(
+        out.at_most_3_share, PAPER["at_most_3_share"]
+    )
     return out
 
 
@@ -157,7 +173,9 @@ def generators(settings: dict) -> list[tuple[str, str, dict]]:
     gan = lambda family: dict(epochs=settings[f"{family}_epochs"], batch_size=settings["batch_size"], threads=1)
     out = [("WGAN-GP", "wgan_gp", gan("wgan")), ("WGAN-WC", "wgan_wc", gan("wgan")), ("CTGAN", "ctgan", gan("ctgan")), ("TVAE", "tvae", gan("tvae")),
            ("Synthpop", "synthpop", {}), ("BayNet", "baynet", {"round_integers": True})]  # fmt: skip
-    out += [(f"PrivBayes ε={e:g}", "privbayes", {"epsilon": float(e), "round_integers": True}) for e in settings["epsilons"]]
+    out += [
+        (f"PrivBayes ε={e:g}", "privbayes", {"epsilon": float(e), "round_integers": True}) for e in settings["epsilons"]
+    ]
     return out
 
 
@@ -202,29 +220,50 @@ def predicted_cost(profile: str = "paper") -> pd.DataFrame:
     pre-processed table's cost.
     """
     settings = profile_settings("mca", profile)
-    rows_scale = (settings["n_train"] or PAPER["n_train"]) / PAPER["n_train"]  # an epoch costs in proportion to the rows
-    epochs = {"wgan_gp": settings["wgan_epochs"], "wgan_wc": settings["wgan_epochs"],
-              "ctgan": settings["ctgan_epochs"], "tvae": settings["tvae_epochs"]}  # fmt: skip
+    rows_scale = (settings["n_train"] or PAPER["n_train"]) / PAPER[
+        "n_train"
+    ]  # an epoch costs in proportion to the rows
+    epochs = {
+        "wgan_gp": settings["wgan_epochs"],
+        "wgan_wc": settings["wgan_epochs"],
+        "ctgan": settings["ctgan_epochs"],
+        "tvae": settings["tvae_epochs"],
+    }
     epoch_s, fixed_s = MEASURED_FIT_COST["epoch_cpu_s"], MEASURED_FIT_COST["fixed_cpu_s"]
-    rows = [{"generator": _LABELS[name], "fits": n, "epochs": epochs[name],
-             "minutes_300_epochs": (fixed_s[name] + 300 * epoch_s[name]) / 60,
-             "cpu_minutes": n * (fixed_s[name] + epochs[name] * epoch_s[name] * rows_scale) / 60}
-            for name, n in paper_profile_fits(profile).items()]  # fmt: skip
+    rows = [
+        {
+            "generator": _LABELS[name],
+            "fits": n,
+            "epochs": epochs[name],
+            "minutes_300_epochs": (fixed_s[name] + 300 * epoch_s[name]) / 60,
+            "cpu_minutes": n * (fixed_s[name] + epochs[name] * epoch_s[name] * rows_scale) / 60,
+        }
+        for name, n in paper_profile_fits(profile).items()
+    ]
     return pd.DataFrame(rows)
 
 
 # --------------------------------------------------------------------------- releases and their attack
 
 
-def _release_job(label: str, name: str, params: dict, train: pd.DataFrame, schema: Schema, n: int,
-                 seed: int) -> SynthesisJob:  # fmt: skip
+def _release_job(
+    label: str, name: str, params: dict, train: pd.DataFrame, schema: Schema, n: int, seed: int
+) -> SynthesisJob:
     """The one release of generator ``label``: fitted on ``train``, ``n`` rows sampled (vrlib.synthesis)."""
-    return SynthesisJob(train, schema, name, n, derive_seed(seed, "mca-fit", label),
-                        derive_seed(seed, "mca-sample", label), params=params)  # fmt: skip
+    return SynthesisJob(
+        train,
+        schema,
+        name,
+        n,
+        derive_seed(seed, "mca-fit", label),
+        derive_seed(seed, "mca-sample", label),
+        params=params,
+    )
 
 
-def synthesise(name: str, params: dict, train: pd.DataFrame, schema: Schema, n: int, seed: int,
-               cache: bool = True) -> pd.DataFrame:  # fmt: skip
+def synthesise(
+    name: str, params: dict, train: pd.DataFrame, schema: Schema, n: int, seed: int, cache: bool = True
+) -> pd.DataFrame:
     """Fit generator ``name`` on ``train`` and sample ``n`` rows, through the shared cached synthesis path."""
     job = _release_job(name, name, params, train, schema, n, seed)
     (arrays,) = synthesis.synthesize([job], cache=cache, n_jobs=1, progress=False)
@@ -232,17 +271,24 @@ def synthesise(name: str, params: dict, train: pd.DataFrame, schema: Schema, n: 
 
 
 def _decode(arrays: dict, job: SynthesisJob) -> pd.DataFrame:
-    return decode_table(arrays["codes"], arrays["continuous"], job.schema, job.category_sets(),
-                        columns=job.table.columns)  # fmt: skip
+    return decode_table(
+        arrays["codes"], arrays["continuous"], job.schema, job.category_sets(), columns=job.table.columns
+    )
 
 
-def _attack_key(copies: list[pd.DataFrame], schema: Schema, name: str, params: dict, seed: int,
-                attack_params: dict) -> str:  # fmt: skip
+def _attack_key(
+    copies: list[pd.DataFrame], schema: Schema, name: str, params: dict, seed: int, attack_params: dict
+) -> str:
     # score_pointwise: the loop that stores the scores
-    return make_key(kind="mca-scores", data=[fingerprint_table(c, schema) for c in copies], shadow=name,
-                    params=params, seed=seed, attack=attack_params,
-                    source=source_hash(TableGanMCA, get_generator(name, **params).__class__, _attack_task,
-                                       score_pointwise))  # fmt: skip
+    return make_key(
+        kind="mca-scores",
+        data=[fingerprint_table(c, schema) for c in copies],
+        shadow=name,
+        params=params,
+        seed=seed,
+        attack=attack_params,
+        source=source_hash(TableGanMCA, get_generator(name, **params).__class__, _attack_task, score_pointwise),
+    )
 
 
 ATTACK = "tablegan_mca"  # the one attack of a release, by its name in the scores
@@ -252,14 +298,24 @@ def _attack_task(job: tuple[dict, list]) -> dict:
     """TableGAN-MCA scores of one release (one copy, or N_s copies); runs in a worker: ``{ATTACK: (scores, {})}``."""
     task, _ = job
     copies = task["copies"]
-    attack = TableGanMCA(shadow_generator=task["name"], shadow_params=task["params"], seed=task["seed"],
-                         **task["attack_params"]).fit(copies if len(copies) > 1 else copies[0], task["schema"])  # fmt: skip
+    attack = TableGanMCA(
+        shadow_generator=task["name"], shadow_params=task["params"], seed=task["seed"], **task["attack_params"]
+    ).fit(copies if len(copies) > 1 else copies[0], task["schema"])
     return {ATTACK: (attack.score(pd.concat(copies, ignore_index=True)), {})}
 
 
-def releases(profile: str = "quick", seed: int = 0, preprocess: bool = True, names=None, attack: bool = True,
-             n_releases: int = 1, cache: bool = True, n_jobs: int | None = None, progress: bool = True,
-             **overrides) -> list[dict]:  # fmt: skip
+def releases(
+    profile: str = "quick",
+    seed: int = 0,
+    preprocess: bool = True,
+    names=None,
+    attack: bool = True,
+    n_releases: int = 1,
+    cache: bool = True,
+    n_jobs: int | None = None,
+    progress: bool = True,
+    **overrides,
+) -> list[dict]:
     """One release per generator of the profile (or those whose registry name is in ``names``), attacked.
 
     The releases are made by :func:`vrlib.synthesis.synthesize` and the attacks by
@@ -283,20 +339,34 @@ def releases(profile: str = "quick", seed: int = 0, preprocess: bool = True, nam
     if unknown:
         raise VrlibError(f"unknown generator(s) {unknown}; choose among {sorted(REGISTRY)}")
     # attack model (2): N_s samples of size n from the one fitted generator (the paper's S_1 ... S_Ns ~ P_g)
-    jobs = [_release_job(label, name, params, train, schema, n_releases * len(train), seed) for label, name, params in gens]
+    jobs = [
+        _release_job(label, name, params, train, schema, n_releases * len(train), seed) for label, name, params in gens
+    ]
     made = synthesis.synthesize(jobs, cache=cache, n_jobs=n_jobs, desc="releases", progress=progress)
     out, attacks = [], []
     for (label, name, params), job, arrays in zip(gens, jobs, made):
         syn = match_precision(_decode(arrays, job), train, schema)
-        copies = [syn.iloc[i * len(train):(i + 1) * len(train)].reset_index(drop=True) for i in range(n_releases)]
+        copies = [syn.iloc[i * len(train) : (i + 1) * len(train)].reset_index(drop=True) for i in range(n_releases)]
         release = pd.concat(copies, ignore_index=True)
-        records = pd.DataFrame({"frequency": record_frequency(release, schema),
-                                "member": occurs_in(release, train, schema),
-                                "distinct": ~release.duplicated().to_numpy()})  # fmt: skip
+        records = pd.DataFrame(
+            {
+                "frequency": record_frequency(release, schema),
+                "member": occurs_in(release, train, schema),
+                "distinct": ~release.duplicated().to_numpy(),
+            }
+        )
         out.append({"label": label, "generator": name, "params": params, "n_releases": n_releases, "records": records})
         if attack:
-            attacks.append(dict(copies=copies, schema=schema, name=name, params=params, attack_params={},
-                                seed=derive_seed(seed, "mca-attack", label)))  # fmt: skip
+            attacks.append(
+                dict(
+                    copies=copies,
+                    schema=schema,
+                    name=name,
+                    params=params,
+                    attack_params={},
+                    seed=derive_seed(seed, "mca-attack", label),
+                )
+            )
     if attack:
         for r, scores in zip(out, _scores(attacks, cache, n_jobs, progress)):
             r["records"]["score"] = scores
@@ -306,10 +376,15 @@ def releases(profile: str = "quick", seed: int = 0, preprocess: bool = True, nam
 def _scores(tasks: list[dict], cache: bool, n_jobs, progress: bool) -> list[np.ndarray]:
     """Attack scores of every task: from the cache, else computed in parallel and written here."""
     scored = score_pointwise(
-        tasks, (ATTACK,), cache=Cache(namespace="mca-scores") if cache else None, score=_attack_task,
+        tasks,
+        (ATTACK,),
+        cache=Cache(namespace="mca-scores") if cache else None,
+        score=_attack_task,
         key=lambda t, _: _attack_key(t["copies"], t["schema"], t["name"], t["params"], t["seed"], t["attack_params"]),
-        n_records=lambda t: sum(len(c) for c in t["copies"]), n_jobs=n_jobs, progress=progress,
-    )  # fmt: skip
+        n_records=lambda t: sum(len(c) for c in t["copies"]),
+        n_jobs=n_jobs,
+        progress=progress,
+    )
     return [per[ATTACK][0] for per in scored]
 
 
@@ -322,19 +397,31 @@ def summary(results: list[dict]) -> pd.DataFrame:
     for r in results:
         f = r["records"]
         row = {
-            "generator": r["label"], "n_releases": r["n_releases"], "n_released": len(f),
+            "generator": r["label"],
+            "n_releases": r["n_releases"],
+            "n_released": len(f),
             "collision_rate": float(f.member.mean()),
             "collision_rate_distinct": float(f.member[f.distinct].mean()),
             "members_among_freq_gt3": float(f.member[f.frequency > 3].mean()) if (f.frequency > 3).any() else np.nan,
-            "nonmembers_among_unique": float((~f.member[f.frequency == 1]).mean()) if (f.frequency == 1).any() else np.nan,
-        }  # fmt: skip
+            "nonmembers_among_unique": float((~f.member[f.frequency == 1]).mean())
+            if (f.frequency == 1).any()
+            else np.nan,
+        }
         if "score" in f:
             s = f.score.to_numpy()
             t = s.mean() + 2 * s.std()
             m = recovery_metrics(s > t, f.member)
-            row.update({"threshold": t, "n_flagged": m["n_flagged"], "n_true": m["n_true"],
-                        "precision": m["precision"], "recall": m["recall"],
-                        "auc_attack": _safe_auc(f.member, s), "auc_frequency": _safe_auc(f.member, f.frequency)})  # fmt: skip
+            row.update(
+                {
+                    "threshold": t,
+                    "n_flagged": m["n_flagged"],
+                    "n_true": m["n_true"],
+                    "precision": m["precision"],
+                    "recall": m["recall"],
+                    "auc_attack": _safe_auc(f.member, s),
+                    "auc_frequency": _safe_auc(f.member, f.frequency),
+                }
+            )
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -346,9 +433,14 @@ def _safe_auc(labels, scores) -> float:
 
 def frequency_histogram(records: pd.DataFrame) -> pd.DataFrame:
     """Fig. 3: the number of released records that are members / non-members at each frequency."""
-    return (records.groupby(["frequency", "member"]).size().unstack(fill_value=0)
-            .reindex(columns=[True, False], fill_value=0).rename(columns={True: "members", False: "non_members"})
-            .reset_index())  # fmt: skip
+    return (
+        records.groupby(["frequency", "member"])
+        .size()
+        .unstack(fill_value=0)
+        .reindex(columns=[True, False], fill_value=0)
+        .rename(columns={True: "members", False: "non_members"})
+        .reset_index()
+    )
 
 
 def precision_recall(records: pd.DataFrame, column: str = "score") -> pd.DataFrame:
@@ -360,5 +452,20 @@ def precision_recall(records: pd.DataFrame, column: str = "score") -> pd.DataFra
     return pd.DataFrame({"threshold": t, "precision": p[:-1], "recall": r[:-1]})
 
 
-__all__ = ["PAPER", "AUTHORS_SPLIT", "AUTHORS_TRAIN_HEAD", "data", "training_statistics", "table3_definitions", "paper_profile_fits", "predicted_cost", "MEASURED_FIT_COST", "generators", "synthesise", "releases",
-           "summary", "frequency_histogram", "precision_recall"]  # fmt: skip
+__all__ = [
+    "PAPER",
+    "AUTHORS_SPLIT",
+    "AUTHORS_TRAIN_HEAD",
+    "data",
+    "training_statistics",
+    "table3_definitions",
+    "paper_profile_fits",
+    "predicted_cost",
+    "MEASURED_FIT_COST",
+    "generators",
+    "synthesise",
+    "releases",
+    "summary",
+    "frequency_histogram",
+    "precision_recall",
+]

@@ -178,14 +178,18 @@ class Generator:
         if not getattr(self, "fitted_", False):
             raise VrlibError(f"{type(self).__name__} is not fitted: call fit(df, schema) before sample(n)")
         schema = self.schema_ if schema is None else schema
-        if set(schema.categorical) != set(self.schema_.categorical) or set(schema.continuous) != set(self.schema_.continuous):
+        if set(schema.categorical) != set(self.schema_.categorical) or set(schema.continuous) != set(
+            self.schema_.continuous
+        ):
             raise VrlibError(f"schema {schema} does not describe the training table's columns {self.columns_}")
         n = check_count(n)
         values = self._sample(n, make_rng(seed))
         own = {c: self.dtypes_[c].categories for c in schema.categorical}
         return encode_values(values, own, schema, categories)
 
-    def fit_sample(self, df: pd.DataFrame, schema: Schema, n: int | None = None, seed: int | None = None) -> pd.DataFrame:
+    def fit_sample(
+        self, df: pd.DataFrame, schema: Schema, n: int | None = None, seed: int | None = None
+    ) -> pd.DataFrame:
         """Fit on ``df`` and sample ``n`` rows (default ``len(df)``), both seeded from ``seed``."""
         seeds = np.random.SeedSequence(check_seed(seed)).generate_state(2)
         self.fit(df, schema, seed=int(seeds[0]))

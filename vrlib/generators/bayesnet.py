@@ -263,8 +263,13 @@ class PrivBayes(Generator):
         self._check_params()
 
     def _check_params(self) -> None:
-        check_number("epsilon", self.epsilon, above=0, allow_inf=True,
-                     want="a positive number (float('inf') for no noise, i.e. BayNet)")  # fmt: skip
+        check_number(
+            "epsilon",
+            self.epsilon,
+            above=0,
+            allow_inf=True,
+            want="a positive number (float('inf') for no noise, i.e. BayNet)",
+        )
         for name in ("degree", "bins"):
             check_integer(name, getattr(self, name), minimum=1)
 
@@ -347,11 +352,16 @@ class PrivBayes(Generator):
         self.domains_ = {c: int(domains[j]) for j, c in enumerate(self.columns_)}
         private = not math.isinf(self.epsilon)
         eps1 = eps2 = self.epsilon / 2
-        _check_memory(self, _structure_bytes(d, n, k, domains), f"scoring every set of up to {k + 1} of the {d} columns")
+        _check_memory(
+            self, _structure_bytes(d, n, k, domains), f"scoring every set of up to {k + 1} of the {d} columns"
+        )
         order, parents = self._structure(codes, domains, k, eps1 if private else math.inf, rng)
         families = [parents[i] + (order[i],) for i in range(k, d)]
-        _check_memory(self, _FAMILY_COPIES * 8 * sum(math.prod(int(domains[a]) for a in f) for f in families),
-                      f"the {len(families)} conditional tables of the chosen network")
+        _check_memory(
+            self,
+            _FAMILY_COPIES * 8 * sum(math.prod(int(domains[a]) for a in f) for f in families),
+            f"the {len(families)} conditional tables of the chosen network",
+        )
 
         n_marginals = d - k
         self.noise_scale_ = laplace_scale(eps2, n, n_marginals) if private else 0.0
@@ -539,6 +549,12 @@ def _check_memory(model, need: int, what: str) -> None:
 
 
 __all__ = [
-    "PrivBayes", "BayNet", "mi_sensitivity", "exponential_mechanism_probabilities", "laplace_scale",
-    "noisy_counts", "conditional_table", "set_entropies",
-]  # fmt: skip
+    "PrivBayes",
+    "BayNet",
+    "mi_sensitivity",
+    "exponential_mechanism_probabilities",
+    "laplace_scale",
+    "noisy_counts",
+    "conditional_table",
+    "set_entropies",
+]

@@ -266,7 +266,16 @@ def _grow(num, order, cat, n_levels, y_class, n_classes, y_value, classify, min_
         stack[top] = b
         stack[top + 1] = a
         top += 2
-    return feature[:n_nodes], split[:n_nodes], left[:n_nodes], right[:n_nodes], leaf_of_row, rows, start[:n_nodes], end[:n_nodes]
+    return (
+        feature[:n_nodes],
+        split[:n_nodes],
+        left[:n_nodes],
+        right[:n_nodes],
+        leaf_of_row,
+        rows,
+        start[:n_nodes],
+        end[:n_nodes],
+    )
 
 
 @njit(cache=True)
@@ -319,8 +328,9 @@ class Tree:
         return _apply(self.feature, self.split, self.left, self.right, self.n_numeric, numeric, categorical)
 
 
-def grow_tree(numeric, order, categorical, n_levels, y, classify: bool, min_samples_leaf: int,
-              max_depth=None, seed: int = 0) -> Tree:  # fmt: skip
+def grow_tree(
+    numeric, order, categorical, n_levels, y, classify: bool, min_samples_leaf: int, max_depth=None, seed: int = 0
+) -> Tree:
     """Grow a CART on ``n`` rows.
 
     Parameters
@@ -354,8 +364,19 @@ def grow_tree(numeric, order, categorical, n_levels, y, classify: bool, min_samp
     order = np.ascontiguousarray(order, dtype=np.int64).reshape(numeric.shape[1], n)
     n_levels = np.ascontiguousarray(n_levels, dtype=np.int64)
     depth = -1 if max_depth is None else int(max_depth)
-    nodes = _grow(numeric, order, categorical, n_levels, y_class, n_classes, y_value, bool(classify),
-                  int(min_samples_leaf), depth, int(seed))  # fmt: skip
+    nodes = _grow(
+        numeric,
+        order,
+        categorical,
+        n_levels,
+        y_class,
+        n_classes,
+        y_value,
+        bool(classify),
+        int(min_samples_leaf),
+        depth,
+        int(seed),
+    )
     return Tree(*nodes, n_numeric=numeric.shape[1])
 
 

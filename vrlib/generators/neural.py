@@ -71,8 +71,9 @@ def _lean_tvae_class():
                     mu, std, logvar = encoder(real)
                     emb = torch.randn_like(std) * std + mu
                     rec, sigmas = self.decoder(emb)
-                    loss_1, loss_2 = _loss_function(rec, real, sigmas, mu, logvar,
-                                                    self.transformer.output_info_list, self.loss_factor)  # fmt: skip
+                    loss_1, loss_2 = _loss_function(
+                        rec, real, sigmas, mu, logvar, self.transformer.output_info_list, self.loss_factor
+                    )
                     loss = loss_1 + loss_2
                     loss.backward()
                     optimizer.step()
@@ -112,7 +113,9 @@ def _fast_sampler_class():
                 sizes[c, : len(by_cat)] = [len(rows) for rows in by_cat]
             self._fast_sizes = sizes
             self._fast_start = (np.cumsum(sizes.ravel()) - sizes.ravel()).reshape(sizes.shape)
-            self._fast_rows = np.concatenate([r for by_cat in self._rid_by_cat_cols for r in by_cat] or [np.zeros(0, int)])
+            self._fast_rows = np.concatenate(
+                [r for by_cat in self._rid_by_cat_cols for r in by_cat] or [np.zeros(0, int)]
+            )
 
         def sample_data(self, data, n, col, opt):
             if col is None:
@@ -164,7 +167,9 @@ class _CtganModel(Generator):
         from joblib import parallel_config
 
         if self.n_train_ < 2:
-            raise VrlibError(f"{type(self).__name__} needs at least 2 training rows (ctgan's preprocessing), got {self.n_train_}")
+            raise VrlibError(
+                f"{type(self).__name__} needs at least 2 training rows (ctgan's preprocessing), got {self.n_train_}"
+            )
         resolve_device(self.device)  # a clear error for 'cuda' without a GPU
         kwargs = self._ctgan_kwargs()
         kwargs.update(self.options or {})
@@ -175,9 +180,11 @@ class _CtganModel(Generator):
             raise VrlibError(f"bad option for ctgan.{self._ctgan_class}: {exc}") from None
         model.set_random_state(int(rng.integers(2**31 - 1)))
         data = pd.DataFrame(
-            {c: (df[c].cat.codes.to_numpy().astype(np.int64) if c in self.schema_.categorical else df[c].to_numpy())
-             for c in self.columns_}
-        )  # fmt: skip
+            {
+                c: (df[c].cat.codes.to_numpy().astype(np.int64) if c in self.schema_.categorical else df[c].to_numpy())
+                for c in self.columns_
+            }
+        )
         start = time.perf_counter()
         with torch_threads(self.threads), parallel_config(backend="sequential"), self._fit_context():
             # ctgan transforms tables of 500+ rows in a pool of worker processes, whose
@@ -245,9 +252,17 @@ class TVAE(_CtganModel):
     def _model_class(self):
         return _lean_tvae_class()
 
-    def __init__(self, epochs: int = 300, batch_size: int = 500, embedding_dim: int = 128,
-                 compress_dims=(128, 128), decompress_dims=(128, 128), device: str = "auto", threads=None,
-                 options=None):  # fmt: skip
+    def __init__(
+        self,
+        epochs: int = 300,
+        batch_size: int = 500,
+        embedding_dim: int = 128,
+        compress_dims=(128, 128),
+        decompress_dims=(128, 128),
+        device: str = "auto",
+        threads=None,
+        options=None,
+    ):
         self.epochs = epochs
         self.batch_size = batch_size
         self.embedding_dim = embedding_dim
@@ -259,8 +274,13 @@ class TVAE(_CtganModel):
         self._check_params()
 
     def _ctgan_kwargs(self) -> dict:
-        return dict(epochs=self.epochs, batch_size=self.batch_size, embedding_dim=self.embedding_dim,
-                    compress_dims=tuple(self.compress_dims), decompress_dims=tuple(self.decompress_dims))  # fmt: skip
+        return dict(
+            epochs=self.epochs,
+            batch_size=self.batch_size,
+            embedding_dim=self.embedding_dim,
+            compress_dims=tuple(self.compress_dims),
+            decompress_dims=tuple(self.decompress_dims),
+        )
 
 
 class CTGAN(_CtganModel):
@@ -291,9 +311,20 @@ class CTGAN(_CtganModel):
 
     _ctgan_class = "CTGAN"
 
-    def __init__(self, epochs: int = 300, batch_size: int = 500, pac: int = 10, embedding_dim: int = 128,
-                 generator_dim=(256, 256), discriminator_dim=(256, 256), generator_lr: float = 2e-4,
-                 discriminator_lr: float = 2e-4, device: str = "auto", threads=None, options=None):  # fmt: skip
+    def __init__(
+        self,
+        epochs: int = 300,
+        batch_size: int = 500,
+        pac: int = 10,
+        embedding_dim: int = 128,
+        generator_dim=(256, 256),
+        discriminator_dim=(256, 256),
+        generator_lr: float = 2e-4,
+        discriminator_lr: float = 2e-4,
+        device: str = "auto",
+        threads=None,
+        options=None,
+    ):
         self.epochs = epochs
         self.batch_size = batch_size
         self.pac = pac
@@ -332,9 +363,16 @@ class CTGAN(_CtganModel):
             sampler.plain()
 
     def _ctgan_kwargs(self) -> dict:
-        return dict(epochs=self.epochs, batch_size=self.batch_size, pac=self.pac, embedding_dim=self.embedding_dim,
-                    generator_dim=tuple(self.generator_dim), discriminator_dim=tuple(self.discriminator_dim),
-                    generator_lr=self.generator_lr, discriminator_lr=self.discriminator_lr)  # fmt: skip
+        return dict(
+            epochs=self.epochs,
+            batch_size=self.batch_size,
+            pac=self.pac,
+            embedding_dim=self.embedding_dim,
+            generator_dim=tuple(self.generator_dim),
+            discriminator_dim=tuple(self.discriminator_dim),
+            generator_lr=self.generator_lr,
+            discriminator_lr=self.discriminator_lr,
+        )
 
 
 __all__ = ["TVAE", "CTGAN"]

@@ -56,8 +56,14 @@ class Synthpop(Generator):
 
     source_dependencies = (cart,)  # its trees: part of the cache key of what it generates
 
-    def __init__(self, visit_sequence=None, min_samples_leaf: int = 5, categorical_predictors: str = "onehot", max_depth=None,
-                 trees: str = "vrlib"):  # fmt: skip
+    def __init__(
+        self,
+        visit_sequence=None,
+        min_samples_leaf: int = 5,
+        categorical_predictors: str = "onehot",
+        max_depth=None,
+        trees: str = "vrlib",
+    ):
         self.visit_sequence = visit_sequence
         self.min_samples_leaf = min_samples_leaf
         self.categorical_predictors = categorical_predictors
@@ -114,9 +120,17 @@ class Synthpop(Generator):
         for j in range(1, len(order)):
             a, b = self._n_numeric[j], self._n_categorical[j]
             grow = cart.grow_tree if self.trees == "vrlib" else SklearnTree
-            tree = grow(numeric[:, :a], sorted_rows[:a], categorical[:, :b], levels[:b], values[order[j]],
-                        classify=order[j] in self.schema_.categorical, min_samples_leaf=self.min_samples_leaf,
-                        max_depth=self.max_depth, seed=int(rng.integers(2**31 - 1)))  # fmt: skip
+            tree = grow(
+                numeric[:, :a],
+                sorted_rows[:a],
+                categorical[:, :b],
+                levels[:b],
+                values[order[j]],
+                classify=order[j] in self.schema_.categorical,
+                min_samples_leaf=self.min_samples_leaf,
+                max_depth=self.max_depth,
+                seed=int(rng.integers(2**31 - 1)),
+            )
             # The training values grouped by node: a leaf's donors are donors[starts[l] : starts[l] + counts[l]].
             self._models.append((tree, tree.start, tree.end - tree.start, values[order[j]][tree.rows]))
 

@@ -60,10 +60,14 @@ def _build(torch, z_dim: int, widths: list[int], n_cont: int, hidden: int = 256)
         def __init__(self, width: int):
             super().__init__()
             self.net = nn.Sequential(
-                nn.Linear(width, hidden), nn.LeakyReLU(0.2), nn.Dropout(0.5),
-                nn.Linear(hidden, hidden), nn.LeakyReLU(0.2), nn.Dropout(0.5),
+                nn.Linear(width, hidden),
+                nn.LeakyReLU(0.2),
+                nn.Dropout(0.5),
+                nn.Linear(hidden, hidden),
+                nn.LeakyReLU(0.2),
+                nn.Dropout(0.5),
                 nn.Linear(hidden, 1),
-            )  # fmt: skip
+            )
 
         def forward(self, x):
             return self.net(x)
@@ -104,9 +108,19 @@ class WGANGP(Generator):
     fit_seconds_ : float
     """
 
-    def __init__(self, epochs: int = 300, batch_size: int = 500, z_dim: int = 128, n_critic: int = 1,
-                 gp_weight: float = 10.0, lr: float = 2e-4, tau: float = 0.2, device: str = "auto", threads=None,
-                 progress: bool = False):  # fmt: skip
+    def __init__(
+        self,
+        epochs: int = 300,
+        batch_size: int = 500,
+        z_dim: int = 128,
+        n_critic: int = 1,
+        gp_weight: float = 10.0,
+        lr: float = 2e-4,
+        tau: float = 0.2,
+        device: str = "auto",
+        threads=None,
+        progress: bool = False,
+    ):
         self.epochs = epochs
         self.batch_size = batch_size
         self.z_dim = z_dim
@@ -135,8 +149,10 @@ class WGANGP(Generator):
 
     def _optimizers(self, torch, gen, critic):
         """Adam for the generator and the critic (lr ``self.lr``, betas 0.5 / 0.9)."""
-        return (torch.optim.Adam(gen.parameters(), lr=self.lr, betas=(0.5, 0.9)),
-                torch.optim.Adam(critic.parameters(), lr=self.lr, betas=(0.5, 0.9)))  # fmt: skip
+        return (
+            torch.optim.Adam(gen.parameters(), lr=self.lr, betas=(0.5, 0.9)),
+            torch.optim.Adam(critic.parameters(), lr=self.lr, betas=(0.5, 0.9)),
+        )
 
     def _critic_loss(self, torch, critic, real, fake):
         """The critic's Wasserstein loss plus λ times the gradient penalty on random interpolates."""
@@ -188,7 +204,7 @@ class WGANGP(Generator):
             for _ in tqdm(range(self.epochs), desc=f"{self._label} epochs", disable=not self.progress, leave=False):
                 order = torch.randperm(self.n_train_, device=device)
                 for s in range(steps):
-                    real = data[order[s * batch:(s + 1) * batch]]
+                    real = data[order[s * batch : (s + 1) * batch]]
                     for _ in range(self.n_critic):
                         fake = gen(torch.randn(len(real), self.z_dim, device=device), self.tau).detach()
                         loss_d = self._critic_loss(torch, critic, real, fake)
@@ -219,7 +235,7 @@ class WGANGP(Generator):
             out = np.vstack(h)
         values, j = {}, 0
         for c, w in zip(self.schema_.categorical, self.widths_):
-            values[c] = out[:, j:j + w].argmax(axis=1)  # hard Gumbel-softmax: a draw from softmax(logits)
+            values[c] = out[:, j : j + w].argmax(axis=1)  # hard Gumbel-softmax: a draw from softmax(logits)
             j += w
         for i, c in enumerate(self.schema_.continuous):
             x = (out[:, j + i].astype(np.float64) + 1) / 2 * self.span_[i] + self.lo_[i]
@@ -257,9 +273,20 @@ class WGANWC(WGANGP):
     _label = "WGAN-WC"
     _positive = ("clip", "lr", "tau")
 
-    def __init__(self, epochs: int = 300, batch_size: int = 500, z_dim: int = 128, n_critic: int = 1,
-                 clip: float = 0.01, lr: float = 1e-4, weight_decay: float = 1e-6, tau: float = 0.2,
-                 device: str = "auto", threads=None, progress: bool = False):  # fmt: skip
+    def __init__(
+        self,
+        epochs: int = 300,
+        batch_size: int = 500,
+        z_dim: int = 128,
+        n_critic: int = 1,
+        clip: float = 0.01,
+        lr: float = 1e-4,
+        weight_decay: float = 1e-6,
+        tau: float = 0.2,
+        device: str = "auto",
+        threads=None,
+        progress: bool = False,
+    ):
         self.epochs = epochs
         self.batch_size = batch_size
         self.z_dim = z_dim
@@ -278,8 +305,10 @@ class WGANWC(WGANGP):
         check_number("weight_decay", self.weight_decay, minimum=0)
 
     def _optimizers(self, torch, gen, critic):
-        return (torch.optim.Adam(gen.parameters(), lr=self.lr, betas=(0.5, 0.9), weight_decay=self.weight_decay),
-                torch.optim.Adam(critic.parameters(), lr=self.lr, betas=(0.5, 0.9)))  # fmt: skip
+        return (
+            torch.optim.Adam(gen.parameters(), lr=self.lr, betas=(0.5, 0.9), weight_decay=self.weight_decay),
+            torch.optim.Adam(critic.parameters(), lr=self.lr, betas=(0.5, 0.9)),
+        )
 
     def _critic_loss(self, torch, critic, real, fake):
         """The critic's Wasserstein loss, no penalty."""

@@ -248,6 +248,4 @@ def _attack_target(task) -> dict:
 
 
 def _scores(model, tests: dict) -> dict:
-    return {
-        side: (test.labels, np.asarray(model.score(test), dtype=np.float64)) for side, test in tests.items()
-    }
+    return {side: (test.labels, np.asarray(model.score(test), dtype=np.float64)) for side, test in tests.items()}

@@ -26,9 +26,20 @@ from vrlib.errors import VrlibError
 __all__ = ["score_pointwise"]
 
 
-def score_pointwise(settings: Sequence, attacks: Sequence[str], *, key: Callable, n_records: Callable, score: Callable,
-                    plan: Callable | None = None, applies: Callable | None = None, cache: Cache | None = None,
-                    n_jobs: int | None = None, desc: str = "attacks", progress: bool = False) -> list[dict]:  # fmt: skip
+def score_pointwise(
+    settings: Sequence,
+    attacks: Sequence[str],
+    *,
+    key: Callable,
+    n_records: Callable,
+    score: Callable,
+    plan: Callable | None = None,
+    applies: Callable | None = None,
+    cache: Cache | None = None,
+    n_jobs: int | None = None,
+    desc: str = "attacks",
+    progress: bool = False,
+) -> list[dict]:
     """The scores of every record under every attack on every setting: cached per (setting, attack), made in parallel.
 
     Parameters
@@ -81,8 +92,9 @@ def score_pointwise(settings: Sequence, attacks: Sequence[str], *, key: Callable
             raise VrlibError(f"plan returned {len(tasks)} tasks for {len(wanted)} settings")
         return [((score, task, names), by_setting[i]) for task, (i, names) in zip(tasks, wanted)]
 
-    values = get_or_make_many(cache, keys, _entries, plan_tasks, decode=decoders, n_jobs=n_jobs, desc=desc,
-                              progress=progress)  # fmt: skip
+    values = get_or_make_many(
+        cache, keys, _entries, plan_tasks, decode=decoders, n_jobs=n_jobs, desc=desc, progress=progress
+    )
     out: list[dict] = [{} for _ in settings]
     found = dict(zip(positions, values))
     for i, st in enumerate(settings):
