@@ -57,7 +57,7 @@ from torch import nn
 
 import vrlib
 from vrlib.attacks.attention import AttentionAttack, TargetAttentionNet
-from vrlib.attacks.attention_training import train_group
+from vrlib.attacks.attention.training import train_group
 from vrlib.encoding import encode_table
 from vrlib.experiments import achilles
 from vrlib.games import SyntheticDatasets
@@ -121,7 +121,7 @@ def time_training(prepared, n_features, attack, group, epochs, device, **options
     Returns the set-up of one training (a run of 0 epochs, after one untimed) and the time
     of one epoch per target (a run of ``epochs`` epochs, less the set-up, over
     ``epochs * group``).
-    ``options`` go to :func:`~vrlib.attacks.attention_training.train_group` (e.g. the
+    ``options`` go to :func:`~vrlib.attacks.attention.training.train_group` (e.g. the
     previous implementation: ``autograd=True, dropout_stream="torch"``).
     """
 

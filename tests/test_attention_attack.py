@@ -105,12 +105,12 @@ def test_preprocess_breaks_distance_ties_deterministically():
 
 
 def test_preprocess_chunks_agree_with_one_at_a_time(monkeypatch):
-    import vrlib.attacks.attention as attention
+    import vrlib.attacks.attention.features as features
 
     rng = np.random.default_rng(3)
     datasets = [DATASET.iloc[rng.integers(0, 5, size=rng.integers(1, 9))].reset_index(drop=True) for _ in range(12)]
     together = preprocess(datasets, TARGET, ENCODER, top_x=3)
-    monkeypatch.setattr(attention, "_CHUNK_ROWS", 1)  # one dataset per chunk
+    monkeypatch.setattr(features, "_CHUNK_ROWS", 1)  # one dataset per chunk
     alone = preprocess(datasets, TARGET, ENCODER, top_x=3)
     np.testing.assert_array_equal(together.records, alone.records)
     np.testing.assert_array_equal(together.mask, alone.mask)
@@ -142,7 +142,7 @@ def test_all_categorical_tables_census_like():
 
 
 def test_unique_records_are_encoded_as_the_table_encoder_does():
-    from vrlib.attacks.attention import _encode_codes, _frame_codes
+    from vrlib.attacks.attention.features import _encode_codes, _frame_codes
 
     table = _random_table(np.random.default_rng(0), 30)
     encoder = TableEncoder(BIG_SCHEMA).fit(table)
@@ -351,7 +351,7 @@ def test_validation_split_is_stratified_and_never_empty(n_in, n_out):
 
 def test_grouped_forward_is_the_network_forward():
     """The stacked model (embedding_bag, keys and values folded) computes what each TargetAttentionNet does."""
-    from vrlib.attacks.attention_training import GroupedAttentionNet, sparse_inputs
+    from vrlib.attacks.attention.training import GroupedAttentionNet, sparse_inputs
 
     datasets, _, target = _game(6, seed=21)
     encoder = TableEncoder(BIG_SCHEMA).fit(pd.concat(datasets + [target], ignore_index=True))
@@ -418,7 +418,7 @@ def test_fit_attacks_groups_only_alike_attacks():
 
 def _grouped_inputs(n_datasets=8, top_x=50, n_targets=3):
     """Preprocessed inputs of a small game (datasets of 40 rows: top_x = 50 leaves padding) and initial networks."""
-    from vrlib.attacks.attention_training import sparse_inputs
+    from vrlib.attacks.attention.training import sparse_inputs
 
     datasets, y, target = _game(n_datasets, seed=61)
     encoder = TableEncoder(BIG_SCHEMA).fit(pd.concat(datasets + [target], ignore_index=True))
@@ -433,7 +433,7 @@ def _grouped_inputs(n_datasets=8, top_x=50, n_targets=3):
 
 
 def test_code_segments_list_each_category_records_by_brute_force():
-    from vrlib.attacks.attention_training import code_segments
+    from vrlib.attacks.attention.training import code_segments
 
     codes = np.random.default_rng(0).integers(0, 7, size=(4, 5, 3))
     rows, starts = code_segments(codes, 8)  # code 7 never occurs
@@ -447,7 +447,7 @@ def test_code_segments_list_each_category_records_by_brute_force():
 
 def test_hand_written_gradients_equal_autograd():
     """_Backprop's gradients (dropout on, padding present) are those autograd gives the stacked model."""
-    from vrlib.attacks.attention_training import GroupedAttentionNet, _Backprop, code_segments
+    from vrlib.attacks.attention.training import GroupedAttentionNet, _Backprop, code_segments
 
     (codes, dense, mask, target), y, nets, k = _grouped_inputs()
     assert not mask.all()  # padding is exercised
@@ -486,7 +486,7 @@ def test_hand_written_gradients_equal_autograd():
 
 
 def _train(inputs, y, nets, k, **kwargs):
-    from vrlib.attacks.attention_training import train_group
+    from vrlib.attacks.attention.training import train_group
 
     g = len(nets)
     n = len(y)
@@ -523,7 +523,7 @@ def test_hand_written_training_equals_the_previous_autograd_training():
 
 def test_numpy_dropout_stream_keeps_units_at_rate_one_minus_p():
     """The CPU dropout masks: keep rate 1 - p (binomial bounds), fresh each step, own stream per seed."""
-    from vrlib.attacks.attention_training import MASK_CHUNK_STEPS, _DropoutStream
+    from vrlib.attacks.attention.training import MASK_CHUNK_STEPS, _DropoutStream
 
     p, steps = 0.15, 2 * MASK_CHUNK_STEPS + 3
     stream = _DropoutStream([7, 8], batch_size=4, top_x=10, h1=20, h2=10, p=p, device="cpu", kind="numpy")
@@ -542,3 +542,25 @@ def test_numpy_dropout_stream_keeps_units_at_rate_one_minus_p():
     alone = _DropoutStream([8], batch_size=4, top_x=10, h1=20, h2=10, p=p, device="cpu", kind="numpy")
     for d in draws:
         assert all(torch.equal(x[1], y[0]) for x, y in zip(d, alone.next(4)))
+
+
+@pytest.mark.parametrize("part", ["features", "network", "training", "attack"])
+def test_editing_any_part_of_the_attack_renews_its_key(monkeypatch, part):
+    """The achilles key of the attention attack hashes each of its four files (and the query attack's none of them)."""
+    from pathlib import Path
+
+    from vrlib.experiments.achilles import attack_identity
+
+    settings = {"attention_epochs": 3, "attention_patience": 2, "n_queries": 10}
+    before = {a: attack_identity(a, SCHEMA, settings) for a in ("attention", "query")}
+    read = Path.read_bytes
+    edited = f"vrlib/attacks/attention/{part}.py"
+
+    def read_bytes(self):  # the file as if a constant had been added to its code
+        return read(self) + (b"\n_EDITED = True\n" if str(self).replace("\\", "/").endswith(edited) else b"")
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    after = {a: attack_identity(a, SCHEMA, settings) for a in ("attention", "query")}
+    assert after["attention"]["source"] != before["attention"]["source"]
+    assert after["attention"]["params"] == before["attention"]["params"]
+    assert after["query"] == before["query"]

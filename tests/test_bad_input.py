@@ -617,14 +617,14 @@ class _Response:
 def offline_project(tmp_path, monkeypatch):
     monkeypatch.setenv("VRLIB_DATA_DIR", str(tmp_path / "empty"))
     (tmp_path / "empty").mkdir()
-    monkeypatch.setattr(data, "project_data_dir", lambda: tmp_path / "project")
+    monkeypatch.setattr(data.files, "project_data_dir", lambda: tmp_path / "project")
     return tmp_path / "project"
 
 
 def test_download_with_wrong_checksum_leaves_nothing(offline_project, monkeypatch):
     spec = data.DataFile("toy.csv", hashlib.sha256(b"the right bytes").hexdigest(), "https://example.org/toy.csv")
     monkeypatch.setitem(data.FILES, "toy.csv", spec)
-    monkeypatch.setattr(data.urllib.request, "urlopen", lambda *a, **k: _Response(b"<html>moved</html>"))
+    monkeypatch.setattr(data.files.urllib.request, "urlopen", lambda *a, **k: _Response(b"<html>moved</html>"))
     with pytest.raises(VrlibError, match=r"not the expected 'toy.csv'.*nothing was saved"):
         data.find_file("toy.csv")
     assert not offline_project.exists() or not list(offline_project.iterdir())
@@ -636,7 +636,7 @@ def test_download_with_wrong_checksum_leaves_nothing(offline_project, monkeypatc
 def test_unreadable_archive_is_a_friendly_error(offline_project, monkeypatch, payload):
     spec = data.DataFile("inner.csv", "0" * 64, "https://example.org/a.zip", member="inner.csv")
     monkeypatch.setitem(data.FILES, "inner.csv", spec)
-    monkeypatch.setattr(data.urllib.request, "urlopen", lambda *a, **k: _Response(payload))
+    monkeypatch.setattr(data.files.urllib.request, "urlopen", lambda *a, **k: _Response(payload))
     with pytest.raises(
         VrlibError, match=r"downloading it from https://example.org/a.zip failed.*archive could not be read"
     ):
@@ -656,7 +656,7 @@ def test_damaged_census_subset_says_where_to_get_it(tmp_path, monkeypatch):
 
 def test_missing_data_folder_is_named(tmp_path, monkeypatch):
     monkeypatch.setenv("VRLIB_DATA_DIR", str(tmp_path / "my data"))
-    monkeypatch.setattr(data, "project_data_dir", lambda: tmp_path / "project")
+    monkeypatch.setattr(data.files, "project_data_dir", lambda: tmp_path / "project")
     with pytest.raises(VrlibError, match=r"VRLIB_DATA_DIR='.*my data' is not a folder.*no public download"):
         data.find_file("uk_census2011_teaching_first50000.csv.gz")
 

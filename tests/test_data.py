@@ -86,12 +86,12 @@ def test_git_blob_check(tmp_path):
 
 def test_missing_file_without_network(tmp_path, monkeypatch):
     monkeypatch.setenv("VRLIB_DATA_DIR", str(tmp_path))
-    monkeypatch.setattr(data, "project_data_dir", lambda: tmp_path / "project")
+    monkeypatch.setattr(data.files, "project_data_dir", lambda: tmp_path / "project")
 
     def offline(*args, **kwargs):
         raise OSError("network unreachable")
 
-    monkeypatch.setattr(data.urllib.request, "urlopen", offline)
+    monkeypatch.setattr(data.files.urllib.request, "urlopen", offline)
     with pytest.raises(VrlibError, match="adult.data.*downloading it from https://archive.ics.uci.edu.*failed"):
         data.find_file("adult.data")
     with pytest.raises(VrlibError, match="not found.*VRLIB_DATA_DIR"):
@@ -103,7 +103,7 @@ def test_download_is_verified_and_atomic(tmp_path, monkeypatch):
     spec = data.DataFile("toy.csv", hashlib.sha256(payload).hexdigest(), "https://example.org/toy.csv")
     monkeypatch.setitem(data.FILES, "toy.csv", spec)
     monkeypatch.setenv("VRLIB_DATA_DIR", str(tmp_path / "empty"))
-    monkeypatch.setattr(data, "project_data_dir", lambda: tmp_path / "project")
+    monkeypatch.setattr(data.files, "project_data_dir", lambda: tmp_path / "project")
 
     class Response:
         def __enter__(self):
@@ -115,7 +115,7 @@ def test_download_is_verified_and_atomic(tmp_path, monkeypatch):
         def read(self):
             return payload
 
-    monkeypatch.setattr(data.urllib.request, "urlopen", lambda *a, **k: Response())
+    monkeypatch.setattr(data.files.urllib.request, "urlopen", lambda *a, **k: Response())
     path = data.find_file("toy.csv")
     assert path.read_bytes() == payload
     assert [p.name for p in path.parent.iterdir()] == ["toy.csv"]  # no temporary left behind

@@ -1,5 +1,8 @@
 """Density estimators: KDE equals scipy's, both integrate to one, flows are seeded and exact in their log-det."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import scipy.stats as st
@@ -104,7 +107,7 @@ def test_flow_log_det_matches_autograd_jacobian():
     """The carried log-derivatives equal log|det J| of the transform, by autograd, in 3-D."""
     import torch
 
-    from vrlib.density import _build_bnaf
+    from vrlib.density.bnaf import _build_bnaf
 
     gen = torch.Generator().manual_seed(0)
     model = _build_bnaf(3, n_flows=3, n_layers=2, hidden_per_dim=5, generator=gen).double()
@@ -157,3 +160,17 @@ def test_get_density():
         get_density("histogram")
     with pytest.raises(VrlibError, match="bad parameter"):
         get_density("kde", epochs=3)
+
+
+def test_the_kde_does_not_import_torch():
+    """Only the flow needs PyTorch: the KDE and get_density("kde") work in a process that never imports it."""
+    code = (
+        "import sys; from vrlib.density import GaussianKDE, get_density; import numpy as np; "
+        "get_density('kde').fit(np.arange(10.0)[:, None]).log_density(np.zeros((1, 1))); "
+        "print('torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+    from vrlib.density.bnaf import BNAF as flow
+
+    assert BNAF is flow and type(get_density("flow")) is flow

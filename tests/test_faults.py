@@ -385,7 +385,9 @@ def _edited(monkeypatch, *files):
         ("achilles", "vrlib/distance.py", {"neighbours"}),
         ("domias", "vrlib/generators/noise.py", {"synthetic"}),
         ("domias", "vrlib/attacks/domias.py", {"domias-scores"}),
-        ("domias", "vrlib/density.py", {"domias-scores"}),
+        ("domias", "vrlib/density/base.py", {"domias-scores"}),
+        ("domias", "vrlib/density/kde.py", {"domias-scores"}),
+        ("domias", "vrlib/density/bnaf.py", {"domias-scores"}),
         ("domias", "vrlib/experiments/domias.py", {"domias-scores"}),
     ],
 )

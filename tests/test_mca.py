@@ -3,7 +3,8 @@
 import pandas as pd
 import pytest
 
-from vrlib.data import Schema, load, preprocess_adult_mca, train_test_split
+from vrlib.data import Schema, load, train_test_split
+from vrlib.experiments.mca import preprocess_adult_mca
 from vrlib.errors import VrlibError
 from vrlib.experiments import mca
 

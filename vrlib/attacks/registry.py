@@ -98,7 +98,7 @@ class AttackSpec:
 _ENTRIES = [
     AttackSpec("query", "query:QueryAttack", "dataset",
                "random forest on counting queries about the target answered by each dataset (achilles §2)"),
-    AttackSpec("attention", "attention:AttentionAttack", "dataset",
+    AttackSpec("attention", "attention.attack:AttentionAttack", "dataset",
                "target attention network over the records closest to the target (achilles appendix A)"),
     AttackSpec("closeness", "closest:TargetCloseness", "dataset",
                "minus the mean distance from the target to its nearest records of each dataset; nothing learnt "

@@ -57,7 +57,7 @@ from vrlib.audit.scores import density_view
 from vrlib.cache import Cache, make_key, source_hash
 from vrlib.data import Schema, load, quantile_domain
 from vrlib.encoding import decode_table
-from vrlib.density import get_density
+from vrlib.density import base as density_base, bnaf, get_density, kde
 from vrlib.errors import VrlibError
 from vrlib.experiments.profiles import profile_settings, register
 from vrlib.parallel import derive_seed, run
@@ -345,8 +345,18 @@ def _score_key(setting_key: str, name: str, settings: dict, seed: int, n_test: i
             "syn": _density_params(estimator, settings, seed, "syn"),
             "ref": _density_params(estimator, settings, seed, "ref"),
         }
+    # the density estimators' modules (the MC / LOGAN attacks check their inputs with density_base too);
     # density_view: Adult's encoding (encode_adult) lives there; score_pointwise: the loop that stores the scores
-    code = source_hash(type(make_attack(name, **params)), get_density, _setting_task, density_view, score_pointwise)
+    code = source_hash(
+        type(make_attack(name, **params)),
+        get_density,
+        density_base,
+        kde,
+        bnaf,
+        _setting_task,
+        density_view,
+        score_pointwise,
+    )
     return make_key(setting=setting_key, attack=name, params=full, code=code)
 
 

@@ -20,7 +20,7 @@ import pandas as pd
 from vrlib import synthesis
 from vrlib.attacks.collision import TableGanMCA, frequency_share, match_precision, occurs_in, record_frequency
 from vrlib.cache import Cache, fingerprint_table, make_key, source_hash
-from vrlib.data import Schema, load, preprocess_adult_mca, train_test_split
+from vrlib.data import Schema, load, prepare, train_test_split
 from vrlib.encoding import decode_table
 from vrlib.errors import VrlibError
 from vrlib.experiments.profiles import profile_settings, register
@@ -63,6 +63,83 @@ register("mca", {
               "raw_generators": ["synthpop", "baynet", "wgan_gp", "wgan_wc", "tvae", "ctgan"],
               "model2_generator": "wgan_gp", "model2_n_releases": 2, "split": "authors"},
 })  # fmt: skip
+
+
+# --------------------------------------------------------------------------- the authors' pre-processing
+
+MCA_MARRIED = ("Married-civ-spouse", "Married-AF-spouse")  # -> "Couple"; every other status -> "Single"
+MCA_CAPITAL_HIGH = {"capital-gain": 7647.23, "capital-loss": 1874.19}  # above: "high"; 0: "zero"; else "low"
+MCA_HOURS_BINS = 45
+
+
+def preprocess_adult_mca(df: pd.DataFrame, schema: Schema) -> tuple[pd.DataFrame, Schema]:
+    """Adult as Hu et al. (TableGAN-MCA, §5.2) pre-processed it: 1 continuous column, 11 categorical, the label.
+
+    The authors' public pre-processing, written again from its description:
+
+    * ``age`` stays continuous (whole years);
+    * ``fnlwgt`` and ``education`` are dropped (``education-num`` carries the same
+      information), ``education-num`` becomes categorical (16 levels);
+    * ``capital-gain`` / ``capital-loss`` become 3 levels: ``zero``, ``low``, ``high``
+      (above 7,647.23 and 1,874.19 respectively);
+    * ``marital-status`` becomes 2 levels: ``Couple`` (married, spouse present or in
+      the armed forces) and ``Single`` (every other status);
+    * ``native-country`` becomes 2 levels: ``US`` and ``Non-US``;
+    * ``hours-per-week`` falls into 45 equal-width bins between its minimum and
+      maximum (the bin index is the category);
+    * ``income`` is the label.
+
+    The paper counts "1 numerical feature, 12 categorical features and 1 binary label";
+    the authors' code has 13 columns: age plus 12 categorical ones, the label among them.
+
+    Parameters
+    ----------
+    df, schema : the output of :func:`vrlib.data.load_adult` (complete rows)
+
+    Returns
+    -------
+    df : DataFrame
+        13 columns, in the authors' order; index kept.
+    schema : Schema
+    """
+    needed = [
+        "age",
+        "workclass",
+        "education-num",
+        "marital-status",
+        "occupation",
+        "relationship",
+        "race",
+        "sex",
+        "capital-gain",
+        "capital-loss",
+        "hours-per-week",
+        "native-country",
+        "income",
+    ]
+    missing = [c for c in needed if c not in df.columns]
+    if missing:
+        raise VrlibError(f"preprocess_adult_mca needs Adult's columns; missing {missing} (load it with load('adult'))")
+    if df[needed].isna().any().any():
+        raise VrlibError("preprocess_adult_mca needs complete rows: load Adult without keep_missing")
+    out = pd.DataFrame(index=df.index)
+    out["age"] = df["age"].astype("float64")
+    out["workclass"] = df["workclass"].astype(str)
+    out["education-num"] = df["education-num"].astype(int)
+    out["marital-status"] = np.where(df["marital-status"].astype(str).isin(MCA_MARRIED), "Couple", "Single")
+    for c in ("occupation", "relationship", "race", "sex"):
+        out[c] = df[c].astype(str)
+    for c, high in MCA_CAPITAL_HIGH.items():
+        v = df[c].to_numpy(dtype=np.float64)
+        out[c] = np.where(v == 0, "zero", np.where(v > high, "high", "low"))
+    hours = df["hours-per-week"].to_numpy(dtype=np.float64)
+    edges = np.linspace(hours.min(), hours.max(), MCA_HOURS_BINS + 1)
+    out["hours-per-week"] = np.searchsorted(edges[1:-1], hours, side="right")
+    out["native-country"] = np.where(df["native-country"].astype(str) == "United-States", "US", "Non-US")
+    out["income"] = df["income"].astype(str)
+    # age keeps the input schema's public domain, so PrivBayes stays ε-DP on the pre-processed table.
+    new_schema = Schema([c for c in out.columns if c != "age"], ["age"], dict(schema.subset(["age"]).domains))
+    return prepare(out, new_schema), new_schema
 
 
 def data(seed: int = 0, n_train: int | None = None, preprocess: bool = True, split: str = "seeded"):
@@ -454,6 +531,7 @@ def precision_recall(records: pd.DataFrame, column: str = "score") -> pd.DataFra
 
 __all__ = [
     "PAPER",
+    "preprocess_adult_mca",
     "AUTHORS_SPLIT",
     "AUTHORS_TRAIN_HEAD",
     "data",

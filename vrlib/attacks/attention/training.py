@@ -6,7 +6,7 @@ networks of G targets are trained side by side as one model whose weights are st
 along a leading group axis, so one step of batched matmuls (``torch.bmm``) advances
 every target.  Each target keeps everything that makes its result its own:
 
-* its initial weights (a :class:`~vrlib.attacks.attention.TargetAttentionNet` built
+* its initial weights (a :class:`~vrlib.attacks.attention.network.TargetAttentionNet` built
   under its own seed),
 * its validation split, its batch order and its dropout masks, drawn from its own
   generators (numpy for the split and the order; for dropout, numpy on the CPU and a
@@ -110,7 +110,7 @@ class _OneHotMatmul(torch.autograd.Function):
 class GroupedAttentionNet(nn.Module):
     """G target attention networks with stacked weights (group axis first).
 
-    Built from G :class:`~vrlib.attacks.attention.TargetAttentionNet` of one shape, whose
+    Built from G :class:`~vrlib.attacks.attention.network.TargetAttentionNet` of one shape, whose
     weights it copies; :meth:`unstack` gives them back, one network per target.
     """
 

@@ -1,234 +1,31 @@
-"""Density estimators for DOMIAS: log densities of points under a Gaussian KDE or a normalising flow.
+"""Block neural autoregressive flow (De Cao, Aziz & Titov, UAI 2019): the DOMIAS paper's density estimator.
 
-DOMIAS scores a record by ``log p_G(x) - log p_R(x)``, so all that is needed from a
-density estimator is ``fit(X) -> self`` and ``log_density(X) -> ndarray``, in log space
-so that no ratio of two tiny densities is ever formed.
-
-* :class:`GaussianKDE` is scipy's ``gaussian_kde`` (Scott's or Silverman's bandwidth on
-  the full data covariance) evaluated blockwise: the data are whitened once by the
-  Cholesky factor of the kernel covariance, each block of query points costs one matrix
-  product and one in-place log-sum-exp, and no query × data matrix larger than
-  ``block_size`` entries is ever held.  It matches ``scipy.stats.gaussian_kde.logpdf``
-  to rounding, about four times faster (``benchmarks/bench_domias.py``).
-* :class:`BNAF` is a block neural autoregressive flow (De Cao, Aziz & Titov, UAI 2019),
-  the estimator of the DOMIAS paper (Table 3: 5 flows, 3 layers, 32 hidden units per
-  dimension, Adam with learning rate 0.01).  Each flow is a stack of block-triangular
-  weight-normalised linear maps and ``tanh``, so its Jacobian is triangular and its
-  log-determinant is carried through the layers as per-dimension derivative vectors,
-  rescaled at every layer with the scale kept in log space (cheap matrix products, and
-  the long product over layers neither overflows nor underflows).  Flows are joined
-  by order reversals and a gated residual connection, over a standard normal base.
-  Training uses Adam, gradient clipping, a learning-rate decay on plateaus and early
-  stopping on a seeded validation split, keeping the best weights.
+The DOMIAS paper's choice (Table 3: 5 flows, 3 layers, 32 hidden units per dimension,
+Adam with learning rate 0.01).  Each flow is a stack of block-triangular
+weight-normalised linear maps and ``tanh``, so its Jacobian is triangular and its
+log-determinant is carried through the layers as per-dimension derivative vectors,
+rescaled at every layer with the scale kept in log space (cheap matrix products, and
+the long product over layers neither overflows nor underflows).  Flows are joined
+by order reversals and a gated residual connection, over a standard normal base.
+Training uses Adam, gradient clipping, a learning-rate decay on plateaus and early
+stopping on a seeded validation split, keeping the best weights.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
-from scipy import linalg
+import torch
+import torch.nn.functional as F
+from torch import nn
 
+from vrlib.density.base import LOG_2PI, _not_fitted, check_matrix
 from vrlib.errors import VrlibError
 from vrlib.params import check_integer, check_number
 from vrlib.torch_setup import resolve_device, torch_threads
 
-__all__ = ["GaussianKDE", "BNAF", "get_density", "check_matrix"]
-
-_LOG_2PI = math.log(2 * math.pi)
-
-
-def check_matrix(X, name: str = "X", n_features: int | None = None, min_rows: int = 1) -> np.ndarray:
-    """``X`` as a C-contiguous float64 matrix (n, d), or a :class:`VrlibError` saying what is wrong.
-
-    Parameters
-    ----------
-    X : array-like or DataFrame
-        Numeric; a 1-D array is one column.
-    name : str
-        How the error messages call ``X``.
-    n_features : int, optional
-        Required number of columns.
-    min_rows : int
-        Required number of rows.
-    """
-    if hasattr(X, "dtypes") and hasattr(X, "columns"):  # a DataFrame: every column numeric
-        import pandas as pd
-
-        bad = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c])]
-        if bad:
-            raise VrlibError(
-                f"{name} has non-numeric column(s) {bad}; encode categorical columns as numbers first "
-                "(e.g. one-hot plus a small jitter)"
-            )
-    try:
-        arr = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise VrlibError(f"{name} must be numeric; could not convert it to floats ({exc})") from None
-    if arr.ndim == 1:
-        arr = arr[:, None]
-    if arr.ndim != 2:
-        raise VrlibError(f"{name} must be a 2-D table (rows × columns), got an array of shape {arr.shape}")
-    if arr.shape[0] < min_rows:
-        raise VrlibError(f"{name} has {arr.shape[0]} row(s); at least {min_rows} needed")
-    if arr.shape[1] == 0:
-        raise VrlibError(f"{name} has no columns")
-    if n_features is not None and arr.shape[1] != n_features:
-        raise VrlibError(f"{name} has {arr.shape[1]} column(s) but the estimator was fitted on {n_features}")
-    if not np.isfinite(arr).all():
-        rows = np.flatnonzero(~np.isfinite(arr).all(axis=1))
-        raise VrlibError(
-            f"{name} contains NaN or infinite values (in {len(rows)} row(s), first at row {rows[0]}); "
-            "drop or impute them first"
-        )
-    return np.ascontiguousarray(arr)
-
-
-def _not_fitted(obj, attr: str) -> None:
-    if not hasattr(obj, attr):
-        raise VrlibError(f"{type(obj).__name__} is not fitted: call fit(X) first")
-
-
-# --------------------------------------------------------------------------- KDE
-
-
-class GaussianKDE:
-    """Gaussian kernel density estimate with a full covariance bandwidth, evaluated in log space.
-
-    The kernel covariance is ``factor**2 * cov(X)`` with Scott's factor
-    ``n ** (-1 / (d + 4))`` (or Silverman's, or a given number), exactly as
-    :class:`scipy.stats.gaussian_kde`.
-
-    Parameters
-    ----------
-    bw_method : {"scott", "silverman"} or float
-        The bandwidth factor rule, or the factor itself.
-    block_size : int
-        Largest number of query × data entries evaluated at once (memory bound:
-        8 bytes each: the default 800 kB stays in the CPU cache, which is faster than
-        larger blocks).
-    ridge : float
-        If the data covariance is singular (e.g. a constant column), ``ridge`` times its
-        mean variance (or 1 if that is 0) is added to its diagonal, growing tenfold until
-        its Cholesky factor exists, with a warning.  The density is then that of a
-        slightly widened kernel instead of a failure.
-
-    Attributes
-    ----------
-    n_, d_ : int
-        Number and dimension of the fitted points.
-    factor_ : float
-        Bandwidth factor.
-    covariance_ : ndarray (d, d)
-        Kernel covariance.
-    """
-
-    def __init__(self, bw_method="scott", block_size: int = 100_000, ridge: float = 1e-10):
-        self.bw_method = bw_method
-        self.block_size = block_size
-        self.ridge = ridge
-
-    def _factor(self, n: int, d: int) -> float:
-        if isinstance(self.bw_method, str):
-            if self.bw_method == "scott":
-                return n ** (-1.0 / (d + 4))
-            if self.bw_method == "silverman":
-                return (n * (d + 2) / 4.0) ** (-1.0 / (d + 4))
-            raise VrlibError(f"unknown bw_method {self.bw_method!r}; use 'scott', 'silverman' or a positive number")
-        factor = float(self.bw_method)
-        if not factor > 0:
-            raise VrlibError(f"bw_method as a number must be positive, got {self.bw_method!r}")
-        return factor
-
-    def fit(self, X) -> "GaussianKDE":
-        """Store the (whitened) points and the kernel covariance.
-
-        Parameters
-        ----------
-        X : array-like (n, d)
-            At least two finite rows.
-        """
-        X = check_matrix(X, "the data of the KDE", min_rows=2)
-        n, d = X.shape
-        self.factor_ = self._factor(n, d)
-        data_cov = np.atleast_2d(np.cov(X, rowvar=False))
-        chol = self._cholesky(data_cov)
-        self.n_, self.d_ = n, d
-        self.covariance_ = data_cov * self.factor_**2
-        self.cholesky_ = chol * self.factor_
-        self.mean_ = X.mean(axis=0)
-        # whitened, centred points: the kernel becomes an isotropic unit Gaussian.  With
-        # -|q - z|^2 / 2 = q.z - |z|^2 / 2 - |q|^2 / 2, one matrix product against the rows
-        # [z, -|z|^2 / 2] gives every exponent up to the query's own constant -|q|^2 / 2.
-        Z = self._whiten(X)
-        self.whitened_ = Z
-        self.augmented_ = np.ascontiguousarray(np.c_[Z, -0.5 * np.einsum("ij,ij->i", Z, Z)].T)
-        # log of the normalising constant of one kernel, and of the 1/n average
-        self.log_norm_ = -0.5 * d * _LOG_2PI - np.log(np.diag(self.cholesky_)).sum() - np.log(n)
-        return self
-
-    def _cholesky(self, cov: np.ndarray) -> np.ndarray:
-        try:
-            return linalg.cholesky(cov, lower=True)
-        except linalg.LinAlgError:
-            pass
-        scale = float(np.mean(np.diag(cov))) or 1.0
-        eps = self.ridge * scale
-        for _ in range(12):
-            try:
-                chol = linalg.cholesky(cov + eps * np.eye(len(cov)), lower=True)
-            except linalg.LinAlgError:
-                eps *= 10
-                continue
-            warnings.warn(
-                f"the data covariance is singular (a constant or collinear column?); added {eps:.3g} to its "
-                "diagonal so the KDE is defined",
-                UserWarning,
-                stacklevel=3,
-            )
-            return chol
-        raise VrlibError("the data covariance is singular even after regularisation; drop constant columns")
-
-    def _whiten(self, X: np.ndarray) -> np.ndarray:
-        return linalg.solve_triangular(self.cholesky_, (X - self.mean_).T, lower=True).T
-
-    def log_density(self, X) -> np.ndarray:
-        """Log density at each row of ``X`` (finite for every finite point).
-
-        Parameters
-        ----------
-        X : array-like (m, d)
-
-        Returns
-        -------
-        ndarray (m,)
-        """
-        _not_fitted(self, "whitened_")
-        X = check_matrix(X, "the points to evaluate", n_features=self.d_)
-        Q = self._whiten(X)
-        out = np.empty(len(Q))
-        rows = max(1, int(self.block_size) // self.n_)
-        ones = np.ones((min(rows, len(Q)), 1))
-        for start in range(0, len(Q), rows):
-            q = Q[start : start + rows]
-            e = np.hstack([q, ones[: len(q)]]) @ self.augmented_  # (rows, n) exponents, shifted per row
-            top = e.max(axis=1, keepdims=True)
-            np.subtract(e, top, out=e)  # in place: a log-sum-exp without temporaries
-            np.exp(e, out=e)
-            out[start : start + rows] = np.log(e.sum(axis=1)) + top[:, 0] - 0.5 * np.einsum("ij,ij->i", q, q)
-        return out + self.log_norm_
-
-
-# --------------------------------------------------------------------------- BNAF
-
-
-def _torch():
-    try:
-        import torch
-    except ImportError as exc:  # pragma: no cover - torch is a dependency
-        raise VrlibError("the flow density estimator needs PyTorch; install the project's environment") from exc
-    return torch
+__all__ = ["BNAF"]
 
 
 def _rescale(vec, log_scale):
@@ -240,16 +37,12 @@ def _rescale(vec, log_scale):
     The rescaling constants are detached; the value ``log_scale + log(vec)`` and its
     gradient are unchanged by them.
     """
-    torch = _torch()
     top = vec.detach().amax(dim=2, keepdim=True).clamp_min(torch.finfo(vec.dtype).tiny)
     return vec / top, log_scale + torch.log(top).squeeze(2)
 
 
 def _build_bnaf(d: int, n_flows: int, n_layers: int, hidden_per_dim: int, generator):
     """The flow network: ``n_flows`` BNAF blocks over ``d`` dimensions, reversals in between."""
-    torch = _torch()
-    nn = torch.nn
-    F = torch.nn.functional
 
     class MaskedWeight(nn.Module):
         """Block lower-triangular linear map from ``d*a`` to ``d*b`` units, weight-normalised per row.
@@ -346,7 +139,7 @@ def _build_bnaf(d: int, n_flows: int, n_layers: int, hidden_per_dim: int, genera
         def forward(self, x):
             """Log density of ``x`` under the flow (standard normal base)."""
             z, logdet = self.transform(x)
-            return -0.5 * (z * z).sum(dim=1) - 0.5 * d * _LOG_2PI + logdet
+            return -0.5 * (z * z).sum(dim=1) - 0.5 * d * LOG_2PI + logdet
 
     return Flow()
 
@@ -437,7 +230,6 @@ class BNAF:
             return self._fit(X)
 
     def _fit(self, X) -> "BNAF":
-        torch = _torch()
         X = check_matrix(X, "the data of the flow", min_rows=2)
         n, d = X.shape
         self.d_ = d
@@ -502,7 +294,6 @@ class BNAF:
 
     @staticmethod
     def _log_density_std(model, tensor, chunk: int = 8192):
-        torch = _torch()
         with torch.no_grad():
             parts = [model(tensor[s : s + chunk]) for s in range(0, len(tensor), chunk)]
         return torch.cat(parts)
@@ -515,20 +306,8 @@ class BNAF:
         ndarray (m,)
         """
         _not_fitted(self, "model_")
-        torch = _torch()
         X = check_matrix(X, "the points to evaluate", n_features=self.d_)
         Z = torch.as_tensor((X - self.mean_) / self.scale_, dtype=torch.float32, device=self.device_)
         with torch_threads(self.threads):
             out = self._log_density_std(self.model_, Z).double().cpu().numpy()
         return out - np.log(self.scale_).sum()
-
-
-def get_density(name: str, **params):
-    """A new density estimator: ``"kde"`` (:class:`GaussianKDE`) or ``"flow"`` (:class:`BNAF`)."""
-    estimators = {"kde": GaussianKDE, "flow": BNAF, "bnaf": BNAF}
-    if name not in estimators:
-        raise VrlibError(f"unknown density estimator {name!r}; choose 'kde' or 'flow'")
-    try:
-        return estimators[name](**params)
-    except TypeError as exc:
-        raise VrlibError(f"bad parameter for the {name!r} density estimator: {exc}") from None
