@@ -544,9 +544,20 @@ def test_numpy_dropout_stream_keeps_units_at_rate_one_minus_p():
         assert all(torch.equal(x[1], y[0]) for x, y in zip(d, alone.next(4)))
 
 
-@pytest.mark.parametrize("part", ["features", "network", "training", "attack"])
+@pytest.mark.parametrize(
+    "part",
+    [
+        "attacks/attention/features",
+        "attacks/attention/network",
+        "attacks/attention/training",
+        "attacks/attention/attack",
+        "encoding",
+        "distance",
+    ],
+)
 def test_editing_any_part_of_the_attack_renews_its_key(monkeypatch, part):
-    """The achilles key of the attention attack hashes each of its four files (and the query attack's none of them)."""
+    """The achilles key of the attention attack hashes its four files and the modules its features use (the query
+    attack's key none of them)."""
     from pathlib import Path
 
     from vrlib.experiments.achilles import attack_identity
@@ -554,7 +565,7 @@ def test_editing_any_part_of_the_attack_renews_its_key(monkeypatch, part):
     settings = {"attention_epochs": 3, "attention_patience": 2, "n_queries": 10}
     before = {a: attack_identity(a, SCHEMA, settings) for a in ("attention", "query")}
     read = Path.read_bytes
-    edited = f"vrlib/attacks/attention/{part}.py"
+    edited = f"vrlib/{part}.py"
 
     def read_bytes(self):  # the file as if a constant had been added to its code
         return read(self) + (b"\n_EDITED = True\n" if str(self).replace("\\", "/").endswith(edited) else b"")

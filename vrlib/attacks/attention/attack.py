@@ -15,6 +15,7 @@ import pandas as pd
 import torch
 from torch import nn
 
+from vrlib import distance, encoding
 from vrlib.attacks.attention import features, network, training
 from vrlib.attacks.attention.features import (
     Preprocessed,
@@ -122,8 +123,9 @@ class AttentionAttack(Attack):
     alone or with others by :func:`fit_attacks`.
     """
 
-    # the code it calls from its own package: part of the cache key of every result it shapes
-    source_dependencies = (features, network, training)
+    # the code it calls (its own package, and the encoding and distances of its features):
+    # part of the cache key of every result it shapes
+    source_dependencies = (features, network, training, encoding, distance)
 
     def __init__(
         self,
