@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from vrlib.cache import Cache
 from vrlib.encoding import decode_table
 from vrlib.errors import VrlibError
-from vrlib.synthesis import GeneratorSpec, SynthesisJob, synthesize
+from vrlib.synthesis import GeneratorSpec, SynthesisJob, synthesize, synthesize_tables
 
 from conftest import make_table
 
@@ -53,6 +54,20 @@ def test_cached_shared_and_checked(tmp_path):
     with pytest.warns(RuntimeWarning, match="expected"):
         fixed = synthesize(jobs[1:2], cache=store, n_jobs=1, progress=False)
     np.testing.assert_array_equal(fixed[0]["continuous"], first[1]["continuous"])
+
+
+def test_tables_are_the_datasets_decoded_with_the_training_columns(tmp_path):
+    df, schema = make_table(n=60, seed=4)
+    df = df[list(df.columns)[::-1]]  # the columns in another order than the schema's
+    jobs = [jobs_for(df, schema), jobs_for(df, schema, rows=np.arange(30), fit_seed=7)]
+    arrays = synthesize(jobs, cache=Cache(tmp_path, "synthetic"), n_jobs=1, progress=False)
+    tables = synthesize_tables(jobs, cache=Cache(tmp_path, "synthetic"), n_jobs=1, progress=False)
+    for job, a, table in zip(jobs, arrays, tables):
+        by_hand = decode_table(a["codes"], a["continuous"], schema, job.category_sets(), columns=df.columns)
+        pd.testing.assert_frame_equal(table, by_hand)
+        assert list(table.columns) == list(df.columns) and len(table) == 25
+        for c in schema.categorical:  # the training table's categories, whatever the sample holds
+            assert list(table[c].cat.categories) == list(df[c].cat.categories)
 
 
 @pytest.mark.parametrize("generator, params", [("synthpop", None), ("baynet", None), ("noise", {"scale": 0.5})])

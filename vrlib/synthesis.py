@@ -32,11 +32,19 @@ from vrlib import parallel
 from vrlib.cache import Cache, fingerprint_table, get_or_make_many, make_key, serialise, source_hash
 from vrlib.coded import CodedTable
 from vrlib.data import Schema
-from vrlib.encoding import encode_table
+from vrlib.encoding import decode_table, encode_table
 from vrlib.errors import VrlibError
 from vrlib.generators.base import Generator
 
-__all__ = ["GeneratorSpec", "SynthesisJob", "synthesize", "dataset_key", "resolve_cache", "NAMESPACE"]
+__all__ = [
+    "GeneratorSpec",
+    "SynthesisJob",
+    "synthesize",
+    "synthesize_tables",
+    "dataset_key",
+    "resolve_cache",
+    "NAMESPACE",
+]
 
 NAMESPACE = "synthetic"  # where synthetic datasets live in the cache
 
@@ -219,6 +227,12 @@ class SynthesisJob:
                 c: v if isinstance(v := self.categories[c], pd.Index) else pd.Index(v) for c in self.schema.categorical
             }
         return {c: self.table[c].cat.categories for c in self.schema.categorical}
+
+    def decode(self, arrays: Mapping[str, np.ndarray]) -> pd.DataFrame:
+        """The dataset :func:`synthesize` made for this job, as a table with the training table's columns."""
+        return decode_table(
+            arrays["codes"], arrays["continuous"], self.schema, self.category_sets(), columns=self.table.columns
+        )
 
 
 def _fit_and_sample(task) -> tuple[dict[str, np.ndarray], dict, bytes | None]:
@@ -403,6 +417,11 @@ def synthesize(
         stats["cached"] += hits
     stats["generated"] += len(made)
     return out
+
+
+def synthesize_tables(jobs: Sequence[SynthesisJob], **kwargs) -> list[pd.DataFrame]:
+    """The synthetic dataset of every job as a table (:meth:`SynthesisJob.decode`); ``kwargs`` as :func:`synthesize`."""
+    return [job.decode(arrays) for job, arrays in zip(jobs, synthesize(jobs, **kwargs))]
 
 
 def _run_task(task):

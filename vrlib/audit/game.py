@@ -39,12 +39,11 @@ import numpy as np
 import pandas as pd
 
 from vrlib.attacks.registry import make_attack
-from vrlib.encoding import decode_table
 from vrlib.data import Schema, quantile_domain
 from vrlib.encoding import TableEncoder
 from vrlib.errors import VrlibError
 from vrlib.parallel import derive_seed
-from vrlib.synthesis import SynthesisJob, synthesize
+from vrlib.synthesis import SynthesisJob, synthesize_tables
 from vrlib.uncertainty import clopper_pearson, delong_auc
 
 __all__ = ["play", "epsilon_lower_bound"]
@@ -209,11 +208,7 @@ def play(
             )
             for k in range(n_out)
         ]
-    arrays = synthesize(jobs, cache=cache, n_jobs=n_jobs, progress=False)
-    categories = jobs[0].category_sets()
-    frames = [
-        decode_table(a["codes"], a["continuous"], schema, categories, columns=list(table.columns)) for a in arrays
-    ]
+    frames = synthesize_tables(jobs, cache=cache, n_jobs=n_jobs, progress=False)
     encoder = TableEncoder(schema).fit(pd.concat([table, *frames[:1]], ignore_index=True))
     target_level = 1 - (1 - level) / len(targets)
     attack = make_attack("closeness", schema=schema, n_neighbors=n_neighbors, encoder=encoder)

@@ -13,11 +13,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from vrlib.encoding import decode_table
 from vrlib.data import load
 from vrlib.errors import VrlibError
 from vrlib.parallel import derive_seed
-from vrlib.synthesis import SynthesisJob, synthesize
+from vrlib.synthesis import SynthesisJob, synthesize_tables
 
 __all__ = ["PROFILES", "adult_release", "null_release", "planted_release", "split_rows"]
 
@@ -45,8 +44,8 @@ def split_rows(n_rows: int, sizes, seed: int) -> list[np.ndarray]:
 
 def _release(df, schema, rows, generator, params, n_synth, seed, cache, progress) -> pd.DataFrame:
     job = SynthesisJob(df, schema, generator, n_synth, fit_seed=seed, sample_seed=seed + 1, rows=rows, params=params)
-    (arrays,) = synthesize([job], cache=cache, n_jobs=1, progress=progress)
-    return decode_table(arrays["codes"], arrays["continuous"], schema, job.category_sets(), columns=list(df.columns))
+    (table,) = synthesize_tables([job], cache=cache, n_jobs=1, progress=progress)
+    return table
 
 
 def adult_release(

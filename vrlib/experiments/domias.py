@@ -56,7 +56,6 @@ from vrlib.attacks.registry import make_attack
 from vrlib.audit.scores import density_view
 from vrlib.cache import Cache, make_key, source_hash
 from vrlib.data import Schema, load, quantile_domain
-from vrlib.encoding import decode_table
 from vrlib.density import base as density_base, bnaf, get_density, kde
 from vrlib.errors import VrlibError
 from vrlib.experiments.profiles import profile_settings, register
@@ -227,11 +226,7 @@ def synthesize(
                 params=params,
             )
         )
-    arrays = synthesis.synthesize(made, cache=cache, n_jobs=n_jobs, desc="synthesising", progress=progress)
-    return [
-        decode_table(a["codes"], a["continuous"], j.schema, j.category_sets(), columns=j.table.columns)
-        for a, j in zip(arrays, made)
-    ]
+    return synthesis.synthesize_tables(made, cache=cache, n_jobs=n_jobs, desc="synthesising", progress=progress)
 
 
 # --------------------------------------------------------------------------- attacks on one setting

@@ -21,7 +21,6 @@ from vrlib import synthesis
 from vrlib.attacks.collision import TableGanMCA, frequency_share, match_precision, occurs_in, record_frequency
 from vrlib.cache import Cache, fingerprint_table, make_key, source_hash
 from vrlib.data import Schema, load, prepare, train_test_split
-from vrlib.encoding import decode_table
 from vrlib.errors import VrlibError
 from vrlib.experiments.profiles import profile_settings, register
 from vrlib.generators import REGISTRY, get_generator
@@ -343,14 +342,8 @@ def synthesise(
 ) -> pd.DataFrame:
     """Fit generator ``name`` on ``train`` and sample ``n`` rows, through the shared cached synthesis path."""
     job = _release_job(name, name, params, train, schema, n, seed)
-    (arrays,) = synthesis.synthesize([job], cache=cache, n_jobs=1, progress=False)
-    return _decode(arrays, job)
-
-
-def _decode(arrays: dict, job: SynthesisJob) -> pd.DataFrame:
-    return decode_table(
-        arrays["codes"], arrays["continuous"], job.schema, job.category_sets(), columns=job.table.columns
-    )
+    (table,) = synthesis.synthesize_tables([job], cache=cache, n_jobs=1, progress=False)
+    return table
 
 
 def _attack_key(
@@ -422,7 +415,7 @@ def releases(
     made = synthesis.synthesize(jobs, cache=cache, n_jobs=n_jobs, desc="releases", progress=progress)
     out, attacks = [], []
     for (label, name, params), job, arrays in zip(gens, jobs, made):
-        syn = match_precision(_decode(arrays, job), train, schema)
+        syn = match_precision(job.decode(arrays), train, schema)
         copies = [syn.iloc[i * len(train) : (i + 1) * len(train)].reset_index(drop=True) for i in range(n_releases)]
         release = pd.concat(copies, ignore_index=True)
         records = pd.DataFrame(
