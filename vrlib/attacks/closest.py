@@ -27,6 +27,7 @@ from vrlib.data import Schema
 from vrlib.distance import kneighbors_between
 from vrlib.encoding import EncodedTable, TableEncoder
 from vrlib.errors import VrlibError
+from vrlib.params import check_integer
 
 __all__ = ["DistanceRatio", "TargetCloseness"]
 
@@ -150,12 +151,7 @@ class TargetCloseness(Attack):
             The target record, one row.
         """
         _check_schema(self.schema)
-        if (
-            isinstance(self.n_neighbors, bool)
-            or not isinstance(self.n_neighbors, (int, np.integer))
-            or self.n_neighbors < 1
-        ):
-            raise VrlibError(f"n_neighbors must be a positive integer, got {self.n_neighbors!r}")
+        check_integer("n_neighbors", self.n_neighbors, minimum=1)
         frames = self._frames(synthetic_datasets)
         _check_table(target, self.schema, "target")
         if len(target) != 1:

@@ -31,8 +31,8 @@ from tqdm import tqdm
 
 from vrlib import parallel
 from vrlib.cache import Cache, make_key, source_hash
-from vrlib.errors import VrlibError
 from vrlib.parallel import derive_seed
+from vrlib.params import check_integer
 
 __all__ = ["GameAttack", "attack_seed", "play"]
 
@@ -67,8 +67,7 @@ class GameAttack:
     group: int = 1
 
     def __post_init__(self):
-        if isinstance(self.group, bool) or not isinstance(self.group, int) or self.group < 1:
-            raise VrlibError(f"group must be a positive integer (got {self.group!r})")
+        check_integer("group", self.group, minimum=1)
 
 
 def attack_seed(seed: int, target, stream: str = "attack") -> int:
