@@ -176,9 +176,9 @@ def test_a_stopped_run_resumes_where_it_was(monkeypatch, tmp_path):
         lost.attack_records(game, records, settings, seed=3, progress=False)
     monkeypatch.setattr(lost, "make_attack", real)
     # Cached: the shared datasets and two records' results, not the records' own datasets.
-    shared = lost.shared_plans(game, records)
+    shared = {p.key for r in records for p in game.shared_plans(r, game.SIDES)}
     assert all(game.cache_.get(k) is not None for k in shared)
-    own = [p for p in lost.record_plans(game, records[0])[0] if p.key not in shared]
+    own = [p for p in game.plan(records[0], game.SIDES).shadow if p.key not in shared]
     assert own and all(game.cache_.get(p.key) is None for p in own)
     Bootstrap.fits = 0
     resumed = lost.attack_records(game, records, settings, seed=3, progress=False)
@@ -200,10 +200,15 @@ def test_choose_records_is_a_seeded_order_and_draws_are_forgotten():
     assert set(five) <= set(game.dataset_index_) and len(set(five)) == 5
     assert lost.choose_records(game, 5, seed=4) != five  # another seed, another order
     assert sorted(lost.choose_records(game, 10**6, seed=3)) == sorted(game.dataset_index_)  # all of D
-    lost.record_plans(game, five[0])
+
+    def plan_and_forget(r):  # what play does with each target
+        game.plan(r, game.SIDES)
+        game.forget(r)
+
+    plan_and_forget(five[0])
     before = len(game._draws)
     for r in five[1:]:
-        lost.record_plans(game, r)
+        plan_and_forget(r)
     # Only the shared streams' draws stay (a few more OUT draws where a record was skipped), not each record's own.
     assert len(game._draws) <= before + 4
     assert not any(k[1].startswith("in-for-") for k in game._draws)

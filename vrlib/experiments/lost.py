@@ -261,28 +261,6 @@ def run_ids(labels, n_runs: int) -> np.ndarray:
     return runs
 
 
-def shared_plans(game: ModelSeededGame, records) -> dict:
-    """The plans (key -> plan) of the datasets all records of D share, for these records.
-
-    Shared are the datasets the games make the same for every record: the OUT datasets of
-    both traditional sides (``game.share_out``; a record skips the draws that contain it,
-    so the union over the records is taken) and the model-seeded IN datasets (D itself).
-    :func:`attack_records` makes them first, writes them to the cache and keeps them in
-    memory; a record's own datasets (its IN shadow and traditional test datasets, its
-    model-seeded OUT ones) are made with it and not cached, since its result is: the cache
-    holds what a resumed or larger run reuses, not some 900 datasets per record that
-    nothing reads again.
-    """
-    return {p.key: p for r in records for p in game.shared_plans(r, tuple(SIDES.values()))}
-
-
-def record_plans(game: ModelSeededGame, record) -> tuple[list, list, list]:
-    """``(shadow, traditional test, model-seeded test)`` plans of one record (its own draws then forgotten)."""
-    plans = game.plan(record, tuple(SIDES.values()))
-    game.forget(record)
-    return plans.shadow, plans.sides[SIDES["traditional"]], plans.sides[SIDES["model-seeded"]]
-
-
 def attack_records(
     game: ModelSeededGame, records, settings: dict, seed: int | None = None, progress: bool = True
 ) -> dict:
@@ -290,7 +268,7 @@ def attack_records(
 
     One attack per record, fitted on its shadow datasets and scored on the test datasets
     of both games (:func:`vrlib.play.play` on the model-seeded game's two sides), seeded
-    from the game's seed.  The datasets all records need (:func:`shared_plans`) are
+    from the game's seed.  The datasets all records need (:meth:`~vrlib.games.TraditionalGame.shared_plans`) are
     generated once, cached and kept in memory; each record's own datasets are made when
     its turn comes and not cached (so memory does not grow with the number of records).
     Each record's result is cached as soon as it is computed (namespace ``lost-attacks``):

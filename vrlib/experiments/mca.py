@@ -21,6 +21,7 @@ from vrlib import synthesis
 from vrlib.attacks.collision import TableGanMCA, frequency_share, match_precision, occurs_in, record_frequency
 from vrlib.cache import Cache, fingerprint_table, make_key, source_hash
 from vrlib.data import Schema, load, prepare, train_test_split
+from vrlib.data.datasets import ADULT_COLUMNS
 from vrlib.errors import VrlibError
 from vrlib.experiments.profiles import profile_settings, register
 from vrlib.generators import REGISTRY, get_generator
@@ -101,21 +102,7 @@ def preprocess_adult_mca(df: pd.DataFrame, schema: Schema) -> tuple[pd.DataFrame
         13 columns, in the authors' order; index kept.
     schema : Schema
     """
-    needed = [
-        "age",
-        "workclass",
-        "education-num",
-        "marital-status",
-        "occupation",
-        "relationship",
-        "race",
-        "sex",
-        "capital-gain",
-        "capital-loss",
-        "hours-per-week",
-        "native-country",
-        "income",
-    ]
+    needed = [c for c in ADULT_COLUMNS if c not in ("fnlwgt", "education")]  # the authors drop these two
     missing = [c for c in needed if c not in df.columns]
     if missing:
         raise VrlibError(f"preprocess_adult_mca needs Adult's columns; missing {missing} (load it with load('adult'))")
