@@ -364,6 +364,13 @@ def test_sweep_records_and_the_notebook_parts():
     )
     assert parts.loc["Fig. 3, |D| = 10,000", "records"] == lost.sweep_records(paper, 10_000)
     assert parts.loc["Fig. 5", "new_games"] == paper["n_datasets"]
+    # The ε sweep and Census on fewer records than the headline, by the profile's rule.
+    assert parts.loc["Fig. 4, epsilon = 1", "records"] == paper["epsilon_targets"] == lost.epsilon_records(paper) < 1000
+    assert "Census, synthpop" not in parts.index
+    census = lost.notebook_parts(paper, census=True).set_index("part").loc["Census, synthpop"]
+    assert (census.dataset, census.records, census.new_records) == ("census", paper["census_targets"], 250)
+    assert lost.epsilon_records(lost.settings_for("paper", epsilon_targets=5000)) == 1000  # never above the sweeps'
+    assert lost.census_records(lost.settings_for("quick", n_targets=7)) == 7
     costs = pd.DataFrame(
         [
             dict(
@@ -385,6 +392,10 @@ def test_sweep_records_and_the_notebook_parts():
         lost.predicted_cost(lost.notebook_parts(paper), costs)
     with pytest.raises(VrlibError, match="size_targets"):
         lost.settings_for("quick", size_targets=((100, 0),))
+    with pytest.raises(VrlibError, match="epsilon_targets"):
+        lost.settings_for("quick", epsilon_targets=0)
+    with pytest.raises(VrlibError, match="census_variant must be one of"):
+        lost.settings_for("quick", census_variant="first5000")
 
 
 def test_measured_record_cost_on_adult(tmp_path, monkeypatch):

@@ -507,11 +507,13 @@ def _setting(row, table: str) -> str:
         return f"|D| = {row.n_records}"
     if table.startswith("lost_fig4"):
         return "ε = ∞ (BayNet)" if np.isinf(row.epsilon) else f"ε = {row.epsilon:g}"
+    if table.startswith("lost_census"):
+        return f"Census, {row.generator}"
     return str(row.generator)
 
 
-LOST_RMSD = ("lost_table_rmsd", "lost_fig3_rmsd", "lost_fig4_rmsd")
-LOST_MISS = ("lost_table_miss", "lost_fig3_miss", "lost_fig4_miss")
+LOST_RMSD = ("lost_table_rmsd", "lost_fig3_rmsd", "lost_fig4_rmsd", "lost_census_rmsd")
+LOST_MISS = ("lost_table_miss", "lost_fig3_miss", "lost_fig4_miss", "lost_census_miss")
 
 
 def _rmsd_rule(test: str):

@@ -61,21 +61,24 @@ register(
         # CI: checks that everything runs, numbers meaningless.
         "smoke": dict(omega_rows=4000, n_targets=4, n_records=100, n_synth=None, n_shadow=20, n_games=10, n_runs=2,
                       n_queries=2000, sizes=(50, 100), sweep_targets=3, size_targets=((50, 2),),
-                      epsilons=(1.0, math.inf), n_datasets=3, generators=("synthpop", "baynet")),
+                      epsilons=(1.0, math.inf), epsilon_targets=3, n_datasets=3, generators=("synthpop", "baynet"),
+                      census_targets=2, census_variant="first50000"),
         # Default: fits 20 minutes on 2 cores (see the notebook for the measured time).
         "quick": dict(omega_rows=None, n_targets=100, n_records=1000, n_synth=None, n_shadow=100, n_games=50,
                       n_runs=2, n_queries=100_000, sizes=(100, 1000), sweep_targets=30, size_targets=(),
-                      epsilons=(1.0, 10.0, 100.0, 1000.0, math.inf), n_datasets=15,
-                      generators=("synthpop", "baynet")),
+                      epsilons=(1.0, 10.0, 100.0, 1000.0, math.inf), epsilon_targets=30, n_datasets=15,
+                      generators=("synthpop", "baynet"), census_targets=30, census_variant="first50000"),
         # The paper's sizes where its summary gives them (authors' package: 500 + 500 shadow,
         # 100 + 100 evaluation datasets per record, 1,000 records, 30,000 auxiliary records).
         # |D| = 10,000 on the first 100 records of the seeded order only: a record there costs
         # about ten times one at |D| = 1,000 (the notebook measures and prints it, predicted_cost).
+        # The ε sweep and Census on the first 250 records of that order: a record costs 8-10 CPU s
+        # there (ε) and 18 (Census), so all 1,000 would add about 11 CPU hours (docs/runs.md).
         "paper": dict(omega_rows=None, n_targets=1000, n_records=1000, n_synth=None, n_shadow=1000, n_games=200,
                       n_runs=2, n_queries=100_000, sizes=(100, 1000, 10_000), sweep_targets=1000,
                       size_targets=((10_000, 100),),
-                      epsilons=(1.0, 10.0, 100.0, 1000.0, math.inf), n_datasets=15,
-                      generators=("synthpop", "baynet")),
+                      epsilons=(1.0, 10.0, 100.0, 1000.0, math.inf), epsilon_targets=250, n_datasets=15,
+                      generators=("synthpop", "baynet"), census_targets=250, census_variant="first50000"),
     },
 )  # fmt: skip
 
@@ -114,7 +117,17 @@ def pool_sizes(dataset: str, n_rows: int) -> tuple[int, int]:
 
 # The least value of each size of the settings, stated once: settings_for refuses less, and so does notebook 06
 # for the sizes a run may override (through check_setting).
-LEAST = {"n_records": 2, "n_shadow": 4, "n_runs": 1, "n_targets": 1, "n_games": 4, "n_synth": 1}
+LEAST = {
+    "n_records": 2,
+    "n_shadow": 4,
+    "n_runs": 1,
+    "n_targets": 1,
+    "n_games": 4,
+    "n_synth": 1,
+    "epsilon_targets": 1,
+    "census_targets": 1,
+}
+CENSUS_VARIANTS = ("auto", "full", "random10000", "first50000")  # vrlib.data.load_census
 
 
 def check_setting(name: str, value) -> None:
@@ -133,8 +146,10 @@ def _check_settings(settings: dict) -> dict:
     settings = dict(settings)
     if settings["n_synth"] is None:
         settings["n_synth"] = settings["n_records"]
-    for name in ("n_records", "n_shadow", "n_runs", "n_targets", "n_games"):
+    for name in ("n_records", "n_shadow", "n_runs", "n_targets", "n_games", "epsilon_targets", "census_targets"):
         check_setting(name, settings[name])
+    if settings["census_variant"] not in CENSUS_VARIANTS:
+        raise VrlibError(f"census_variant must be one of {CENSUS_VARIANTS} (got {settings['census_variant']!r})")
     for eps in settings["epsilons"]:
         check_epsilon(eps)
     for pair in settings.get("size_targets", ()):
@@ -160,6 +175,16 @@ def sweep_records(settings: dict, n_records: int | None = None) -> int:
     n_records = settings["n_records"] if n_records is None else n_records
     count = min(settings["sweep_targets"], settings["n_targets"], n_records)  # D has n_records records
     return min(count, dict(settings.get("size_targets", ())).get(n_records, count))
+
+
+def epsilon_records(settings: dict) -> int:
+    """Records assessed in the PrivBayes ε sweep (Fig. 4): the first ``epsilon_targets`` of the sweeps' records."""
+    return min(settings["epsilon_targets"], sweep_records(settings))
+
+
+def census_records(settings: dict) -> int:
+    """Records assessed in the headline setting on Census: the first ``census_targets`` of the seeded order."""
+    return min(settings["census_targets"], settings["n_targets"], settings["n_records"])
 
 
 def check_epsilon(epsilon) -> float:
@@ -380,7 +405,7 @@ def compare_games(
     settings = settings_for(profile, **overrides)
     if epsilon is not None:
         generator, generator_params = generator_for(generator, epsilon)
-    df, schema = load_omega(dataset, settings["omega_rows"], seed)
+    df, schema = load_omega(dataset, settings["omega_rows"], seed, settings["census_variant"])
     game = make_game(
         dataset, df, schema, generator, generator_params, settings, seed, out_side, dataset_records, n_jobs
     )
@@ -428,7 +453,7 @@ def record_across_datasets(
     settings = settings_for(profile, **overrides)
     n_datasets = settings["n_datasets"] if n_datasets is None else n_datasets
     check_integer("n_datasets", n_datasets, minimum=1)
-    df, schema = load_omega(dataset, settings["omega_rows"], seed)
+    df, schema = load_omega(dataset, settings["omega_rows"], seed, settings["census_variant"])
     probe = make_game(dataset, df, schema, generator, generator_params, settings, seed, out_side, n_jobs=n_jobs)
     if record not in set(probe.test_index_):
         where = "in D_aux (the attacker's pool)" if record in set(probe.aux_index_) else "not in the data"
@@ -650,7 +675,7 @@ def measure_record_cost(
     try:
         with tempfile.TemporaryDirectory(prefix="vrlib-cost-") as tmp:
             os.environ["VRLIB_CACHE_DIR"] = tmp
-            df, schema = load_omega(dataset, settings["omega_rows"], seed)
+            df, schema = load_omega(dataset, settings["omega_rows"], seed, settings["census_variant"])
             tiny = dict(scaled, n_shadow=4, n_games=4)  # imports and compiled code, not timed
             warm = make_game(dataset, df, schema, name, params, tiny, cost_seed + 1, n_jobs=n_jobs)
             attack_records(warm, choose_records(warm, 1, cost_seed + 1), tiny, cost_seed + 1, progress=False)
@@ -724,10 +749,10 @@ def notebook_parts(settings: dict, dataset: str = "adult", census: bool = False)
         add(f"Fig. 3, |D| = {size:,}", dataset, "synthpop", np.nan, size, sweep_records(settings, size))
     for eps in settings["epsilons"]:
         g = "baynet" if math.isinf(eps) else "privbayes"
-        add(f"Fig. 4, epsilon = {eps:g}", dataset, g, eps, n, sweep_records(settings))
+        add(f"Fig. 4, epsilon = {eps:g}", dataset, g, eps, n, epsilon_records(settings))
     add("Fig. 5", dataset, "synthpop", np.nan, n, settings["n_datasets"], fig5=True)
     if census:
-        add("Census, synthpop", "census", "synthpop", np.nan, n, min(settings["n_targets"], n))
+        add("Census, synthpop", "census", "synthpop", np.nan, n, census_records(settings))
     return pd.DataFrame(rows)
 
 
