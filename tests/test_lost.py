@@ -256,7 +256,7 @@ class IgnoresData:
 def _attack(game, settings, n_targets, seed=3):
     records = lost.choose_records(game, n_targets, seed=seed)
     arrays = lost.attack_records(game, records, settings, seed=seed, progress=False)
-    return pd.DataFrame([row for r in records for row in lost._rows(arrays[r], r)])
+    return pd.DataFrame([row for r in records for row in lost._rows(arrays[r], r, game.seed)])
 
 
 def _deviation_over_noise(res):
@@ -446,3 +446,94 @@ def test_compare_games_on_a_dask_cluster_without_shared_disk(tmp_path, monkeypat
     pd.testing.assert_frame_equal(remote, local)
     assert any((tmp_path / "client").rglob("*.npz"))  # the client wrote the cache...
     assert not workers_cache.exists() or not any(workers_cache.rglob("*.npz"))  # ...the workers never did
+
+
+# --------------------------------------------------------------------------- intervals
+
+
+def test_auc_rows_is_the_auc_of_each_row_ties_included():
+    rng = np.random.default_rng(3)
+    member = rng.integers(0, 4, (5, 7)).astype(float)  # small integers: many ties
+    other = rng.integers(0, 4, (5, 6)).astype(float)
+    got = metrics.auc_rows(member, other)
+    for i in range(5):
+        labels = np.r_[np.ones(7), np.zeros(6)]
+        assert got[i] == pytest.approx(metrics.auc(labels, np.r_[member[i], other[i]]))
+    assert metrics.auc_rows([[2.0, 3.0]], [[1.0, 2.0]])[0] == pytest.approx((1 + 1 + 0.5 + 1) / 4)  # by hand
+    with pytest.raises(VrlibError, match="same leading shape"):
+        metrics.auc_rows(np.ones((2, 3)), np.ones((3, 3)))
+
+
+def _null_record(rng, separation, shared, n_per_side=30, n_runs=2):
+    """Arrays of one record as attack_records gives them, both games the same process (no signal).
+
+    Traditional OUT and model-seeded IN datasets are shared by all records (``shared``: their
+    effects, in draw order); the rest is the record's own."""
+    n = n_per_side * n_runs
+    labels = np.r_[np.ones(n), np.zeros(n)].astype(int)
+    runs = lost.run_ids(labels, n_runs)
+    own = lambda: rng.normal(size=n)  # noqa: E731
+    traditional = np.r_[separation + own(), 0.8 * shared["traditional"] + 0.6 * own()]
+    seeded = np.r_[separation + 0.8 * shared["model-seeded"] + 0.6 * own(), own()]
+    arrays = {}
+    for game, scores in (("traditional", traditional), ("model_seeded", seeded)):
+        arrays.update({f"{game}_labels": labels, f"{game}_scores": scores, f"{game}_runs": runs})
+    return arrays
+
+
+def _null_experiment(rng, separations, n_per_side=30):
+    n = n_per_side * 2
+    shared = {g: rng.normal(size=n) for g in lost.GAMES}
+    rows = []
+    for i, d in enumerate(separations):
+        rows += lost._rows(_null_record(rng, d, shared, n_per_side), f"r{i}", seed=0)
+    return pd.DataFrame(rows)
+
+
+def test_bootstrap_replicates_share_positions_across_records():
+    rng = np.random.default_rng(0)
+    shared = {g: rng.normal(size=20) for g in lost.GAMES}
+    arrays = _null_record(rng, 1.0, shared, n_per_side=10)
+    labels, scores, runs = (arrays[f"traditional_{k}"] for k in ("labels", "scores", "runs"))
+    a, b, c = (lost.bootstrap_aucs(labels, scores, runs, seed, "g") for seed in (0, 0, 1))
+    assert set(a) == {0, 1} and a[0].shape == (lost.N_BOOT,)
+    assert np.array_equal(a[0], b[0]) and not np.array_equal(a[0], c[0])  # positions from (seed, game, run) alone
+    assert not np.array_equal(a[0], a[1])
+    point = metrics.auc(labels[runs == 0], scores[runs == 0])
+    assert abs(a[0].mean() - point) < 3 * a[0].std() / np.sqrt(lost.N_BOOT) + 0.02  # centred on the estimate
+
+
+def test_intervals_cover_their_expectation_without_signal(monkeypatch):
+    """Both games the same process: over repeated experiments, the miss rate's percentile interval
+    and the RMSD's normal interval cover the mean of their estimates at about the nominal rate. The
+    replicates' RMSD itself sits above the estimate (resampling adds noise), hence no percentile interval there."""
+    monkeypatch.setattr(lost, "N_BOOT", 80)
+    rng = np.random.default_rng(1)
+    separations = rng.gamma(1.0, 0.7, 30)
+    stats = []
+    for _ in range(30):
+        results = _null_experiment(rng, separations, n_per_side=25)
+        rmsd = lost.summarise_rmsd(results).iloc[0]
+        miss = lost.summarise_miss(results, thresholds=(0.7,)).iloc[0]
+        w = results[results.run == 0].set_index(["record", "game"])["auc_boot"].unstack()
+        replicates = np.sqrt(np.mean((np.stack(w["traditional"]) - np.stack(w["model-seeded"])) ** 2, axis=0))
+        stats.append((rmsd.rmsd, rmsd.rmsd_low, rmsd.rmsd_high, replicates.mean(), miss.miss_rate,
+                      miss.miss_rate_low, miss.miss_rate_high))  # fmt: skip
+    s = pd.DataFrame(stats, columns=["rmsd", "rmsd_low", "rmsd_high", "replicate_mean", "miss", "miss_low",
+                                     "miss_high"])  # fmt: skip
+
+    def cover(name, low, high):
+        expected = s[name].mean()
+        return ((s[low] <= expected) & (expected <= s[high])).mean()
+
+    assert cover("rmsd", "rmsd_low", "rmsd_high") >= 0.85
+    assert cover("miss", "miss_low", "miss_high") >= 0.85
+    assert (s.replicate_mean > s.rmsd).mean() > 0.9
+    assert (s.rmsd_high > s.rmsd_low).all() and (s.miss_high > s.miss_low).all()
+
+
+def test_summaries_without_replicates_have_no_intervals():
+    rng = np.random.default_rng(2)
+    results = _null_experiment(rng, rng.gamma(1.0, 0.7, 8), n_per_side=8).drop(columns="auc_boot")
+    assert np.isnan(lost.summarise_rmsd(results).rmsd_low.iloc[0])
+    assert lost.summarise_miss(results)[["miss_rate_low", "miss_rate_high"]].isna().all().all()

@@ -9,7 +9,7 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import wasserstein_distance
+from scipy.stats import rankdata, wasserstein_distance
 from sklearn.metrics import roc_auc_score, roc_curve
 
 from vrlib.data import Schema
@@ -33,6 +33,24 @@ def auc(labels, scores) -> float:
     """Area under the ROC curve (ties count one half)."""
     labels, scores = _check(labels, scores)
     return float(roc_auc_score(labels, scores))
+
+
+def auc_rows(member_scores, non_member_scores) -> np.ndarray:
+    """AUC of each row: row i's member scores against row i's non-member scores (ties count one half).
+
+    The Mann–Whitney statistic over average ranks, vectorised over the leading axes (e.g. bootstrap
+    replicates); row by row the value of :func:`auc`.
+    """
+    member = np.asarray(member_scores, dtype=float)
+    other = np.asarray(non_member_scores, dtype=float)
+    if member.shape[:-1] != other.shape[:-1] or 0 in (member.shape[-1], other.shape[-1]):
+        raise VrlibError(
+            f"member and non-member scores need the same leading shape and at least one score each per row "
+            f"(got {member.shape} and {other.shape})"
+        )
+    n1, n0 = member.shape[-1], other.shape[-1]
+    ranks = rankdata(np.concatenate([member, other], axis=-1), axis=-1)
+    return (ranks[..., :n1].sum(axis=-1) - n1 * (n1 + 1) / 2) / (n1 * n0)
 
 
 def accuracy_at_median(labels, scores) -> float:

@@ -26,6 +26,17 @@ reference record and D itself.  Errors of different records' risks are therefore
 correlated; a summary over records describes this D and these games, and its variation
 over datasets needs independent root seeds.
 
+**Intervals.** Each risk comes with ``N_BOOT`` bootstrap replicates: the test datasets of each
+game and run resampled with replacement (IN and OUT apart) at positions drawn from the seed,
+the game and the run alone, the same for every record, so that a dataset the records share
+stays shared in every replicate.  :func:`summarise_rmsd` and :func:`summarise_miss` give 95 %
+intervals from them: the estimation noise of the test games, given each record's attack (its
+shadow datasets and training are one draw, which only another root seed varies).  The miss
+rate's is the replicates' percentile interval; the RMSD's is normal, with the replicates'
+standard error, because the replicates' RMSD sits above the estimate (resampling adds noise to
+each risk).  On records without any difference between the games both cover their expectations
+at about the nominal rate (``tests/test_lost.py``).
+
 The records are played by :func:`vrlib.play.play` (the model-seeded game's two test sides),
 cached per record (namespace ``lost-attacks``): the test labels and scores of both games
 (the runs follow from the labels); the datasets all records share go through the games'
@@ -39,6 +50,7 @@ from functools import partial
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 from tqdm import tqdm
 
 from vrlib import metrics, parallel
@@ -53,6 +65,8 @@ FAMILY = "lost"
 GAMES = ("traditional", "model-seeded")
 SIDES = {"model-seeded": "test", "traditional": "traditional_test"}  # game -> side of ModelSeededGame that plays it
 THRESHOLDS = (0.6, 0.7, 0.8, 0.9)
+N_BOOT = 200  # bootstrap replicates of each risk, for the intervals of the summaries
+LEVEL = 0.95  # coverage of those intervals
 OUT_SIDES = {"reference": "fixed", "none": "none"}  # out_side -> ModelSeededGame(reference=...)
 
 register(
@@ -336,11 +350,31 @@ def attack_records(
     return out
 
 
-def _rows(arrays: dict, record) -> list[dict]:
+def bootstrap_aucs(labels, scores, runs, seed: int, game: str, n_boot: int = N_BOOT) -> dict[int, np.ndarray]:
+    """``n_boot`` bootstrap replicates of one record's AUC in each run of ``game``.
+
+    The run's IN and OUT test datasets are resampled with replacement, apart, at positions
+    drawn from ``(seed, game, run)`` alone: the same positions for every record, so that a test
+    dataset the records share (the traditional OUT, the model-seeded IN datasets, at the same
+    position in every record's draw order) is shared in each replicate too.
+    """
+    out = {}
+    for r in np.unique(runs):
+        sel = runs == r
+        member, other = scores[sel & (labels == 1)], scores[sel & (labels == 0)]
+        rng = np.random.default_rng(parallel.derive_seed(seed, "lost bootstrap", game, int(r)))
+        pick_member = rng.integers(0, len(member), (n_boot, len(member)))
+        pick_other = rng.integers(0, len(other), (n_boot, len(other)))
+        out[int(r)] = metrics.auc_rows(member[pick_member], other[pick_other])
+    return out
+
+
+def _rows(arrays: dict, record, seed: int) -> list[dict]:
     rows = []
     for name in GAMES:
         prefix = name.replace("-", "_")
         labels, scores, runs = (arrays[f"{prefix}_{k}"] for k in ("labels", "scores", "runs"))
+        replicates = bootstrap_aucs(labels, scores, runs, seed, name)
         for r in np.unique(runs):
             sel = runs == r
             rows.append(
@@ -351,6 +385,7 @@ def _rows(arrays: dict, record) -> list[dict]:
                     n_games=int(sel.sum()),
                     auc=metrics.auc(labels[sel], scores[sel]),
                     tpr_at_fpr_10=metrics.tpr_at_fpr(labels[sel], scores[sel], 0.1),
+                    auc_boot=replicates[int(r)],
                 )
             )
     return rows
@@ -399,7 +434,7 @@ def compare_games(
     Returns
     -------
     DataFrame
-        ``record, game, run, n_games, auc, tpr_at_fpr_10`` plus the setting (``dataset,
+        ``record, game, run, n_games, auc, tpr_at_fpr_10, auc_boot`` (the AUC's :func:`bootstrap_aucs`) plus the setting (``dataset,
         generator, epsilon, n_records, out_side, profile, seed``).
     """
     settings = settings_for(profile, **overrides)
@@ -411,7 +446,7 @@ def compare_games(
     )
     records = choose_records(game, settings["n_targets"], seed) if records is None else check_records(game, records)
     results = attack_records(game, records, settings, progress=progress)
-    out = pd.DataFrame([row for r in records for row in _rows(results[r], r)])
+    out = pd.DataFrame([row for r in records for row in _rows(results[r], r, seed)])
     eps = (generator_params or {}).get("epsilon", math.inf if generator == "baynet" else np.nan)
     out = out.assign(
         dataset=dataset,
@@ -498,21 +533,41 @@ def _groups(results: pd.DataFrame, by):
         yield dict(zip(by, key if isinstance(key, tuple) else (key,))), part
 
 
+def _replicates(part: pd.DataFrame, records, metric: str) -> dict | None:
+    """``(game, run)`` -> records × ``N_BOOT`` bootstrap risks, rows in the order of ``records``; None without them."""
+    if metric != "auc" or "auc_boot" not in part:
+        return None
+    out = {}
+    for (game, run), sub in part.groupby(["game", "run"], sort=False):
+        out[(game, run)] = np.stack(sub.set_index("record")["auc_boot"].reindex(records).to_numpy())
+    return out
+
+
 def summarise_rmsd(results: pd.DataFrame, by=(), metric: str = "auc") -> pd.DataFrame:
     """RMSD between the games and its noise floor, per setting.
 
-    Columns: ``rmsd`` (traditional vs model-seeded, run 0 of each), ``floor_traditional``
+    Columns: ``rmsd`` (traditional vs model-seeded, run 0 of each), ``rmsd_se``, ``rmsd_low``,
+    ``rmsd_high`` (its bootstrap standard error and the normal ``LEVEL`` interval, from the
+    risks' bootstrap replicates; NaN without them), ``floor_traditional``
     and ``floor_model_seeded`` (run 0 vs run 1 of the same game), ``floor`` =
     ``sqrt((floor_traditional² + floor_model_seeded²) / 2)``, the RMSD two games with
     identical risks would show from estimation noise alone, ``rmsd_beyond_noise`` =
     ``sqrt(max(0, rmsd² − floor²))``, the mean risks, ``n_targets`` (records assessed),
     ``n_games`` (per run).
     """
+    z = norm.ppf(0.5 + LEVEL / 2)
     rows = []
     for setting, part in _groups(results, by):
         w = risks(part, metric)
         t0, m0 = w[("traditional", 0)], w[("model-seeded", 0)]
         row = dict(setting, rmsd=metrics.rmsd(t0, m0))
+        boot = _replicates(part, w.index, metric)
+        se = np.nan
+        if boot is not None:
+            replicate_rmsd = np.sqrt(np.mean((boot[("traditional", 0)] - boot[("model-seeded", 0)]) ** 2, axis=0))
+            se = float(np.std(replicate_rmsd, ddof=1))
+        low = max(0.0, row["rmsd"] - z * se) if np.isfinite(se) else np.nan
+        row.update(rmsd_se=se, rmsd_low=low, rmsd_high=row["rmsd"] + z * se)
         if ("traditional", 1) in w and ("model-seeded", 1) in w:
             ft, fm = metrics.rmsd(t0, w[("traditional", 1)]), metrics.rmsd(m0, w[("model-seeded", 1)])
             floor = float(np.sqrt((ft**2 + fm**2) / 2))
@@ -533,6 +588,20 @@ def summarise_rmsd(results: pd.DataFrame, by=(), metric: str = "auc") -> pd.Data
     return pd.DataFrame(rows)
 
 
+def _miss_interval(reference: np.ndarray, other: np.ndarray, t: float) -> tuple[float, float]:
+    """Percentile ``LEVEL`` interval of the miss rate over bootstrap replicates (records × replicates arrays).
+
+    Replicates in which no record is high-risk have no miss rate and are left out; NaN when all are.
+    """
+    high = reference >= t
+    n_high = high.sum(axis=0)
+    rates = (high & (other < t)).sum(axis=0)[n_high > 0] / n_high[n_high > 0]
+    if len(rates) == 0:
+        return np.nan, np.nan
+    low, high_end = np.percentile(rates, [50 * (1 - LEVEL), 50 * (1 + LEVEL)])
+    return float(low), float(high_end)
+
+
 def summarise_miss(results: pd.DataFrame, by=(), thresholds=THRESHOLDS, metric: str = "auc") -> pd.DataFrame:
     """Miss rate at each threshold, and the miss rate noise alone produces, per setting × t.
 
@@ -540,7 +609,10 @@ def summarise_miss(results: pd.DataFrame, by=(), thresholds=THRESHOLDS, metric: 
     ``n_high_traditional`` (the same in the traditional game), ``miss_rate`` (of the
     ``n_high`` records, the share the traditional game, run 0, puts below t; NaN when
     ``n_high`` is 0) and ``miss_rate_noise`` (the same with run 1 of the model-seeded
-    game in place of the traditional game: what two runs of one game disagree on).
+    game in place of the traditional game: what two runs of one game disagree on), each
+    with its percentile ``LEVEL`` interval over the risks' bootstrap replicates
+    (``miss_rate_low``, ``miss_rate_high``, ``miss_rate_noise_low``, ``miss_rate_noise_high``;
+    NaN without replicates).
     """
     thresholds = [metrics.check_threshold(t) for t in thresholds]
     rows = []
@@ -548,7 +620,13 @@ def summarise_miss(results: pd.DataFrame, by=(), thresholds=THRESHOLDS, metric: 
         w = risks(part, metric)
         t0, m0 = w[("traditional", 0)], w[("model-seeded", 0)]
         m1 = w[("model-seeded", 1)] if ("model-seeded", 1) in w else None
+        boot = _replicates(part, w.index, metric)
         for t in thresholds:
+            miss_ci = noise_ci = (np.nan, np.nan)
+            if boot is not None:
+                miss_ci = _miss_interval(boot[("model-seeded", 0)], boot[("traditional", 0)], t)
+                if ("model-seeded", 1) in boot:
+                    noise_ci = _miss_interval(boot[("model-seeded", 0)], boot[("model-seeded", 1)], t)
             rows.append(
                 dict(
                     setting,
@@ -556,7 +634,11 @@ def summarise_miss(results: pd.DataFrame, by=(), thresholds=THRESHOLDS, metric: 
                     n_high=int((m0 >= t).sum()),
                     n_high_traditional=int((t0 >= t).sum()),
                     miss_rate=metrics.miss_rate(m0, t0, t),
+                    miss_rate_low=miss_ci[0],
+                    miss_rate_high=miss_ci[1],
                     miss_rate_noise=metrics.miss_rate(m0, m1, t) if m1 is not None else np.nan,
+                    miss_rate_noise_low=noise_ci[0],
+                    miss_rate_noise_high=noise_ci[1],
                 )
             )
     return pd.DataFrame(rows)
