@@ -184,6 +184,20 @@ def test_lost_rmsd_reads_every_sweep_table_it_finds(root):
     assert row.size == "paper + quick"
 
 
+def test_lost_floor_rule_wants_the_whole_interval_above_the_floor(root):
+    c = next(x for x in scorecard.CLAIMS if x.tables == scorecard.LOST_RMSD and "floor" in x.rule_text)
+    put(root, "paper", "lost_table_rmsd", pd.DataFrame(dict(generator=["synthpop"], rmsd=[0.12], floor=[0.10])))
+    assert scorecard.evaluate(c, root).verdict == "holds"  # no interval: the estimate against the floor
+    table = pd.DataFrame(dict(generator=["synthpop"], rmsd=[0.12], rmsd_low=[0.09], rmsd_high=[0.15], floor=[0.10]))
+    put(root, "paper", "lost_table_rmsd", table)
+    row = scorecard.evaluate(c, root)
+    assert row.verdict == "does not hold" and "interval from 0.090" in row.reason
+    census = pd.DataFrame(dict(dataset=["census"], generator=["synthpop"], rmsd=[0.2], rmsd_low=[0.15], floor=[0.1]))
+    put(root, "paper", "lost_census_rmsd", census)
+    row = scorecard.evaluate(c, root)
+    assert row.verdict == "holds in part" and "1 of 2 settings" in row.ours
+
+
 def test_new_table_is_picked_up_by_name(root):
     c = by_rule(scorecard._census_omega)
     assert scorecard.evaluate(c, root).verdict == "not run"
