@@ -372,7 +372,6 @@ class _Data:
         self.reference = self.encode(parts["ref"], "ref")
         self.test = self.encode(pd.concat([parts["mem"], parts["non"]], ignore_index=True), "test")
         self.synthetic = None  # TVAE's rows at n_mem, from its measurement (or made when first asked for)
-        self.warm: set = set()  # kinds already run once, untimed
 
     def training(self, n_train: int) -> pd.DataFrame:
         return domias.split(self.df, n_train, self.n_ref, self.seed)["mem"]
@@ -432,12 +431,12 @@ def _run_attack(kind: str, data: _Data, s: dict, length: int, synthetic, referen
     return make_attack(kind, **params).fit(synthetic, reference).score(test)
 
 
-def _measure_one(kind: str, data: _Data, s: dict, variant: int, full: float, fraction: float) -> dict:
+def _measure_one(kind: str, data: _Data, s: dict, variant: int, full: float, fraction: float, warm: set) -> dict:
     """Measured CPU seconds of one kind of unit: ``fixed``, ``per`` epoch (or step per record) and the size measured at."""
     iterative = kind in ("tvae", "ctgan") or kind in _lengths(s)
     lengths = _measured_lengths(full, fraction) if iterative else (0,)
     if kind in GENERATORS:
-        if kind not in data.warm:  # untimed first: imports and compiled code
+        if kind not in warm:  # untimed first: imports and compiled code
             _fit_generator(data, s, kind, min(variant, 50), 1, n=50)
         runs = [_cpu(lambda n=n: _fit_generator(data, s, kind, variant, n)) for n in lengths]
         if kind == "tvae" and variant == data.n_mem and data.synthetic is None:
@@ -446,13 +445,13 @@ def _measure_one(kind: str, data: _Data, s: dict, variant: int, full: float, fra
     else:
         syn = _synthetic(data, s, fraction)
         small = dict(synthetic=syn[:60], reference=data.reference[:60], test=data.test[:20])
-        if kind not in data.warm:
+        if kind not in warm:
             _run_attack(kind, data, s, 1, **small)  # untimed first
         arrays = dict(synthetic=syn, reference=data.reference, test=data.test)
         runs = [_cpu(lambda n=n: _run_attack(kind, data, s, n, **arrays)) for n in lengths]
         size = unit_size(kind, n_fit=len(data.reference) if kind == "flow" else len(syn), n_syn=len(syn),
                          n_ref=len(data.reference), n_test=len(data.test))  # fmt: skip
-    data.warm.add(kind)
+    warm.add(kind)
     if iterative:
         fixed, per = per_length(lengths[0], runs[0][0], lengths[1], runs[1][0])
     else:
@@ -489,6 +488,7 @@ def measure_units(settings: dict, units: pd.DataFrame, fraction: float = 0.02, s
         raise VrlibError(f"fraction must be in (0, 1] (got {fraction!r})")
     cost_seed = derive_seed(seed, "domias cost")
     datas: dict = {}
+    warm: set = set()  # kinds already run once, untimed
     rows = []
     # the generators first: TVAE's rows at n_mem serve as the attacks' synthetic data
     order = sorted(
@@ -499,7 +499,7 @@ def measure_units(settings: dict, units: pd.DataFrame, fraction: float = 0.02, s
         for (kind, data, variant), full in order:
             if data not in datas:
                 datas[data] = _Data(data, settings, cost_seed)
-            m = _measure_one(kind, datas[data], settings, int(variant), full, fraction)
+            m = _measure_one(kind, datas[data], settings, int(variant), full, fraction, warm)
             rows.append(dict(kind=kind, data=data, variant=int(variant), **m))
     return pd.DataFrame(
         rows,
