@@ -153,21 +153,8 @@ def _cases(section: str, s: dict) -> list[dict]:
     if section == "fig13":
         return [_case("california", "tvae", epochs, seed, n_mem, epochs, n_ref, n_syn, 2 * n_mem) for seed in seeds]
     if section == "fig5":
-        n = s["adult_n_mem"]
-        return [
-            _case(
-                "adult",
-                "tvae",
-                s["adult_epochs"],
-                seed,
-                n,
-                s["adult_epochs"],
-                s["adult_n_ref"],
-                s["adult_n_syn"],
-                2 * n,
-            )
-            for seed in seeds
-        ]
+        n, e = s["adult_n_mem"], s["adult_epochs"]
+        return [_case("adult", "tvae", e, seed, n, e, s["adult_n_ref"], s["adult_n_syn"], 2 * n) for seed in seeds]
     # fig6: every generator on the same D_mem
     configs = []
     for g in s["fig6_generators"]:
