@@ -20,6 +20,7 @@ from vrlib.errors import VrlibError
 
 __all__ = [
     "DATASETS",
+    "CENSUS_VARIANTS",
     "ADULT_DOMAIN",
     "load",
     "load_adult",
@@ -30,6 +31,7 @@ __all__ = [
 ]
 
 DATASETS = ("adult", "census", "california")
+CENSUS_VARIANTS = ("auto", "full", "random10000", "first50000")  # the files load_census reads
 
 ADULT_COLUMNS = [
     "age",
@@ -122,9 +124,8 @@ def load_census(variant: str = "auto") -> tuple[pd.DataFrame, Schema]:
         otherwise the 10,000 random-record subset, with a warning.  The index is
         always the record's position in the full file.
     """
-    variants = ("auto", "full", "random10000", "first50000")
-    if variant not in variants:
-        raise VrlibError(f"unknown census variant {variant!r}; choose one of {variants}")
+    if variant not in CENSUS_VARIANTS:
+        raise VrlibError(f"unknown census variant {variant!r}; choose one of {CENSUS_VARIANTS}")
     full = "2011 Census Microdata Teaching File.csv"
     if variant == "auto":
         try:

@@ -54,6 +54,7 @@ from scipy.stats import norm
 from tqdm import tqdm
 
 from vrlib import metrics, parallel
+from vrlib.data.datasets import CENSUS_VARIANTS
 from vrlib.errors import VrlibError
 from vrlib.experiments.achilles import attack_identity, load_omega, make_attack
 from vrlib.experiments.profiles import profile_settings, register
@@ -141,7 +142,6 @@ LEAST = {
     "epsilon_targets": 1,
     "census_targets": 1,
 }
-CENSUS_VARIANTS = ("auto", "full", "random10000", "first50000")  # vrlib.data.load_census
 
 
 def check_setting(name: str, value) -> None:
@@ -350,14 +350,15 @@ def attack_records(
     return out
 
 
-def bootstrap_aucs(labels, scores, runs, seed: int, game: str, n_boot: int = N_BOOT) -> dict[int, np.ndarray]:
-    """``n_boot`` bootstrap replicates of one record's AUC in each run of ``game``.
+def bootstrap_aucs(labels, scores, runs, seed: int, game: str, n_boot: int | None = None) -> dict[int, np.ndarray]:
+    """``n_boot`` (default ``N_BOOT``) bootstrap replicates of one record's AUC in each run of ``game``.
 
     The run's IN and OUT test datasets are resampled with replacement, apart, at positions
     drawn from ``(seed, game, run)`` alone: the same positions for every record, so that a test
     dataset the records share (the traditional OUT, the model-seeded IN datasets, at the same
     position in every record's draw order) is shared in each replicate too.
     """
+    n_boot = N_BOOT if n_boot is None else n_boot
     out = {}
     for r in np.unique(runs):
         sel = runs == r
