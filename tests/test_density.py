@@ -122,6 +122,38 @@ def test_flow_log_det_matches_autograd_jacobian():
     assert torch.allclose(model(x), expected)
 
 
+def test_flow_layers_match_the_textbook_weight_normalised_map():
+    """Each masked layer is x ↦ x Ŵᵀ + b with Ŵ = exp(s) W̃ / |W̃_row| (De Cao et al., eq. 8-9),
+    W̃ = exp(W) on the diagonal blocks, W below them, 0 above; the blocks above get no gradient."""
+    import torch
+
+    from vrlib.density.bnaf import _build_bnaf
+
+    d, h = 3, 4
+    gen = torch.Generator().manual_seed(1)
+    model = _build_bnaf(d, n_flows=1, n_layers=2, hidden_per_dim=h, generator=gen).double()
+    layers = [m for m in model.blocks[0].layers if hasattr(m, "weight")]
+    x = torch.randn(5, d, dtype=torch.float64, generator=gen)
+    state = (torch.ones(5, d, 1, dtype=torch.float64), torch.zeros(5, d, dtype=torch.float64))
+    for layer in layers:
+        a, b = layer.a, layer.b
+        W = layer.weight.detach()
+        tilde = torch.zeros_like(W)
+        for i in range(d):  # row block i: blocks j < i as they are, block i exponentiated
+            rows = slice(i * b, (i + 1) * b)
+            tilde[rows, : i * a] = W[rows, : i * a]
+            tilde[rows, i * a : (i + 1) * a] = torch.exp(W[rows, i * a : (i + 1) * a])
+        hat = torch.exp(layer.log_scale.detach()) * tilde / tilde.norm(dim=1, keepdim=True)
+        y, state = layer(x, state)
+        torch.testing.assert_close(y, x @ hat.T + layer.bias.detach())
+        y.sum().backward()
+        above = torch.ones(d * b, d * a, dtype=torch.bool)
+        for i in range(d):
+            above[i * b : (i + 1) * b, : (i + 1) * a] = False
+        assert (layer.weight.grad[above] == 0).all() and (layer.weight.grad[~above] != 0).any()
+        x, state = torch.tanh(y.detach()), tuple(s.detach() for s in state)
+
+
 def test_flow_learns_and_is_seeded():
     rng = np.random.default_rng(3)
     X = np.r_[rng.normal(-3, 0.3, size=(300, 1)), rng.normal(3, 0.3, size=(300, 1))]

@@ -69,15 +69,20 @@ def _build_bnaf(d: int, n_flows: int, n_layers: int, hidden_per_dim: int, genera
             self.bias = nn.Parameter((torch.rand(d * b, generator=generator) * 2 - 1) * bound)
             rb = torch.arange(d * b) // b
             cb = torch.arange(d * a) // a
-            self.register_buffer("diag", rb[:, None] == cb[None, :])
-            self.register_buffer("keep", (rb[:, None] >= cb[None, :]).to(weight.dtype))
+            # the blocks below the diagonal; those above it stay zero, the diagonal ones are set in forward
+            self.register_buffer("below", (rb[:, None] > cb[None, :]).to(weight.dtype))
 
         def forward(self, x, state):
-            w = torch.where(self.diag, torch.exp(self.weight), self.weight) * self.keep
+            # The weight-side work does not shrink with the batch, so it is kept to few passes over
+            # the (d*b, d*a) matrix: exp only on the diagonal blocks, written into their view of w,
+            # and the row gain applied to the (batch, d*b) output rather than to the matrix.
+            w = self.weight * self.below
+            log_blocks = torch.diagonal(self.weight.view(d, self.b, d, self.a), dim1=0, dim2=2)  # (b, a, d)
+            torch.diagonal(w.view(d, self.b, d, self.a), dim1=0, dim2=2).copy_(torch.exp(log_blocks))
             # row gain exp(log_scale) / |w_row|, in log space: log_w = W + log_gain on the diagonal blocks
-            log_gain = self.log_scale - 0.5 * torch.log((w * w).sum(dim=1, keepdim=True))
-            y = F.linear(x, w * torch.exp(log_gain), self.bias)
-            blocks = torch.diagonal(self.weight.view(d, self.b, d, self.a), dim1=0, dim2=2).permute(2, 0, 1)
+            log_gain = self.log_scale - torch.log(torch.linalg.vector_norm(w, dim=1, keepdim=True))
+            y = torch.addcmul(self.bias, F.linear(x, w), torch.exp(log_gain).view(1, -1))
+            blocks = log_blocks.permute(2, 0, 1)
             blocks = blocks + log_gain.view(d, self.b, 1)  # (d, b, a), log of the positive diagonal blocks
             # every entry is at most exp(log_scale) (an entry never exceeds its row's norm)
             shift = self.log_scale.detach().view(d, self.b).amax(dim=1)
@@ -251,7 +256,8 @@ class BNAF:
         gen = torch.Generator().manual_seed(int(self.seed))
         model = _build_bnaf(d, self.n_flows, self.n_layers, self.hidden_per_dim, gen).to(device)
         data = torch.as_tensor(Z, dtype=torch.float32, device=device)
-        opt = torch.optim.Adam(model.parameters(), lr=self.lr, amsgrad=True)
+        # fused: one kernel for all parameters, several times faster than the per-tensor loops on a CPU
+        opt = torch.optim.Adam(model.parameters(), lr=self.lr, amsgrad=True, fused=True)
         sched = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.5, patience=self.lr_patience, min_lr=1e-4)
 
         best, best_state, best_epoch, waited = math.inf, None, 0, 0

@@ -1,0 +1,120 @@
+"""Benchmark of the BNAF flow at the DOMIAS paper's settings: the current code against an earlier commit's.
+
+BNAF is most of what notebook 05 costs under ``paper`` (see docs/runs.md), and at the
+paper's batch of 50 most of a training step does not depend on the batch: the
+weight normalisation of every layer and the optimiser's update, over ~680,000
+parameters.  This times one epoch of each implementation on the same rows (CPU
+seconds, one thread, interleaved ``--repeats`` times, best of them), on California
+Housing standardised (``--rows`` rows, the first of a seeded shuffle).
+
+It also checks that the two compute the same thing:
+
+* the same untrained flow (same seed, so the same weights) gives the same log density
+  at every row, up to float32 rounding (``init_max_abs_diff``);
+* trained flows (``--fits`` seeds each, ``--fit-epochs`` epochs, early stopping as in
+  the paper's settings) have the same mean held-out log likelihood, up to the spread
+  between seeds: their training takes different rounding paths, so they are compared as
+  samples, by Welch's t statistic (``heldout_t``; |t| well below 2 expected).
+
+Run: ``VRLIB_DATA_DIR=... python benchmarks/bench_bnaf.py [--old HEAD~1]``; the last line
+printed is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def _epoch_seconds(cls, X, epochs: int, seed: int) -> float:
+    """CPU seconds per epoch of one fit that runs all ``epochs`` (no early stop)."""
+    start = time.process_time()
+    cls(epochs=epochs, patience=epochs + 1, seed=seed, threads=1).fit(X)
+    return (time.process_time() - start) / epochs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--old", default="HEAD", help="the commit whose BNAF is the baseline")
+    parser.add_argument("--rows", type=int, default=2000)
+    parser.add_argument("--epochs", type=int, default=2, help="epochs per timed fit")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--fits", type=int, default=4, help="seeds per implementation in the held-out check")
+    parser.add_argument("--fit-epochs", type=int, default=8)
+    args = parser.parse_args()
+
+    import torch
+
+    import importlib
+
+    from _oldlib import load_old
+    from vrlib.data import load_california
+    from vrlib.density import bnaf as new_bnaf
+
+    _, commit = load_old(args.old)
+    old_bnaf = importlib.import_module("vrlib_old.density.bnaf")
+    OldBNAF, BNAF = old_bnaf.BNAF, new_bnaf.BNAF
+
+    X_all = load_california()[0].to_numpy(dtype=float)
+    X_all = X_all[np.random.default_rng(0).permutation(len(X_all))]
+    X, held_out = X_all[: args.rows], X_all[args.rows : 2 * args.rows]
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    held_out = (held_out - X_all[: args.rows].mean(axis=0)) / X_all[: args.rows].std(axis=0)
+
+    # the same weights in both: the same seed draws them in the same order
+    torch.set_num_threads(1)
+    arch = (X.shape[1], BNAF().n_flows, BNAF().n_layers, BNAF().hidden_per_dim)
+    flow_a = old_bnaf._build_bnaf(*arch, torch.Generator().manual_seed(3))
+    flow_b = new_bnaf._build_bnaf(*arch, torch.Generator().manual_seed(3))
+    t = torch.as_tensor(X, dtype=torch.float32)
+    with torch.no_grad():
+        init_diff = float((flow_a(t) - flow_b(t)).abs().max())
+
+    times = {"old": [], "new": []}
+    for r in range(args.repeats):
+        for name, cls in (("old", OldBNAF), ("new", BNAF)):
+            times[name].append(_epoch_seconds(cls, X, args.epochs, seed=r))
+        print(f"repeat {r}: old {times['old'][-1]:.3f}, new {times['new'][-1]:.3f} CPU s per epoch", flush=True)
+
+    heldout = {"old": [], "new": []}
+    for s in range(args.fits):
+        for name, cls in (("old", OldBNAF), ("new", BNAF)):
+            flow = cls(epochs=args.fit_epochs, seed=100 + s, threads=1).fit(X)
+            heldout[name].append(float(flow.log_density(held_out).mean()))
+    o, n = np.array(heldout["old"]), np.array(heldout["new"])
+    se = np.sqrt(o.var(ddof=1) / len(o) + n.var(ddof=1) / len(n)) if len(o) > 1 else float("nan")
+    t_stat = float((n.mean() - o.mean()) / se) if se > 0 else 0.0
+
+    best_old, best_new = min(times["old"]), min(times["new"])
+    result = {
+        "benchmark": "bench_bnaf",
+        "old_commit": commit,
+        "rows": args.rows,
+        "epochs_per_fit": args.epochs,
+        "repeats": args.repeats,
+        "old_cpu_s_per_epoch": round(best_old, 4),
+        "new_cpu_s_per_epoch": round(best_new, 4),
+        "speedup": round(best_old / best_new, 3),
+        "init_max_abs_diff": init_diff,
+        "heldout_loglik_old": [round(v, 4) for v in heldout["old"]],
+        "heldout_loglik_new": [round(v, 4) for v in heldout["new"]],
+        "heldout_t": round(t_stat, 3),
+        "load_average": round(os.getloadavg()[0], 2),
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "torch": torch.__version__,
+    }
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
