@@ -23,6 +23,7 @@ printed is one JSON object.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import platform
@@ -55,8 +56,6 @@ def main() -> None:
 
     import torch
 
-    import importlib
-
     from _oldlib import load_old
     from vrlib.data import load_california
     from vrlib.density import bnaf as new_bnaf
@@ -73,7 +72,8 @@ def main() -> None:
 
     # the same weights in both: the same seed draws them in the same order
     torch.set_num_threads(1)
-    arch = (X.shape[1], BNAF().n_flows, BNAF().n_layers, BNAF().hidden_per_dim)
+    defaults = BNAF()  # the paper's architecture
+    arch = (X.shape[1], defaults.n_flows, defaults.n_layers, defaults.hidden_per_dim)
     flow_a = old_bnaf._build_bnaf(*arch, torch.Generator().manual_seed(3))
     flow_b = new_bnaf._build_bnaf(*arch, torch.Generator().manual_seed(3))
     t = torch.as_tensor(X, dtype=torch.float32)

@@ -534,10 +534,10 @@ def _rmsd_rule(test: str):
             for name, r in rows:
                 out.check(p["low"] <= r.rmsd <= p["high"], f"{_setting(r, name)} {_f(r.rmsd)}")
         else:
-            above = [_lower_end(r, "rmsd") > r.floor for _, r in rows]
+            lows = [_lower_end(r, "rmsd") for _, r in rows]
+            above = [low > r.floor for (_, r), low in zip(rows, lows)]
             out = Outcome(f"RMSD above its noise floor in {sum(above)} of {len(rows)} settings")
-            for (name, r), ok in zip(rows, above):
-                low = _lower_end(r, "rmsd")
+            for (name, r), low, ok in zip(rows, lows, above):
                 shown = _f(r.rmsd) if low == r.rmsd else f"{_f(r.rmsd)} (95 % interval from {_f(low)})"
                 out.check(ok, f"{_setting(r, name)} {shown} ≤ floor {_f(r.floor)}")
         return out
