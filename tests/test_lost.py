@@ -352,6 +352,15 @@ def test_profiles_and_paper_values():
     assert paper.loc[paper.t == 0.8, "high"].item() == 0.94
 
 
+def test_sizes_beside_the_authors():
+    paper = lost.sizes_vs_authors(lost.settings_for("paper"), n_aux=30_000).set_index("size")
+    assert (paper.ratio == 1).all() and (paper.ours == paper.authors).all()
+    quick = lost.sizes_vs_authors(lost.settings_for("quick", n_shadow=250), n_aux=15_000).set_index("size")
+    assert quick.loc["shadow datasets per record", "ratio"] == 0.25
+    assert quick.loc["auxiliary records (D_aux)", "ratio"] == 0.5
+    assert quick.loc["test games per risk estimate and run", "ours"] == lost.settings_for("quick")["n_games"]
+
+
 def test_sweep_records_and_the_notebook_parts():
     paper = lost.settings_for("paper")
     assert lost.sweep_records(paper) == 1000

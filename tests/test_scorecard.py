@@ -198,6 +198,29 @@ def test_lost_floor_rule_wants_the_whole_interval_above_the_floor(root):
     assert row.verdict == "holds in part" and "1 of 2 settings" in row.ours
 
 
+def test_verdicts_judge_one_folder_and_never_read_another_profile(root):
+    low, high = (scorecard._lost_paper("rmsd")[k] for k in ("low", "high"))
+    inside = pd.DataFrame(
+        dict(generator=["synthpop"], rmsd=[low], rmsd_low=[low - 0.01], rmsd_high=[low + 0.01], floor=[0.1])
+    )
+    put(root, "quick", "lost_table_rmsd", inside)
+    put(root, "paper", "lost_fig3_rmsd", pd.DataFrame(dict(n_records=[100], rmsd=[high + 0.05], floor=[0.0])))
+    table = scorecard.verdicts("lost", root / "figures" / "quick" / "tables").set_index("rule")
+    n_lost = sum(c.paper == "lost" for c in scorecard.CLAIMS)
+    assert len(table) == n_lost
+    (in_range,) = [r for r in table.index if "inside the paper's range" in r and "RMSD" in r]
+    (above_floor,) = [r for r in table.index if "above its noise floor" in r]
+    # quick's one setting, inside the range; paper's |D| = 100 (outside) is not read
+    assert table.loc[in_range, "verdict"] == "holds" and "(synthpop)" in table.loc[in_range, "ours"]
+    assert table.loc[above_floor, "verdict"] == "does not hold"  # rmsd_low 0.03 < floor 0.1
+    assert "interval from" in table.loc[above_floor, "why"]
+    assert set(table.verdict) - {"holds", "does not hold"} == {"not run"}  # the claims without their tables
+    paper = scorecard.verdicts("lost", root / "figures" / "paper" / "tables").set_index("rule")
+    assert paper.loc[in_range, "verdict"] == "does not hold" and "|D| = 100" in paper.loc[in_range, "why"]
+    with pytest.raises(VrlibError, match="unknown paper"):
+        scorecard.verdicts("nope", root)
+
+
 def test_new_table_is_picked_up_by_name(root):
     c = by_rule(scorecard._census_omega)
     assert scorecard.evaluate(c, root).verdict == "not run"

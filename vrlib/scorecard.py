@@ -40,6 +40,7 @@ __all__ = [
     "PAPERS",
     "verdict",
     "evaluate",
+    "verdicts",
     "scorecard_markdown",
     "summary_lines",
     "provenance_markdown",
@@ -111,6 +112,11 @@ class Outcome:
         self.checks.append(bool(passed))
         if not passed and what_failed:
             self.failed.append(what_failed)
+
+    def why(self, shown: int = 3) -> str:
+        """The first ``shown`` failed checks in words, and how many more."""
+        more = len(self.failed) - shown
+        return "; ".join(self.failed[:shown]) + (f"; {more} more" if more > 0 else "")
 
 
 def verdict(checks: list[bool]) -> str:
@@ -530,7 +536,8 @@ def _rmsd_rule(test: str):
             return None
         p = _lost_paper("rmsd")
         if test == "range":
-            out = Outcome(f"RMSD {_span([r.rmsd for _, r in rows])} over {len(rows)} settings")
+            where = f"over {len(rows)} settings" if len(rows) > 1 else f"({_setting(rows[0][1], rows[0][0])})"
+            out = Outcome(f"RMSD {_span([r.rmsd for _, r in rows])} {where}")
             for name, r in rows:
                 out.check(p["low"] <= r.rmsd <= p["high"], f"{_setting(r, name)} {_f(r.rmsd)}")
         else:
@@ -846,12 +853,31 @@ def evaluate(claim: Claim, root: Path) -> Row:
         reason = problem or ("no table holds what this check needs" if tables else "no table yet")
         return Row(claim, "not run", "–", reason, {}, {})
     v = verdict(outcome.checks)
-    reason = ""
-    if v != "holds" and outcome.failed:
-        reason = "; ".join(outcome.failed[:3]) + (
-            f"; {len(outcome.failed) - 3} more" if len(outcome.failed) > 3 else ""
-        )
+    reason = outcome.why() if v != "holds" else ""
     return Row(claim, v, outcome.ours, reason, profiles, commits)
+
+
+def verdicts(paper: str, tables_dir) -> pd.DataFrame:
+    """Each of ``paper``'s claims judged on the tables of one folder, by the scorecard's rules.
+
+    For a notebook to state its own verdicts from the tables it has just written (one profile,
+    never mixed with another's, unlike :func:`evaluate`).  One row per claim: ``result``,
+    ``paper`` (the statement), ``ours``, ``verdict`` and ``why`` (the checks that failed);
+    ``not run`` where the folder lacks the tables a claim reads.
+    """
+    if paper not in PAPERS:
+        raise VrlibError(f"unknown paper {paper!r}; one of {', '.join(PAPERS)}")
+    folder = Path(tables_dir)
+    rows = []
+    for claim in (c for c in CLAIMS if c.paper == paper):
+        tables = {n: pd.read_csv(folder / f"{n}.csv") for n in claim.tables if (folder / f"{n}.csv").exists()}
+        outcome, problem = _apply(claim, tables)
+        if outcome is None:
+            row = dict(ours="–", verdict="not run", why=problem or "no table holds what this check needs")
+        else:
+            row = dict(ours=outcome.ours, verdict=verdict(outcome.checks), why=outcome.why())
+        rows.append(dict(result=claim.result, paper=claim.paper_statement(), **row, rule=claim.rule_text))
+    return pd.DataFrame(rows, columns=["result", "paper", "ours", "verdict", "why", "rule"])
 
 
 # --------------------------------------------------------------------------- links

@@ -97,6 +97,23 @@ register(
     },
 )  # fmt: skip
 
+# The authors' sizes per record, from their package (the summary gives none): shadow datasets
+# (500 IN + 500 OUT), evaluation games per risk estimate (100 IN + 100 OUT), |D|, D_aux on Adult.
+AUTHORS = dict(n_shadow=1000, n_games=200, n_records=1000, n_aux=30_000)
+
+
+def sizes_vs_authors(settings: dict, n_aux: int) -> pd.DataFrame:
+    """Our sizes per record (``settings``, and D_aux's ``n_aux`` records) beside the authors' (:data:`AUTHORS`)."""
+    ours = dict(
+        n_shadow=settings["n_shadow"], n_games=settings["n_games"], n_records=settings["n_records"], n_aux=n_aux
+    )
+    what = dict(n_shadow="shadow datasets per record", n_games="test games per risk estimate and run",
+                n_records="|D|", n_aux="auxiliary records (D_aux)")  # fmt: skip
+    return pd.DataFrame(
+        [dict(size=what[k], ours=ours[k], authors=AUTHORS[k], ratio=ours[k] / AUTHORS[k]) for k in AUTHORS]
+    )
+
+
 # What the paper's summary states (papers/004_…txt); low/high bound the stated values.
 _PAPER = [
     dict(quantity="rmsd", t=np.nan, setting="all settings", low=0.04, high=0.11, statement="RMSD 0.04–0.11"),
