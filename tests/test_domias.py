@@ -288,3 +288,20 @@ def test_fig6_public_domain_comes_from_the_reference_set_only():
         counts = np.histogram(ref[c], edges)[0]
         assert counts[1:-1].min() >= 95 and counts[1:-1].max() <= 105  # quantile bins: equal reference mass
         assert 85 <= counts[0] <= 95 and 85 <= counts[-1] <= 95  # the end bins lose the trimmed 1 %
+
+
+def test_score_keys_hash_only_the_density_estimator_each_attack_uses(monkeypatch):
+    from vrlib import metrics
+    from vrlib.experiments import domias
+    from vrlib.experiments.profiles import profile_settings
+
+    settings = profile_settings("domias", "smoke")
+    names = ("domias_kde", "eq1_kde", "domias_flow", "eq1_flow", "logan_0", "mc")
+    before = {n: domias._score_key("setting", n, settings, 0, 100) for n in names}
+    assert len(set(before.values())) == len(names)
+    # another file standing in for an edited bnaf.py: only the flow attacks' keys move
+    monkeypatch.setitem(domias.ESTIMATOR_MODULES, "flow", metrics)
+    after = {n: domias._score_key("setting", n, settings, 0, 100) for n in names}
+    assert {n for n in names if after[n] != before[n]} == {"domias_flow", "eq1_flow"}
+    monkeypatch.setitem(domias.ESTIMATOR_MODULES, "kde", metrics)
+    assert domias._score_key("setting", "domias_kde", settings, 0, 100) != before["domias_kde"]

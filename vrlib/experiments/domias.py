@@ -330,24 +330,28 @@ def _applies(name: str, setting: Setting) -> bool:
     return True
 
 
+ESTIMATOR_MODULES = {"kde": kde, "flow": bnaf}  # the module of each density estimator, for the score keys
+
+
 def _score_key(setting_key: str, name: str, settings: dict, seed: int, n_test: int) -> str:
     params = _attack_params(name, settings, seed, n_test)
     # every constructor parameter, defaults included, so that a changed default is a new entry
     full = {k: v for k, v in make_attack(name, **params).get_params().items() if not k.endswith("_density")}
+    estimator_code = ()
     if name.startswith(("domias_", "eq1_")):
         estimator = name.split("_", 1)[1]
         full["densities"] = {
             "syn": _density_params(estimator, settings, seed, "syn"),
             "ref": _density_params(estimator, settings, seed, "ref"),
         }
-    # the density estimators' modules (the MC / LOGAN attacks check their inputs with density_base too);
-    # density_view: Adult's encoding (encode_adult) lives there; score_pointwise: the loop that stores the scores
+        estimator_code = (ESTIMATOR_MODULES[estimator],)  # only the estimator it uses: a BNAF change keeps KDE scores
+    # density_base: every attack checks its inputs with it; density_view: Adult's encoding (encode_adult)
+    # lives there; score_pointwise: the loop that stores the scores
     code = source_hash(
         type(make_attack(name, **params)),
         get_density,
         density_base,
-        kde,
-        bnaf,
+        *estimator_code,
         _setting_task,
         density_view,
         score_pointwise,
