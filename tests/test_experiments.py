@@ -109,6 +109,7 @@ def test_reporter_writes_files_and_manifest(tmp_path):
     md = (out / "tables" / "demo_table.md").read_text().splitlines()
     assert md[0] == "| method | auc_mean |" and md[2] == "| a | 0.512 |" and md[3] == "| b |  |"
     assert pd.read_csv(out / "tables" / "demo_table.csv").auc_mean[0] == 0.51234
+    assert rep.tables_written == ["demo_table"]  # figures are not tables
 
 
 def test_format_mean_std():

@@ -215,6 +215,7 @@ class Reporter:
         self.tables_dir.mkdir(parents=True, exist_ok=True)
         self.commit = commit_id()
         self._started = time.monotonic()
+        self.tables_written: list[str] = []  # names of the tables this Reporter wrote, in order
 
     def _record(self, files: list[Path], params: dict | None) -> None:
         entry = {
@@ -256,6 +257,7 @@ class Reporter:
         _atomic_write_text(md, _markdown(rounded) + "\n")
         _atomic_write_text(tex, rounded.to_latex(index=False, escape=True))
         self._record([csv, md, tex], params)
+        self.tables_written.append(name)
         return [csv, md, tex]
 
 

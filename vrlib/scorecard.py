@@ -857,20 +857,24 @@ def evaluate(claim: Claim, root: Path) -> Row:
     return Row(claim, v, outcome.ours, reason, profiles, commits)
 
 
-def verdicts(paper: str, tables_dir) -> pd.DataFrame:
+def verdicts(paper: str, tables_dir, names=None) -> pd.DataFrame:
     """Each of ``paper``'s claims judged on the tables of one folder, by the scorecard's rules.
 
     For a notebook to state its own verdicts from the tables it has just written (one profile,
-    never mixed with another's, unlike :func:`evaluate`).  One row per claim: ``result``,
-    ``paper`` (the statement), ``ours``, ``verdict`` and ``why`` (the checks that failed);
-    ``not run`` where the folder lacks the tables a claim reads.
+    never mixed with another's, unlike :func:`evaluate`): ``names`` (e.g. a
+    :class:`~vrlib.report.Reporter`'s ``tables_written``) keeps to those tables, so that one
+    an earlier run left in the folder is not judged.  One row per claim: ``result``, ``paper``
+    (the statement), ``ours``, ``verdict`` and ``why`` (the checks that failed); ``not run``
+    where the tables a claim reads are missing.
     """
     if paper not in PAPERS:
         raise VrlibError(f"unknown paper {paper!r}; one of {', '.join(PAPERS)}")
     folder = Path(tables_dir)
+    allowed = None if names is None else set(names)
     rows = []
     for claim in (c for c in CLAIMS if c.paper == paper):
-        tables = {n: pd.read_csv(folder / f"{n}.csv") for n in claim.tables if (folder / f"{n}.csv").exists()}
+        read = [n for n in claim.tables if (allowed is None or n in allowed) and (folder / f"{n}.csv").exists()]
+        tables = {n: pd.read_csv(folder / f"{n}.csv") for n in read}
         outcome, problem = _apply(claim, tables)
         if outcome is None:
             row = dict(ours="–", verdict="not run", why=problem or "no table holds what this check needs")
