@@ -182,6 +182,12 @@ def test_lost_rmsd_reads_every_sweep_table_it_finds(root):
     row = scorecard.evaluate(c, root)
     assert row.verdict == "holds in part" and "|D| = 100" in row.reason
     assert row.size == "paper + quick"
+    lines = scorecard.summary_lines([scorecard.evaluate(x, root) for x in scorecard.CLAIMS])
+    lost_line = next(line for line in lines if line.startswith("- **lost**"))
+    # the mixed row is counted as such, not as quick only nor as paper
+    n_lost = sum(x.paper == "lost" for x in scorecard.CLAIMS)
+    assert f"no result yet wholly at the paper's sizes ({n_lost} results)" in lost_line
+    assert f"others at reduced (quick) sizes, 1 holds, 1 holds in part; {n_lost - 2} not run" in lost_line
 
 
 def test_lost_floor_rule_wants_the_whole_interval_above_the_floor(root):

@@ -975,17 +975,22 @@ def _count(rows: list[Row]) -> str:
 
 
 def summary_lines(rows: list[Row]) -> list[str]:
-    """One line per paper: how many of its results hold at the paper's sizes, and at quick's."""
+    """One line per paper: how many of its results hold at the paper's sizes, on both, and at quick's only."""
     lines = []
     for paper, title in PAPERS.items():
         mine = [r for r in rows if r.claim.paper == paper]
-        at_paper = [r for r in mine if r.verdict != "not run" and r.size == "paper"]
-        at_quick = [r for r in mine if r.verdict != "not run" and r.size != "paper"]
-        text = (
-            f"at the paper's sizes {_count(at_paper)} (of {len(mine)} results)"
-            if at_paper
-            else f"not yet run at the paper's sizes ({len(mine)} results)"
-        )
+        run = [r for r in mine if r.verdict != "not run"]
+        at_paper = [r for r in run if r.size == "paper"]
+        mixed = [r for r in run if r.size == "paper + quick"]  # settings at the paper's sizes and others at quick's
+        at_quick = [r for r in run if r.size == "quick"]
+        if at_paper:
+            text = f"at the paper's sizes {_count(at_paper)} (of {len(mine)} results)"
+        elif mixed:
+            text = f"no result yet wholly at the paper's sizes ({len(mine)} results)"
+        else:
+            text = f"not yet run at the paper's sizes ({len(mine)} results)"
+        if mixed:
+            text += f"; on settings at the paper's sizes and others at reduced (quick) sizes, {_count(mixed)}"
         if at_quick:
             text += f"; at reduced (quick) sizes only, {_count(at_quick)}"
         n_not = sum(r.verdict == "not run" for r in mine)
