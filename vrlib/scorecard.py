@@ -849,12 +849,18 @@ def evaluate(claim: Claim, root: Path) -> Row:
             commits = {
                 n: str(manifests["quick"].get(f"tables/{n}.csv", {}).get("commit", "unknown"))[:7] for n in quick
             }
+    v, ours, reason = _judged(outcome, problem, tables)
     if outcome is None:
-        reason = problem or ("no table holds what this check needs" if tables else "no table yet")
-        return Row(claim, "not run", "–", reason, {}, {})
+        return Row(claim, v, ours, reason, {}, {})
+    return Row(claim, v, ours, reason, profiles, commits)
+
+
+def _judged(outcome: Outcome | None, problem: str, tables: dict) -> tuple[str, str, str]:
+    """``(verdict, ours, reason)`` of a rule's outcome; the reason says why it is not run or which checks failed."""
+    if outcome is None:
+        return "not run", "–", problem or ("no table holds what this check needs" if tables else "no table yet")
     v = verdict(outcome.checks)
-    reason = outcome.why() if v != "holds" else ""
-    return Row(claim, v, outcome.ours, reason, profiles, commits)
+    return v, outcome.ours, outcome.why() if v != "holds" else ""
 
 
 def verdicts(paper: str, tables_dir, names=None) -> pd.DataFrame:
@@ -875,12 +881,12 @@ def verdicts(paper: str, tables_dir, names=None) -> pd.DataFrame:
     for claim in (c for c in CLAIMS if c.paper == paper):
         read = [n for n in claim.tables if (allowed is None or n in allowed) and (folder / f"{n}.csv").exists()]
         tables = {n: pd.read_csv(folder / f"{n}.csv") for n in read}
-        outcome, problem = _apply(claim, tables)
-        if outcome is None:
-            row = dict(ours="–", verdict="not run", why=problem or "no table holds what this check needs")
-        else:
-            row = dict(ours=outcome.ours, verdict=verdict(outcome.checks), why=outcome.why())
-        rows.append(dict(result=claim.result, paper=claim.paper_statement(), **row, rule=claim.rule_text))
+        v, ours, why = _judged(*_apply(claim, tables), tables)
+        rows.append(
+            dict(
+                result=claim.result, paper=claim.paper_statement(), ours=ours, verdict=v, why=why, rule=claim.rule_text
+            )
+        )
     return pd.DataFrame(rows, columns=["result", "paper", "ours", "verdict", "why", "rule"])
 
 
