@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
 import os
 import warnings
 
@@ -93,7 +94,7 @@ def test_round_trip_arrays_meta(tmp_path):
     assert list(c.keys()) == [key] and len(c) == 1
     # Plain npz: readable without pickle by any numpy.
     with np.load(path, allow_pickle=False) as npz:
-        assert set(npz.files) == {"u", "f", "__meta__"}
+        assert set(npz.files) == {"u", "f", "__meta__", "__made_with__"}
     # Compressed and stored entries hold the same data.
     raw = Cache(tmp_path, namespace="raw", compress=False)
     raw.save(key, {"u": np.arange(6, dtype=np.uint8).reshape(2, 3), "f": np.array([0.5])}, {"who": "me"})
@@ -173,6 +174,44 @@ def test_unreadable_entry_is_a_miss(tmp_path):
     # a decode hook that fails marks the entry unreadable too
     with pytest.warns(CacheWarning, match="KeyError"):
         assert c.get(key, lambda a, m: a["missing"]) is None
+
+
+def test_an_entry_made_under_other_package_versions_is_made_again(tmp_path, monkeypatch):
+    import io
+    import zipfile
+
+    monkeypatch.setattr(cache_mod, "_WARNED_VERSIONS", set())
+    c = Cache(tmp_path, namespace="t")
+    ours = cache_mod.package_versions()
+    theirs = {**ours, "scikit-learn": "0.0.1"}
+    monkeypatch.setattr(cache_mod, "package_versions", lambda: theirs)
+    c.save(make_key(a=1), {"x": np.zeros(2)})
+    c.save(make_key(a=2), {"x": np.zeros(2)})
+    with np.load(c.path(make_key(a=1)), allow_pickle=False) as npz:
+        assert json.loads(npz["__made_with__"].tobytes()) == theirs
+    monkeypatch.setattr(cache_mod, "package_versions", lambda: ours)
+    with pytest.warns(CacheWarning, match=r"scikit-learn 0\.0\.1 \(now "):
+        assert c.get(make_key(a=1)) is None
+    with warnings.catch_warnings():  # said once per folder, and the entry is left in place, not set aside
+        warnings.simplefilter("error")
+        assert c.get(make_key(a=2)) is None
+    assert c.path(make_key(a=1)).exists() and not list(tmp_path.rglob("*.corrupt"))
+    made = get_or_make(c, make_key(a=1), lambda: ({"x": np.ones(2)}, {}))  # made again, over the old entry
+    np.testing.assert_array_equal(made[0]["x"], np.ones(2))
+    np.testing.assert_array_equal(c.get(make_key(a=1))[0]["x"], np.ones(2))
+    # an entry from before entries recorded their versions (no such member) is read as it is
+    src = zipfile.ZipFile(io.BytesIO(cache_mod.serialise({"x": np.full(2, 7.0)}, {"k": 1})))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as dst:
+        for info in src.infolist():
+            if info.filename != "__made_with__.npy":
+                dst.writestr(info, src.read(info))
+    c.write(make_key(a=3), buf.getvalue())
+    arrays, meta = c.get(make_key(a=3))
+    np.testing.assert_array_equal(arrays["x"], np.full(2, 7.0))
+    assert meta == {"k": 1}
+    with pytest.raises(VrlibError, match="reserved"):
+        c.save(make_key(a=4), {"__made_with__": np.zeros(1)})
 
 
 def test_tables_round_trip_with_schema_categories(tmp_path):

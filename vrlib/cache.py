@@ -7,6 +7,13 @@ code.  Writes are atomic (temporary file in the same folder, then :func:`os.repl
 so a crash never leaves a half-written entry, and because each result is its own entry
 an interrupted run resumes where it stopped.
 
+Each entry also records the versions of the packages that made it
+(:mod:`vrlib.versions`); one made under other versions is treated as missing and made
+again, so a run never mixes results of two environments (a newer scikit-learn can move
+a TVAE, hence every AUC after it).  The versions are not part of the key, so an upgrade
+renews entries in place instead of leaving the old ones beside the new.  Entries written
+before this record are read as they are.
+
 There is one way to read: :meth:`Cache.get` returns the entry or None.  An entry that
 cannot be read (torn by a power cut, damaged on disk) is reported with its path, moved
 aside, and made again by the caller; nothing tests for an entry and then loads it.
@@ -45,6 +52,7 @@ from vrlib import parallel
 from vrlib.data import Schema
 from vrlib.encoding import decode_table, encode_table
 from vrlib.errors import VrlibError
+from vrlib.versions import package_versions
 
 __all__ = [
     "Cache",
@@ -61,6 +69,8 @@ __all__ = [
 ]
 
 _META = "__meta__"  # name of the array holding the JSON metadata inside an entry
+_MADE_WITH = "__made_with__"  # name of the array holding the package versions that made an entry
+_RESERVED = (_META, _MADE_WITH)
 
 
 def cache_dir() -> Path:
@@ -147,8 +157,8 @@ def serialise(arrays: Mapping[str, np.ndarray], meta: Mapping | None = None, com
     """
     payload = {}
     for name, arr in arrays.items():
-        if name == _META:
-            raise VrlibError(f"{_META!r} is reserved for the metadata")
+        if name in _RESERVED:
+            raise VrlibError(f"{name!r} is a reserved name in a cache entry")
         arr = np.asarray(arr)
         if arr.dtype.hasobject:
             raise VrlibError(f"array {name!r} has dtype object; store numbers or fixed-width strings (no pickle)")
@@ -157,7 +167,8 @@ def serialise(arrays: Mapping[str, np.ndarray], meta: Mapping | None = None, com
         text = json.dumps(dict(meta or {}), sort_keys=True)
     except TypeError as exc:
         raise VrlibError(f"cache metadata must be JSON-serialisable ({exc})") from None
-    payload[_META] = np.frombuffer(text.encode(), dtype=np.uint8)
+    payload[_META] = _json_bytes(text)
+    payload[_MADE_WITH] = _json_bytes(package_versions())
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
         for name, arr in payload.items():
@@ -190,8 +201,16 @@ class CacheWarning(RuntimeWarning):
     """An unreadable cache entry was found, set aside, and will be computed again."""
 
 
-def _read_entry(fh) -> tuple[dict[str, np.ndarray], dict]:
-    """``(arrays, meta)`` of an entry made by :func:`serialise`; raises on any damage or missing metadata."""
+def _json_bytes(value) -> np.ndarray:
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    return np.frombuffer(text.encode(), dtype=np.uint8)
+
+
+def _read_entry(fh) -> tuple[dict[str, np.ndarray], dict, dict | None]:
+    """``(arrays, meta, made_with)`` of an entry made by :func:`serialise`; raises on any damage or missing metadata.
+
+    ``made_with`` is None for an entry written before entries recorded their package versions.
+    """
     with np.load(fh, allow_pickle=False) as npz:
         if not isinstance(npz, np.lib.npyio.NpzFile):
             raise ValueError("not an .npz archive")
@@ -201,7 +220,11 @@ def _read_entry(fh) -> tuple[dict[str, np.ndarray], dict]:
     meta = json.loads(arrays.pop(_META).tobytes().decode())
     if not isinstance(meta, dict):
         raise ValueError(f"metadata is a {type(meta).__name__}, not an object")
-    return arrays, meta
+    made_with = json.loads(arrays.pop(_MADE_WITH).tobytes().decode()) if _MADE_WITH in arrays else None
+    return arrays, meta, made_with
+
+
+_WARNED_VERSIONS: set[Path] = set()  # folders whose other-version entries were reported
 
 
 class Cache:
@@ -277,7 +300,9 @@ class Cache:
         reported once with a :class:`CacheWarning` naming its file, moved aside to
         ``<file>.corrupt`` (so it is neither read again nor lost for inspection), and
         treated as missing, so the caller computes the result again.  Every entry
-        carries its metadata; one without it is unreadable too.
+        carries its metadata; one without it is unreadable too.  An entry made under
+        other package versions is missing as well (said once per folder with a
+        :class:`CacheWarning`) and is overwritten when made again.
 
         Parameters
         ----------
@@ -294,12 +319,33 @@ class Cache:
         with fh:
             seen = os.fstat(fh.fileno())
             try:
-                arrays, meta = _read_entry(fh)
+                arrays, meta, made_with = _read_entry(fh)
+                if made_with is not None and made_with != package_versions():
+                    self._other_versions(path, made_with)
+                    return None
                 return (arrays, meta) if decode is None else decode(arrays, meta)
             except Exception as exc:  # any damage, whatever layer notices it
                 reason = f"{type(exc).__name__}: {exc}"
         self._set_aside(path, seen, reason)
         return None
+
+    def _other_versions(self, path: Path, made_with: dict) -> None:
+        """Say, once per folder, that entries made under other package versions are made again."""
+        if self.folder in _WARNED_VERSIONS:
+            return
+        _WARNED_VERSIONS.add(self.folder)
+        now = package_versions()
+        differ = ", ".join(
+            f"{k} {made_with.get(k)} (now {now.get(k)})"
+            for k in sorted(set(now) | set(made_with))
+            if made_with.get(k) != now.get(k)
+        )
+        warnings.warn(
+            f"cache entries in {self.folder} were made with other package versions ({differ}), e.g. {path.name}; "
+            "they are computed again with these (see constraints.txt for the versions of the committed outputs)",
+            CacheWarning,
+            stacklevel=3,
+        )
 
     def _set_aside(self, path: Path, seen: os.stat_result, reason: str) -> None:
         """Move an unreadable entry to ``<file>.corrupt`` and say so (once: it is gone from its place)."""

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from vrlib.data import atomic_write_bytes
+from vrlib.versions import package_versions
 
 STYLE = {
     "figure.dpi": 110,
@@ -90,20 +91,26 @@ def commit_id() -> str:
     return head + ("-dirty" if dirty else "")
 
 
-# Packages whose version can change a result: recorded with every output.
-_PACKAGES = ("numpy", "pandas", "scipy", "scikit-learn", "numba", "torch", "ctgan", "rdt")
+def _cpu(torch) -> str | None:
+    """The processor's model name, and the instruction set of PyTorch's CPU kernels when it is loaded.
 
-
-def _versions() -> dict:
-    from importlib import metadata
-
-    out = {}
-    for name in _PACKAGES:
+    Floating-point results (a TVAE's training, hence its synthetic data) can differ
+    between instruction sets, so a difference between two runs of one commit can be
+    told from the manifests.
+    """
+    name = None
+    try:
+        with open("/proc/cpuinfo") as fh:
+            name = next((line.split(":", 1)[1].strip() for line in fh if line.startswith("model name")), None)
+    except OSError:
+        pass
+    name = name or platform.processor() or None
+    if torch is not None and name:
         try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
-    return out
+            name += f" ({torch.backends.cpu.get_cpu_capability()})"
+        except AttributeError:
+            pass
+    return name
 
 
 def machine() -> dict:
@@ -114,11 +121,12 @@ def machine() -> dict:
         gpu = torch.cuda.get_device_name(0)
     return {
         "cpu_cores": os.cpu_count(),
+        "cpu": _cpu(torch),
         "n_jobs_cap": os.environ.get("VRLIB_N_JOBS"),
         "gpu": gpu,
         "system": f"{platform.system()} {platform.machine()}",
         "python": platform.python_version(),
-        "packages": _versions(),
+        "packages": package_versions(),
     }
 
 

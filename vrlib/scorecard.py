@@ -1092,8 +1092,9 @@ def provenance_markdown(root: Path | str = ".") -> str:
             m = e.get("machine", {})
             pk = json.dumps(m.get("packages", {}), sort_keys=True)
             tag = package_sets.setdefault(pk, f"P{len(package_sets) + 1}")
+            cpu = f" of {m['cpu']}" if m.get("cpu") else ""  # older manifests do not record it
             machine = (
-                f"{m.get('cpu_cores', '?')} cores, {m.get('gpu') or 'no GPU'}, {m.get('system', '?')}, "
+                f"{m.get('cpu_cores', '?')} cores{cpu}, {m.get('gpu') or 'no GPU'}, {m.get('system', '?')}, "
                 f"Python {m.get('python', '?')}, packages {tag}"
             )
             elapsed = e.get("elapsed_s")
