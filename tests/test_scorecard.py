@@ -168,6 +168,29 @@ def test_domias_above_every_baseline_per_size(root):
     assert "at 500: LOGAN D1 at or above" in row.reason and "MC" not in row.reason
 
 
+def test_noise_curve_judges_a_generator_beyond_the_noise_levels_only_where_the_curve_bounds_it(root):
+    c = by_rule(scorecard._below_noise_curve)
+    noise = [("noise σ²=0.7", 0.30, 0.52), ("noise σ²=1.5", 0.50, 0.51), ("noise σ²=3.9", 1.00, 0.50)]
+    rows = [dict(family="noise", generator=g, wd_sliced=w, auc_mean=a) for g, w, a in noise]
+    rows += [
+        dict(family="tvae", generator="TVAE", wd_sliced=0.10, auc_mean=0.55),  # better quality, higher AUC: unknown
+        dict(family="privbayes", generator="PrivBayes ε=1", wd_sliced=0.20, auc_mean=0.49),  # bounded: below
+        dict(family="ctgan", generator="CTGAN", wd_sliced=0.40, auc_mean=0.50),  # inside: below (curve 0.515)
+    ]
+    put(root, "paper", "domias_fig6", pd.DataFrame(rows).assign(attack="domias_kde", auc_std=0.01, n_seeds=8))
+    row = scorecard.evaluate(c, root)
+    assert row.verdict == "holds in part"  # PrivBayes below, CTGAN below (the paper: above); TVAE not judged
+    assert "below the noise curve: PrivBayes ε=1, CTGAN; above: none" in row.ours
+    assert "not judged" in row.ours and "TVAE" in row.ours.split("not judged")[1]
+    assert row.reason.startswith("CTGAN below the curve") and "TVAE" not in row.reason
+    # a noise curve that does not fall with the noise bounds nothing beyond its levels
+    rows[1]["auc_mean"] = 0.53  # noise σ²=1.5 above σ²=0.7
+    put(root, "paper", "domias_fig6", pd.DataFrame(rows).assign(attack="domias_kde", auc_std=0.01, n_seeds=8))
+    row = scorecard.evaluate(c, root)
+    assert "not judged" in row.ours and "PrivBayes ε=1" in row.ours.split("not judged")[1]
+    assert row.verdict == "does not hold"  # only CTGAN is judged
+
+
 def test_lost_rmsd_reads_every_sweep_table_it_finds(root):
     c = next(x for x in scorecard.CLAIMS if x.tables == scorecard.LOST_RMSD and "range" in x.rule_text)
     low, high = (scorecard._lost_paper("rmsd")[k] for k in ("low", "high"))

@@ -411,20 +411,41 @@ def _below_noise_curve(t):
     if len(noise) < 2 or not len(others):
         return None
     curve = np.interp(others.wd_sliced, noise.wd_sliced, noise.auc_mean)
-    below = others.auc_mean.to_numpy() < curve
-    out = Outcome(
-        "below the noise curve: "
-        + (", ".join(others.generator[below]) or "none")
-        + "; above: "
-        + (", ".join(others.generator[~below]) or "none")
-    )
+    lo, hi = noise.wd_sliced.iloc[0], noise.wd_sliced.iloc[-1]
+    falls = bool(np.all(np.diff(noise.auc_mean.to_numpy()) <= 0))
+    side = {}
+    for g, wd, auc, at in zip(others.generator, others.wd_sliced, others.auc_mean, curve):
+        if lo <= wd <= hi:
+            side[g] = "below" if auc < at else "above"
+        # Beyond the noise levels run the curve is not measured (np.interp only repeats its end).
+        # Where its AUC falls as the noise grows, its end bounds it: better quality than the least
+        # noise with a lower AUC is below the curve, worse quality than the most with a higher AUC above.
+        elif falls and wd < lo and auc < at:
+            side[g] = "below"
+        elif falls and wd > hi and auc > at:
+            side[g] = "above"
+        else:
+            side[g] = "outside"
+
+    def listed(where):
+        return ", ".join(g for g, v in side.items() if v == where) or "none"
+
+    ours = f"below the noise curve: {listed('below')}; above: {listed('above')}"
+    if "outside" in side.values():
+        ours += (
+            f"; not judged, beyond the noise levels' quality ({lo:.3f}–{hi:.3f}) on the side the curve does not "
+            f"bound: {listed('outside')}"
+        )
+    out = Outcome(ours)
     named = False
-    for g, b in zip(others.generator, below):
+    for g, where in side.items():
         name = str(g).upper()
+        if where == "outside":
+            continue
         if name.startswith(("TVAE", "PRIVBAYES")):  # the paper: these beat the noise baseline
-            out.check(b, f"{g} above the curve")
+            out.check(where == "below", f"{g} above the curve")
         elif name.startswith("CTGAN"):  # the paper: CTGAN does not
-            out.check(not b, f"{g} below the curve")
+            out.check(where == "above", f"{g} below the curve")
         else:
             continue
         named = True
