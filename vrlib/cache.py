@@ -198,7 +198,7 @@ def _write_all(fh, payload: bytes) -> None:
 
 
 class CacheWarning(RuntimeWarning):
-    """An unreadable cache entry was found, set aside, and will be computed again."""
+    """A cache entry cannot be used (unreadable, so set aside; or made under other package versions) and will be computed again."""
 
 
 def _json_bytes(value) -> np.ndarray:
