@@ -20,6 +20,7 @@ import io
 import json
 import os
 import re
+import shlex
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -130,8 +131,7 @@ def publish(
     banner = nbformat.v4.new_markdown_cell(
         f"> **Executed notebook.** Profile `{params.get('profile', profile)}`, seed {params.get('seed', '?')}, "
         f"run {when}; commit {commit_text} (from `{manifest_path}`). "
-        f"Source without outputs: `notebooks/{name}.ipynb`; rerun it with "
-        f"`./run_all.sh --profile {params.get('profile', profile)} --only {name[:3]}`.",
+        f"Source without outputs: `notebooks/{name}.ipynb`; {_rerun(name, params, profile)}.",
         metadata={"tags": [BANNER_TAG]},
     )
     nb.cells.insert(0, banner)
@@ -154,6 +154,23 @@ def publish(
     if left:
         print(f"   warning: {out.name} still names absolute paths: {left[:3]}", file=sys.stderr)
     return out
+
+
+def _rerun(name: str, params: dict, profile: str) -> str:
+    """How to run the notebook again as this run did: ``run_all.sh``, or papermill where the run set more parameters."""
+    profile, seed = params.get("profile", profile), params.get("seed", 0)
+    extra = {k: v for k, v in params.items() if k not in ("profile", "seed", "figures_dir", "tables_dir")}
+    if not extra:
+        return f"rerun it with `./run_all.sh --profile {profile} --only {name[:3]}`"
+    # papermill reads each -y value as YAML, of which JSON is a subset: any parameter's type survives.
+    given = " ".join(f"-y {shlex.quote(f'{k}: {json.dumps(v)}')}" for k, v in extra.items())
+    said = ", ".join(f"{k} = {v!r}" for k, v in extra.items())
+    return (
+        f"this run set {said} besides the profile, so rerun it with "
+        f"`mkdir -p results/{profile} && papermill notebooks/{name}.ipynb results/{profile}/{name}.ipynb "
+        f"--cwd notebooks -p profile {profile} -p seed {seed} {given}` "
+        f"(`./run_all.sh --profile {profile} --only {name[:3]}` runs it with the notebook's defaults)"
+    )
 
 
 def _run_roots(source: Path) -> list[Path]:

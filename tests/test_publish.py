@@ -85,6 +85,33 @@ def test_publish_keeps_what_a_reader_needs(executed, tmp_path):
     assert nb["metadata"]["vrlib"] == {"profile": "quick", "seed": 3, "commits": ["inrun111"]}
 
 
+def test_banner_reruns_with_the_parameters_the_run_set(executed, tmp_path):
+    import shlex
+
+    import yaml
+
+    path, manifest = executed
+    nb = nbformat.read(path, as_version=4)
+    nb.metadata["papermill"]["parameters"].update(include_flow=False, sections=["fig3a", "fig5"], note="a b")
+    nbformat.write(nb, path)
+    out = publish_notebooks.publish(path, tmp_path / "out", "quick", manifest, max_width=1000)
+    banner = "".join(json.loads(out.read_text())["cells"][0]["source"])
+    assert "`./run_all.sh --profile quick --only 03_` runs it with the notebook's defaults" in banner
+    command = banner.split("rerun it with `")[1].split("`")[0]
+    words = shlex.split(command)  # as a POSIX shell splits it
+    assert words[:4] == ["mkdir", "-p", "results/quick", "&&"]
+    assert words[4:7] == ["papermill", "notebooks/03_x.ipynb", "results/quick/03_x.ipynb"]
+    assert words[words.index("profile") + 1] == "quick" and words[words.index("seed") + 1] == "3"
+    given = {}
+    for i, w in enumerate(words):
+        if w == "-y":  # papermill reads each as YAML: the run's values come back with their types
+            given.update(yaml.safe_load(words[i + 1]))
+    assert given == {"include_flow": False, "sections": ["fig3a", "fig5"], "note": "a b"}
+    # a run with only the profile and seed keeps the short command
+    plain = publish_notebooks._rerun("03_x", {"profile": "quick", "seed": 0, "figures_dir": "/x"}, "quick")
+    assert plain == "rerun it with `./run_all.sh --profile quick --only 03_`"
+
+
 def test_publish_again_replaces_the_banner(executed, tmp_path):
     path, manifest = executed
     out = publish_notebooks.publish(path, tmp_path / "out", "quick", manifest, max_width=1000)
