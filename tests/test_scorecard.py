@@ -191,6 +191,23 @@ def test_noise_curve_judges_a_generator_beyond_the_noise_levels_only_where_the_c
     assert row.verdict == "does not hold"  # only CTGAN is judged
 
 
+def test_minority_gap_is_shown_with_the_groups_spread_over_seeds(root):
+    c = by_rule(scorecard._minority)
+    rows = []
+    for attack, minority in (("domias_kde", 0.53), ("eq1_kde", 0.51)):
+        rows += [
+            dict(subgroup="race=X", group="minority", attack=attack, accuracy_mean=minority, accuracy_std=0.031),
+            dict(subgroup="race=X", group="majority", attack=attack, accuracy_mean=0.50, accuracy_std=0.004),
+        ]
+    put(root, "paper", "domias_fig5", pd.DataFrame(rows).assign(n_seeds=8))
+    row = scorecard.evaluate(c, root)
+    assert row.verdict == "holds"  # DOMIAS +0.030 on the group, Eq. 1 +0.010
+    assert (
+        row.ours
+        == "race=X: DOMIAS (KDE) minority − majority accuracy +0.030 (its accuracy on the group: std 0.031 over 8 seeds)"
+    )
+
+
 def test_lost_rmsd_reads_every_sweep_table_it_finds(root):
     c = next(x for x in scorecard.CLAIMS if x.tables == scorecard.LOST_RMSD and "range" in x.rule_text)
     low, high = (scorecard._lost_paper("rmsd")[k] for k in ("low", "high"))

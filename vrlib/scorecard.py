@@ -460,9 +460,17 @@ def _minority(t):
         return None
     wide = df.pivot_table(index=["subgroup", "attack"], columns="group", values="accuracy_mean")
     gap = (wide["minority"] - wide["majority"]).unstack("attack")
+    spread = {}  # the noise a reader needs beside a gap of a few thousandths: the group's accuracy over the seeds
+    if {"accuracy_std", "n_seeds"} <= set(df.columns):
+        own = df[(df.attack == "domias_kde") & (df.group == "minority")]
+        spread = {
+            r.subgroup: f" (its accuracy on the group: std {r.accuracy_std:.3f} over {int(r.n_seeds)} seeds)"
+            for r in own.itertuples()
+        }
     out = Outcome(
         "; ".join(
-            f"{sg}: DOMIAS (KDE) minority − majority accuracy {row['domias_kde']:+.3f}" for sg, row in gap.iterrows()
+            f"{sg}: DOMIAS (KDE) minority − majority accuracy {row['domias_kde']:+.3f}{spread.get(sg, '')}"
+            for sg, row in gap.iterrows()
         )
     )
     for sg, row in gap.iterrows():
