@@ -164,10 +164,9 @@ def serialise(arrays: Mapping[str, np.ndarray], meta: Mapping | None = None, com
             raise VrlibError(f"array {name!r} has dtype object; store numbers or fixed-width strings (no pickle)")
         payload[name] = arr
     try:
-        text = json.dumps(dict(meta or {}), sort_keys=True)
+        payload[_META] = _json_bytes(dict(meta or {}))
     except TypeError as exc:
         raise VrlibError(f"cache metadata must be JSON-serialisable ({exc})") from None
-    payload[_META] = _json_bytes(text)
     payload[_MADE_WITH] = _json_bytes(package_versions())
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
@@ -202,8 +201,8 @@ class CacheWarning(RuntimeWarning):
 
 
 def _json_bytes(value) -> np.ndarray:
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-    return np.frombuffer(text.encode(), dtype=np.uint8)
+    """``value`` as JSON (keys sorted: the same value gives the same bytes), one byte per array element."""
+    return np.frombuffer(json.dumps(value, sort_keys=True).encode(), dtype=np.uint8)
 
 
 def _read_entry(fh) -> tuple[dict[str, np.ndarray], dict, dict | None]:
