@@ -350,6 +350,10 @@ def test_profiles_and_paper_values():
     paper = lost.paper_values()
     assert {"quantity", "t", "low", "high", "statement"} <= set(paper.columns)
     assert paper.loc[paper.t == 0.8, "high"].item() == 0.94
+    assert not paper.duplicated(["quantity", "t"]).any()  # one statement per quantity and threshold
+    assert {"miss_rate_trend_t", "rmsd_trend_size", "rmsd_at_10000", "risk_to_chance", "rmsd_trend_epsilon"} <= set(
+        paper.quantity
+    )
 
 
 def test_sizes_beside_the_authors():

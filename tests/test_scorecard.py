@@ -244,6 +244,101 @@ def test_lost_floor_rule_wants_the_whole_interval_above_the_floor(root):
     assert row.verdict == "holds in part" and "1 of 2 settings" in row.ours
 
 
+def lost_claim(quantity):
+    """The lost claim that quotes the paper's statement of ``quantity``."""
+    statement = scorecard._lost_paper(quantity)["statement"]
+    (c,) = [c for c in scorecard.CLAIMS if c.paper == "lost" and c.paper_statement() == statement]
+    return c
+
+
+def test_lost_miss_rate_trend_over_t(root):
+    c = lost_claim("miss_rate_trend_t")
+    assert scorecard.evaluate(c, root).verdict == "not run"
+    t = [0.6, 0.7, 0.8, 0.9]
+    table = pd.DataFrame(
+        dict(
+            generator=["synthpop"] * 4 + ["baynet"] * 4,
+            t=t * 2,
+            miss_rate=[0.3, 0.6, 0.6, 1.0, 0.3, 0.2, 0.5, None],  # baynet falls once; its t = 0.9 is undefined
+            miss_rate_noise=[0.1, 0.2, 0.3, 0.5, 0.4, 0.1, 0.2, None],
+        )
+    )
+    put(root, "paper", "lost_table_miss", table)
+    row = scorecard.evaluate(c, root)
+    assert row.verdict == "holds in part"
+    assert (
+        row.ours.startswith("the miss rate never falls as t grows in 1 of 2 settings")
+        and "noise alone, in 1)" in row.ours
+    )
+    assert row.reason.startswith("baynet 0.30 at t = 0.6, 0.20 at t = 0.7, 0.50 at t = 0.8")
+    assert "t = 0.9" not in row.reason
+    put(root, "paper", "lost_table_miss", table.assign(miss_rate=[0.3, 0.6, 0.6, 1.0, 0.3, 0.4, 0.5, None]))
+    assert scorecard.evaluate(c, root).verdict == "holds"
+
+
+def test_lost_gap_falls_with_the_size_of_d(root):
+    c = lost_claim("rmsd_trend_size")
+    put(root, "paper", "lost_fig3_rmsd", pd.DataFrame(dict(n_records=[1000], rmsd=[0.1], floor=[0.05])))
+    assert scorecard.evaluate(c, root).verdict == "not run"  # one size: no trend to judge
+    sizes = dict(n_records=[10_000, 100, 1000])  # unsorted on purpose
+    put(root, "paper", "lost_fig3_rmsd", pd.DataFrame(dict(**sizes, rmsd=[0.09, 0.15, 0.12], floor=[0.07, 0.05, 0.06])))
+    row = scorecard.evaluate(c, root)
+    assert row.verdict == "holds"
+    assert row.ours.startswith("RMSD 0.150 at |D| = 100, 0.120 at |D| = 1,000, 0.090 at |D| = 10,000")
+    # beyond the floor: sqrt(0.15² − 0.14²) = 0.054 at 100 against sqrt(0.10² − 0.02²) = 0.098 at 10,000
+    put(root, "paper", "lost_fig3_rmsd", pd.DataFrame(dict(**sizes, rmsd=[0.10, 0.15, 0.12], floor=[0.02, 0.14, 0.06])))
+    row = scorecard.evaluate(c, root)
+    assert row.verdict == "holds in part"
+    assert row.reason == "beyond the noise floor 0.054 and 0.098 at |D| = 100 and |D| = 10,000"
+
+
+def test_lost_gap_at_ten_thousand_records_against_its_floor(root):
+    c = lost_claim("rmsd_at_10000")
+    put(root, "paper", "lost_fig3_rmsd", pd.DataFrame(dict(n_records=[100, 1000], rmsd=[0.2, 0.2], floor=[0.1, 0.1])))
+    assert scorecard.evaluate(c, root).verdict == "not run"  # no |D| of 10,000
+    table = pd.DataFrame(dict(n_records=[100, 10_000], rmsd=[0.2, 0.08], rmsd_low=[0.18, 0.07], floor=[0.1, 0.06]))
+    put(root, "paper", "lost_fig3_rmsd", table)
+    row = scorecard.evaluate(c, root)
+    assert row.verdict == "holds"
+    assert row.ours == "|D| = 10,000: RMSD 0.080 (95 % interval from 0.070), noise floor 0.060"
+    put(root, "paper", "lost_fig3_rmsd", table.assign(rmsd_low=[0.18, 0.05]))  # the estimate is above, its interval not
+    assert scorecard.evaluate(c, root).verdict == "does not hold"
+
+
+def test_lost_risk_falls_to_chance_with_epsilon(root):
+    c = lost_claim("risk_to_chance")
+    table = pd.DataFrame(
+        dict(
+            epsilon=[float("inf"), 1.0, 10.0],
+            mean_traditional=[0.70, 0.52, 0.60],
+            floor_traditional=[0.05, 0.04, 0.05],
+            mean_model_seeded=[0.72, 0.56, 0.61],
+            floor_model_seeded=[0.05, 0.05, 0.05],
+        )
+    )
+    put(root, "paper", "lost_fig4_rmsd", table)
+    row = scorecard.evaluate(c, root)
+    # three checks pass; model-seeded's 0.56 at ε = 1 lies 0.06 from 0.5, beyond its floor 0.05
+    assert row.verdict == "holds in part"
+    assert row.reason == "model-seeded: 0.560 at ε = 1, farther from 0.5 than its floor"
+    assert "traditional: mean risk 0.520 at ε = 1 (noise floor 0.040), 0.700 at ε = ∞ (BayNet)" in row.ours
+    put(root, "paper", "lost_fig4_rmsd", table.assign(mean_model_seeded=[0.72, 0.54, 0.61]))
+    assert scorecard.evaluate(c, root).verdict == "holds"
+
+
+def test_lost_gap_shrinks_as_epsilon_falls(root):
+    c = lost_claim("rmsd_trend_epsilon")
+    # the raw RMSD is larger at ε = 1, but all of it is noise there: sqrt(0.12² − 0.13²) → 0, sqrt(0.10² − 0.06²) = 0.08
+    table = pd.DataFrame(dict(epsilon=[1.0, float("inf")], rmsd=[0.12, 0.10], floor=[0.13, 0.06]))
+    put(root, "paper", "lost_fig4_rmsd", table)
+    row = scorecard.evaluate(c, root)
+    assert row.verdict == "holds in part"
+    assert row.reason == "RMSD 0.100 and 0.120 at ε = ∞ (BayNet) and ε = 1"
+    assert row.ours.endswith("beyond the noise floor 0.000, 0.080")
+    put(root, "paper", "lost_fig4_rmsd", table.assign(rmsd=[0.09, 0.10]))
+    assert scorecard.evaluate(c, root).verdict == "holds"
+
+
 def test_verdicts_judge_one_folder_and_never_read_another_profile(root):
     low, high = (scorecard._lost_paper("rmsd")[k] for k in ("low", "high"))
     inside = pd.DataFrame(

@@ -539,7 +539,7 @@ def _lost_statement(quantity: str, t: float | None = None) -> Callable[[], str]:
 
 def _setting(row, table: str) -> str:
     if table.startswith("lost_fig3"):
-        return f"|D| = {row.n_records}"
+        return f"|D| = {row.n_records:,}"
     if table.startswith("lost_fig4"):
         return "ε = ∞ (BayNet)" if np.isinf(row.epsilon) else f"ε = {row.epsilon:g}"
     if table.startswith("lost_census"):
@@ -624,6 +624,107 @@ def _one_record(t):
         f"(sd {_f(r.between_datasets_sd)}, noise sd {_f(r.noise_sd)}); traditional {_f(r.traditional)}"
     )
     out.check(r.between_datasets_sd > r.noise_sd, "spread over datasets not above estimation noise")
+    return out
+
+
+def _miss_rises_with_t(t):
+    """Per setting, the miss rate never falls from one threshold to the next (where both are defined)."""
+    settings: dict = {}
+    for name in LOST_MISS:
+        for r in t[name].itertuples() if name in t and {"t", "miss_rate"} <= set(t[name].columns) else ():
+            if pd.notna(r.miss_rate):
+                settings.setdefault(_setting(r, name), []).append(r)
+    settings = {k: sorted(rows, key=lambda r: r.t) for k, rows in settings.items() if len(rows) > 1}
+    if not settings:
+        return None
+
+    def rises(values) -> bool:
+        return bool(np.all(np.diff(values) >= 0))
+
+    noise = [rises([r.miss_rate_noise for r in rows if pd.notna(r.miss_rate_noise)]) for rows in settings.values()]
+    ours = [rises([r.miss_rate for r in rows]) for rows in settings.values()]
+    out = Outcome(
+        f"the miss rate never falls as t grows in {sum(ours)} of {len(ours)} settings (so does the miss rate of two "
+        f"runs of one game, noise alone, in {sum(noise)})"
+    )
+    for (setting, rows), ok in zip(settings.items(), ours):
+        out.check(ok, f"{setting} " + ", ".join(f"{_f(r.miss_rate, 2)} at t = {r.t:g}" for r in rows))
+    return out
+
+
+def _beyond_noise(rmsd: float, floor: float) -> float:
+    """The part of an RMSD beyond its noise floor, as notebook 06 defines it: √(RMSD² − floor²), 0 below the floor."""
+    return float(np.sqrt(max(rmsd**2 - floor**2, 0.0)))
+
+
+def _sweep(t, table: str, key: str, columns=("rmsd", "floor")) -> list | None:
+    """The rows of ``table`` sorted by ``key`` (|D| or ε), or None when it lacks the columns or has one setting."""
+    df = t.get(table)
+    if df is None or not {key, *columns} <= set(df.columns) or df[key].nunique() < 2:
+        return None
+    return list(df.sort_values(key).itertuples())
+
+
+def _gap_trend(table: str, key: str, falls_with_key: bool):
+    """The RMSD, and its part beyond the noise floor, larger at one end of the sweep over ``key`` than at the other:
+    at the smallest |D| than at the largest (``falls_with_key``), else at the largest ε than at the smallest."""
+
+    def rule(t):
+        rows = _sweep(t, table, key)
+        if rows is None:
+            return None
+        big, small = (rows[0], rows[-1]) if falls_with_key else (rows[-1], rows[0])  # where the paper expects more
+        out = Outcome(
+            "RMSD " + ", ".join(f"{_f(r.rmsd)} at {_setting(r, table)}" for r in rows)
+            + "; beyond the noise floor " + ", ".join(_f(_beyond_noise(r.rmsd, r.floor)) for r in rows)
+        )  # fmt: skip
+        where = f"at {_setting(big, table)} and {_setting(small, table)}"
+        out.check(big.rmsd > small.rmsd, f"RMSD {_f(big.rmsd)} and {_f(small.rmsd)} {where}")
+        beyond = [_beyond_noise(r.rmsd, r.floor) for r in (big, small)]
+        out.check(beyond[0] > beyond[1], f"beyond the noise floor {_f(beyond[0])} and {_f(beyond[1])} {where}")
+        return out
+
+    return rule
+
+
+def _gap_at_largest_size(t):
+    """At every |D| of at least 10,000, the RMSD (its interval's lower end, where given) above its noise floor."""
+    rows = _sweep(t, "lost_fig3_rmsd", "n_records")
+    rows = [r for r in rows or () if r.n_records >= 10_000]
+    if not rows:
+        return None
+
+    def shown(r) -> str:
+        low = _lower_end(r, "rmsd")
+        interval = "" if low == r.rmsd else f" (95 % interval from {_f(low)})"
+        return f"{_setting(r, 'lost_fig3')}: RMSD {_f(r.rmsd)}{interval}, noise floor {_f(r.floor)}"
+
+    out = Outcome("; ".join(shown(r) for r in rows))
+    for r in rows:
+        out.check(_lower_end(r, "rmsd") > r.floor, f"{_setting(r, 'lost_fig3')}: not above the noise floor")
+    return out
+
+
+def _risk_to_chance(t):
+    """Per game, the mean risk lower at the smallest ε than at the largest, and at the smallest ε within the game's
+    noise floor (two runs of one game) of 0.5."""
+    games = {"traditional": "traditional", "model_seeded": "model-seeded"}
+    rows = _sweep(t, "lost_fig4_rmsd", "epsilon", [f"{kind}_{g}" for g in games for kind in ("mean", "floor")])
+    if rows is None:
+        return None
+    low, high = rows[0], rows[-1]
+    at_low, at_high = _setting(low, "lost_fig4"), _setting(high, "lost_fig4")
+    out = Outcome(
+        "; ".join(
+            f"{name}: mean risk {_f(getattr(low, f'mean_{g}'))} at {at_low} (noise floor "
+            f"{_f(getattr(low, f'floor_{g}'))}), {_f(getattr(high, f'mean_{g}'))} at {at_high}"
+            for g, name in games.items()
+        )
+    )
+    for g, name in games.items():
+        m_low, m_high, floor = getattr(low, f"mean_{g}"), getattr(high, f"mean_{g}"), getattr(low, f"floor_{g}")
+        out.check(m_low < m_high, f"{name}: mean risk not lower at {at_low}")
+        out.check(abs(m_low - 0.5) <= floor, f"{name}: {_f(m_low)} at {at_low}, farther from 0.5 than its floor")
     return out
 
 
@@ -798,6 +899,21 @@ CLAIMS: tuple[Claim, ...] = (
           "per setting at t = 0.6, the miss rate above the paper's bound", "06", "Fig. 4: PrivBayes ε", "lost_fig4"),
     Claim("lost", "Figs. 2–4", _lost_statement("miss_rate", 0.9), LOST_MISS, _miss_rule(0.9, 0.9),
           "per setting at t = 0.9, the miss rate at most the paper's bound", "06", "Fig. 4: PrivBayes ε", "lost_fig4"),
+    Claim("lost", "Fig. 2", _lost_statement("miss_rate_trend_t"), LOST_MISS, _miss_rises_with_t,
+          "per setting, the miss rate never falls from one t to the next (where both are defined)", "06",
+          "Figs. 1 and 2: each record's risk in the two games", "lost_fig2"),
+    Claim("lost", "Fig. 3", _lost_statement("rmsd_trend_size"), ("lost_fig3_rmsd",),
+          _gap_trend("lost_fig3_rmsd", "n_records", falls_with_key=True), "the RMSD, and its part beyond the noise "
+          "floor, larger at the smallest |D| than at the largest", "06", "Fig. 3: the size of D", "lost_fig3"),
+    Claim("lost", "Fig. 3", _lost_statement("rmsd_at_10000"), ("lost_fig3_rmsd",), _gap_at_largest_size,
+          "at |D| ≥ 10,000, the RMSD (its 95 % interval, where given) above the noise floor of that size", "06",
+          "Fig. 3: the size of D", "lost_fig3"),
+    Claim("lost", "Fig. 4", _lost_statement("risk_to_chance"), ("lost_fig4_rmsd",), _risk_to_chance,
+          "per game, the mean risk lower at the smallest ε than at the largest, and at the smallest within its "
+          "noise floor of 0.5", "06", "Fig. 4: PrivBayes ε", "lost_fig4"),
+    Claim("lost", "Fig. 4", _lost_statement("rmsd_trend_epsilon"), ("lost_fig4_rmsd",),
+          _gap_trend("lost_fig4_rmsd", "epsilon", falls_with_key=False), "the RMSD, and its part beyond the noise "
+          "floor, smaller at the smallest ε than at the largest (BayNet)", "06", "Fig. 4: PrivBayes ε", "lost_fig4"),
     Claim("lost", "Fig. 5", _lost_record_statement, ("lost_fig5",), _one_record,
           "the sd of its model-seeded risk over datasets above the sd of the estimation noise", "06",
           "Fig. 5: one record in many datasets", "lost_fig5"),

@@ -128,6 +128,17 @@ _PAPER = [
          statement="from about 0.5 to 0.8"),
     dict(quantity="traditional_risk_of_that_record", t=np.nan, setting="one record", low=0.62, high=0.62,
          statement="0.62"),
+    # Trends the paper states in words (its §5 on Figs. 2-4), without numbers.
+    dict(quantity="miss_rate_trend_t", t=np.nan, setting="all settings", low=np.nan, high=np.nan,
+         statement="the miss rate grows with the threshold t"),
+    dict(quantity="rmsd_trend_size", t=np.nan, setting="Fig. 3", low=np.nan, high=np.nan,
+         statement="records in smaller datasets show a larger gap between the two risks"),
+    dict(quantity="rmsd_at_10000", t=np.nan, setting="Fig. 3, |D| = 10,000", low=np.nan, high=np.nan,
+         statement="even at |D| = 10,000 the gap (RMSD) remains significant"),
+    dict(quantity="risk_to_chance", t=np.nan, setting="Fig. 4", low=0.5, high=0.5,
+         statement="as ε decreases the attack's AUC falls to chance (0.5)"),
+    dict(quantity="rmsd_trend_epsilon", t=np.nan, setting="Fig. 4", low=np.nan, high=np.nan,
+         statement="as ε decreases, with both risks crowded around 0.5, the gap between them shrinks"),
 ]  # fmt: skip
 
 
