@@ -337,6 +337,16 @@ def test_lost_gap_shrinks_as_epsilon_falls(root):
     assert row.ours.endswith("beyond the noise floor 0.000, 0.080")
     put(root, "paper", "lost_fig4_rmsd", table.assign(rmsd=[0.09, 0.10]))
     assert scorecard.evaluate(c, root).verdict == "holds"
+    # with intervals, a difference inside them is not a trend: they must not overlap
+    overlapping = table.assign(rmsd=[0.09, 0.10], rmsd_low=[0.08, 0.085], rmsd_high=[0.10, 0.115])
+    put(root, "paper", "lost_fig4_rmsd", overlapping)
+    row = scorecard.evaluate(c, root)
+    assert row.verdict == "holds in part"
+    assert row.reason == (
+        "RMSD 0.100 [0.085, 0.115] and 0.090 [0.080, 0.100] at ε = ∞ (BayNet) and ε = 1: the intervals overlap"
+    )
+    put(root, "paper", "lost_fig4_rmsd", overlapping.assign(rmsd_low=[0.08, 0.101]))
+    assert scorecard.evaluate(c, root).verdict == "holds"
 
 
 def test_verdicts_judge_one_folder_and_never_read_another_profile(root):
