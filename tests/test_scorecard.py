@@ -349,6 +349,21 @@ def test_lost_gap_shrinks_as_epsilon_falls(root):
     assert scorecard.evaluate(c, root).verdict == "holds"
 
 
+def test_lost_one_record_spread_against_noise_by_an_f_test(root):
+    c = by_rule(scorecard._one_record)
+    row = dict(record=[7], traditional=[0.87], model_seeded_min=[0.76], model_seeded_max=[0.97], n_datasets=[15])
+    # sd ratio 1.6: F = 2.56 on (14, 15) degrees of freedom, p = 0.041 (scipy: stats.f.sf(2.56, 14, 15))
+    put(root, "paper", "lost_fig5", pd.DataFrame(dict(**row, between_datasets_sd=[0.048], noise_sd=[0.030])))
+    result = scorecard.evaluate(c, root)
+    assert result.verdict == "holds" and "F test p = 0.041" in result.ours
+    # sd ratio 1.3 is above 1 but within what noise gives 15 datasets (F = 1.69, p = 0.162)
+    put(root, "paper", "lost_fig5", pd.DataFrame(dict(**row, between_datasets_sd=[0.039], noise_sd=[0.030])))
+    result = scorecard.evaluate(c, root)
+    assert result.verdict == "does not hold" and result.reason == (
+        "spread over datasets not beyond estimation noise (F test p = 0.162)"
+    )
+
+
 def test_verdicts_judge_one_folder_and_never_read_another_profile(root):
     low, high = (scorecard._lost_paper("rmsd")[k] for k in ("low", "high"))
     inside = pd.DataFrame(
