@@ -637,7 +637,10 @@ def _miss_rises_with_t(t):
     """Per setting, the miss rate never falls from one threshold to the next (where both are defined)."""
     settings: dict = {}
     for name in LOST_MISS:
-        for r in t[name].itertuples() if name in t and {"t", "miss_rate"} <= set(t[name].columns) else ():
+        df = t.get(name)
+        if df is None or not {"t", "miss_rate"} <= set(df.columns):
+            continue
+        for r in df.itertuples():
             if pd.notna(r.miss_rate):
                 settings.setdefault(_setting(r, name), []).append(r)
     settings = {k: sorted(rows, key=lambda r: r.t) for k, rows in settings.items() if len(rows) > 1}
@@ -647,7 +650,8 @@ def _miss_rises_with_t(t):
     def rises(values) -> bool:
         return bool(np.all(np.diff(values) >= 0))
 
-    noise = [rises([r.miss_rate_noise for r in rows if pd.notna(r.miss_rate_noise)]) for rows in settings.values()]
+    noise_rates = [[getattr(r, "miss_rate_noise", np.nan) for r in rows] for rows in settings.values()]
+    noise = [rises([x for x in rates if pd.notna(x)]) for rates in noise_rates]
     ours = [rises([r.miss_rate for r in rows]) for rows in settings.values()]
     out = Outcome(
         f"the miss rate never falls as t grows in {sum(ours)} of {len(ours)} settings (so does the miss rate of two "
