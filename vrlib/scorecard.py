@@ -554,6 +554,12 @@ def _lower_end(row, estimate: str) -> float:
     return getattr(row, estimate) if pd.isna(low) else low
 
 
+def _rmsd_shown(row) -> str:
+    """The RMSD, with the lower end of its 95 % interval where the table gives one (the end judged against the floor)."""
+    low = _lower_end(row, "rmsd")
+    return _f(row.rmsd) if low == row.rmsd else f"{_f(row.rmsd)} (95 % interval from {_f(low)})"
+
+
 LOST_RMSD = ("lost_table_rmsd", "lost_fig3_rmsd", "lost_fig4_rmsd", "lost_census_rmsd")
 LOST_MISS = ("lost_table_miss", "lost_fig3_miss", "lost_fig4_miss", "lost_census_miss")
 
@@ -574,8 +580,7 @@ def _rmsd_rule(test: str):
             above = [low > r.floor for (_, r), low in zip(rows, lows)]
             out = Outcome(f"RMSD above its noise floor in {sum(above)} of {len(rows)} settings")
             for (name, r), low, ok in zip(rows, lows, above):
-                shown = _f(r.rmsd) if low == r.rmsd else f"{_f(r.rmsd)} (95 % interval from {_f(low)})"
-                out.check(ok, f"{_setting(r, name)} {shown} ≤ floor {_f(r.floor)}")
+                out.check(ok, f"{_setting(r, name)} {_rmsd_shown(r)} ≤ floor {_f(r.floor)}")
         return out
 
     return rule
@@ -714,12 +719,9 @@ def _gap_at_largest_size(t):
     if not rows:
         return None
 
-    def shown(r) -> str:
-        low = _lower_end(r, "rmsd")
-        interval = "" if low == r.rmsd else f" (95 % interval from {_f(low)})"
-        return f"{_setting(r, 'lost_fig3')}: RMSD {_f(r.rmsd)}{interval}, noise floor {_f(r.floor)}"
-
-    out = Outcome("; ".join(shown(r) for r in rows))
+    out = Outcome(
+        "; ".join(f"{_setting(r, 'lost_fig3')}: RMSD {_rmsd_shown(r)}, noise floor {_f(r.floor)}" for r in rows)
+    )
     for r in rows:
         out.check(_lower_end(r, "rmsd") > r.floor, f"{_setting(r, 'lost_fig3')}: not above the noise floor")
     return out
