@@ -7,14 +7,19 @@ parameters.  This times one epoch of each implementation on the same rows (CPU
 seconds, one thread, interleaved ``--repeats`` times, best of them), on California
 Housing standardised (``--rows`` rows, the first of a seeded shuffle).
 
-It also checks that the two compute the same thing:
+The current code is timed twice: as it runs eagerly (``compile=False``) and through
+``torch.compile`` (``compile=True``, what the paper's settings use), after a warm-up that
+pays the compile.
+
+It also checks that they compute the same thing:
 
 * the same untrained flow (same seed, so the same weights) gives the same log density
   at every row, up to float32 rounding (``init_max_abs_diff``);
 * trained flows (``--fits`` seeds each, ``--fit-epochs`` epochs, early stopping as in
   the paper's settings) have the same mean held-out log likelihood, up to the spread
   between seeds: their training takes different rounding paths, so they are compared as
-  samples, by Welch's t statistic (``heldout_t``; |t| well below 2 expected).
+  samples, by Welch's t statistic (``heldout_t`` old against new, ``compiled_heldout_t``
+  eager against compiled; |t| well below 2 expected).
 
 Run: ``VRLIB_DATA_DIR=... python benchmarks/bench_bnaf.py [--old COMMIT]``; the last line
 printed is one JSON object.
@@ -36,11 +41,18 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
-def _epoch_seconds(cls, X, epochs: int, seed: int) -> float:
+def _epoch_seconds(make, X, epochs: int, seed: int) -> float:
     """CPU seconds per epoch of one fit that runs all ``epochs`` (no early stop)."""
     start = time.process_time()
-    cls(epochs=epochs, patience=epochs + 1, seed=seed, threads=1).fit(X)
+    make(epochs=epochs, patience=epochs + 1, seed=seed, threads=1).fit(X)
     return (time.process_time() - start) / epochs
+
+
+def _welch_t(a, b):
+    """Welch's t of ``b`` against ``a``; None without two values a side or without any spread."""
+    a, b = np.asarray(a), np.asarray(b)
+    se = float(np.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))) if min(len(a), len(b)) > 1 else 0.0
+    return round(float(b.mean() - a.mean()) / se, 3) if se > 0 else None
 
 
 def main() -> None:
@@ -63,6 +75,11 @@ def main() -> None:
     _, commit = load_old(args.old)
     old_bnaf = importlib.import_module("vrlib_old.density.bnaf")
     OldBNAF, BNAF = old_bnaf.BNAF, new_bnaf.BNAF
+    makers = {
+        "old": OldBNAF,
+        "new": lambda **kw: BNAF(compile=False, **kw),
+        "compiled": lambda **kw: BNAF(compile=True, **kw),
+    }
 
     X_all = load_california()[0].to_numpy(dtype=float)
     X_all = X_all[np.random.default_rng(0).permutation(len(X_all))]
@@ -80,38 +97,39 @@ def main() -> None:
     with torch.no_grad():
         init_diff = float((flow_a(t) - flow_b(t)).abs().max())
 
-    for cls in (OldBNAF, BNAF):  # warm up both (first-call costs) before anything is timed
-        _epoch_seconds(cls, X[:200], 1, seed=0)
-    times = {"old": [], "new": []}
+    for make in makers.values():  # warm up each (first-call costs, the compile) before anything is timed
+        _epoch_seconds(make, X[:200], 1, seed=0)
+    times = {name: [] for name in makers}
     for r in range(args.repeats):
-        for name, cls in (("old", OldBNAF), ("new", BNAF)):
-            times[name].append(_epoch_seconds(cls, X, args.epochs, seed=r))
-        print(f"repeat {r}: old {times['old'][-1]:.3f}, new {times['new'][-1]:.3f} CPU s per epoch", flush=True)
+        for name, make in makers.items():
+            times[name].append(_epoch_seconds(make, X, args.epochs, seed=r))
+        print(
+            f"repeat {r}: " + ", ".join(f"{k} {v[-1]:.3f}" for k, v in times.items()) + " CPU s per epoch", flush=True
+        )
 
-    heldout = {"old": [], "new": []}
+    heldout = {name: [] for name in makers}
     for s in range(args.fits):
-        for name, cls in (("old", OldBNAF), ("new", BNAF)):
-            flow = cls(epochs=args.fit_epochs, seed=100 + s, threads=1).fit(X)
+        for name, make in makers.items():
+            flow = make(epochs=args.fit_epochs, seed=100 + s, threads=1).fit(X)
             heldout[name].append(float(flow.log_density(held_out).mean()))
-    o, n = np.array(heldout["old"]), np.array(heldout["new"])
-    # Welch's t: undefined (None) without two fits a side or without any spread between them
-    se = float(np.sqrt(o.var(ddof=1) / len(o) + n.var(ddof=1) / len(n))) if len(o) > 1 else 0.0
-    t_stat = float(n.mean() - o.mean()) / se if se > 0 else None
 
-    best_old, best_new = min(times["old"]), min(times["new"])
+    best = {name: min(v) for name, v in times.items()}
     result = {
         "benchmark": "bench_bnaf",
         "old_commit": commit,
         "rows": args.rows,
         "epochs_per_fit": args.epochs,
         "repeats": args.repeats,
-        "old_cpu_s_per_epoch": round(best_old, 4),
-        "new_cpu_s_per_epoch": round(best_new, 4),
-        "speedup": round(best_old / best_new, 3),
+        "old_cpu_s_per_epoch": round(best["old"], 4),
+        "new_cpu_s_per_epoch": round(best["new"], 4),
+        "compiled_cpu_s_per_epoch": round(best["compiled"], 4),
+        "speedup": round(best["old"] / best["new"], 3),
+        "compile_speedup": round(best["new"] / best["compiled"], 3),
+        "speedup_from_old_compiled": round(best["old"] / best["compiled"], 3),
         "init_max_abs_diff": init_diff,
-        "heldout_loglik_old": [round(v, 4) for v in heldout["old"]],
-        "heldout_loglik_new": [round(v, 4) for v in heldout["new"]],
-        "heldout_t": None if t_stat is None else round(t_stat, 3),
+        **{f"heldout_loglik_{name}": [round(v, 4) for v in heldout[name]] for name in makers},
+        "heldout_t": _welch_t(heldout["old"], heldout["new"]),
+        "compiled_heldout_t": _welch_t(heldout["new"], heldout["compiled"]),
         "load_average": round(os.getloadavg()[0], 2),
         "machine": platform.machine(),
         "cpu_count": os.cpu_count(),

@@ -1,5 +1,6 @@
 """Density estimators: KDE equals scipy's, both integrate to one, flows are seeded and exact in their log-det."""
 
+import shutil
 import subprocess
 import sys
 
@@ -174,6 +175,62 @@ def test_flow_scale_invariance_of_the_correction():
     a = BNAF(**TINY, seed=1).fit(X).log_density(X[:10])
     b = BNAF(**TINY, seed=1).fit(10 * X).log_density(10 * X[:10])
     np.testing.assert_allclose(b, a - 2 * np.log(10), rtol=1e-5, atol=1e-5)
+
+
+def test_flow_compiles_only_where_it_pays(rng):
+    """``"auto"`` leaves a small fit eager (its step count is far below the threshold)."""
+    from vrlib.density import bnaf
+
+    X = rng.normal(size=(200, 2))
+    assert not BNAF(**TINY, seed=0).fit(X).compiled_
+    steps = TINY["epochs"] * int(np.ceil(0.9 * len(X) / TINY["batch_size"]))
+    assert steps < bnaf._COMPILE_MIN_STEPS
+    with pytest.raises(VrlibError, match="compile"):
+        BNAF(compile="yes").fit(X)
+
+
+def test_flow_falls_back_to_eager_when_compiling_fails(monkeypatch, rng):
+    """A compiler failure costs a warning, not the fit: the result is the eager fit's, bit for bit."""
+    from vrlib.density import bnaf
+
+    def broken(model, batch):
+        raise RuntimeError("no C++ compiler")
+
+    monkeypatch.setattr(bnaf, "_compiled_loss", lambda: broken)
+    X = rng.normal(size=(200, 2))
+    with pytest.warns(UserWarning, match="no C\\+\\+ compiler"):
+        fallen = BNAF(**TINY, seed=2, compile=True).fit(X)
+    eager = BNAF(**TINY, seed=2, compile=False).fit(X)
+    assert not fallen.compiled_
+    np.testing.assert_array_equal(fallen.log_density(X[:20]), eager.log_density(X[:20]))
+
+
+@pytest.mark.skipif(
+    not any(shutil.which(c) for c in ("c++", "g++", "clang++")), reason="torch.compile needs a C++ compiler"
+)
+def test_compiled_flow_computes_the_eager_loss_and_trains_alike(rng):
+    """The compiled loss equals the eager one on the same weights (float32 rounding), and one
+    epoch trained compiled lands where the eager epoch does."""
+    import torch
+
+    from vrlib.density import bnaf
+
+    model = bnaf._build_bnaf(3, n_flows=2, n_layers=2, hidden_per_dim=4, generator=torch.Generator().manual_seed(5))
+    batch = torch.randn(54, 3, generator=torch.Generator().manual_seed(6))  # the fit's batch: one shape, one compile
+    eager = bnaf._negative_mean_log_density(model, batch)
+    compiled = bnaf._compiled_loss()(model, batch)
+    torch.testing.assert_close(compiled, eager, rtol=1e-5, atol=1e-5)
+    g_eager = torch.autograd.grad(eager, model.parameters())
+    g_compiled = torch.autograd.grad(compiled, model.parameters())
+    for a, b in zip(g_compiled, g_eager):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+
+    X = rng.normal(size=(300, 3))
+    small = dict(n_flows=2, n_layers=2, hidden_per_dim=4, epochs=1, batch_size=54, seed=3)  # 270 training rows
+    a = BNAF(**small, compile=True).fit(X)
+    b = BNAF(**small, compile=False).fit(X)
+    assert a.compiled_ and not b.compiled_
+    np.testing.assert_allclose(a.log_density(X[:20]), b.log_density(X[:20]), rtol=1e-3, atol=1e-3)
 
 
 def test_flow_bad_inputs():
