@@ -295,7 +295,10 @@ class BNAF:
     def fit(self, X) -> "BNAF":
         """Train the flow by maximum likelihood on ``X`` (n, d), at least two rows."""
         self._check_params()
-        with torch_threads(self.threads):
+        with torch_threads(self.threads), warnings.catch_warnings():
+            # torch's compiler warns of its own deprecated internals while it compiles: nothing to act on here
+            warnings.filterwarnings("ignore", category=FutureWarning, module=r"torch\.")
+            warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"torch\.")
             return self._fit(X)
 
     def _fit(self, X) -> "BNAF":
