@@ -178,13 +178,14 @@ def test_flow_scale_invariance_of_the_correction():
 
 
 def test_flow_compiles_only_where_it_pays(rng):
-    """``"auto"`` leaves a small fit eager (its step count is far below the threshold)."""
-    from vrlib.density import bnaf
-
+    """``"auto"`` compiles from 2,000 training steps: 1,000 rows keep 900 for training (10 % held
+    out), 18 batches of 50, so 111 epochs are 1,998 steps (eager) and 112 are 2,016 (compiled)."""
+    assert not BNAF(epochs=111, batch_size=50).compiles(1000)
+    assert BNAF(epochs=112, batch_size=50).compiles(1000)
+    assert BNAF(epochs=112, batch_size=50, val_fraction=0.2).compiles(1000) is False  # 16 batches: 1,792
+    assert BNAF(epochs=1, compile=True).compiles(10) and not BNAF(epochs=10**6, compile=False).compiles(10**6)
     X = rng.normal(size=(200, 2))
-    assert not BNAF(**TINY, seed=0).fit(X).compiled_
-    steps = TINY["epochs"] * int(np.ceil(0.9 * len(X) / TINY["batch_size"]))
-    assert steps < bnaf._COMPILE_MIN_STEPS
+    assert not BNAF(**TINY, seed=0).fit(X).compiled_  # a small fit stays eager
     with pytest.raises(VrlibError, match="compile"):
         BNAF(compile="yes").fit(X)
 
