@@ -21,6 +21,7 @@ from vrlib.audit import pvalues as pv
 from vrlib.audit.inputs import check_tables, read_tables
 from vrlib.audit.policy import EXIT_VIOLATED, check_policy, load_policy
 from vrlib.audit.release import auc_by_decile, tpr_at_fpr
+from vrlib.audit.report import render_html
 from vrlib.audit.wp29 import threat_model
 from vrlib.cli import main
 from vrlib.data import Schema
@@ -127,6 +128,36 @@ def test_merges_and_bh_by_hand():
     assert rejected.tolist() == [True, True, True, False, True]
 
 
+@pytest.mark.parametrize("n, m, q", [(150, 75, 0.05), (400, 1000, 0.05), (30, 9, 0.1), (10, 5, 0.05), (1, 19, 0.05)])
+def test_flag_resolution_is_the_step_up_on_tied_floors(n, m, q):
+    res = pv.flag_resolution(n, m, q)
+    floor = 1 / (m + 1)
+    assert res["p_min"] == floor
+
+    def flags(records, nulls, tied):  # brute force: `tied` records at the floor of `nulls` null records, the rest at 1
+        p = np.ones(records)
+        p[:tied] = 1 / (nulls + 1)
+        return pv.benjamini_hochberg(p, q)[1].any()
+
+    need = res["min_records_to_flag"]
+    if need is None:
+        assert not flags(n, m, n)
+    else:
+        assert flags(n, m, need) and (need == 1 or not flags(n, m, need - 1))
+    one = res["n_null_for_one"]
+    assert flags(n, one, 1) and (one == 1 or not flags(n, one - 1, 1))
+
+
+def test_flag_resolution_by_hand():
+    res = pv.flag_resolution(150, 75, 0.05)  # 150 / (0.05 * 76) = 39.5; 150 / 0.05 - 1 = 2,999
+    assert (res["min_records_to_flag"], res["n_null_for_one"]) == (40, 2999)
+    assert "at least 40 of the 150 records" in res["note"] and "2,999 null records" in res["note"]
+    nothing = pv.flag_resolution(10, 5, 0.05)  # floor 1/6 above 5 %
+    assert nothing["min_records_to_flag"] is None and "no record can be flagged" in nothing["note"]
+    with pytest.raises(VrlibError, match="null record"):
+        pv.flag_resolution(10, 0, 0.05)
+
+
 def test_tpr_at_fpr_by_hand():
     null = np.arange(1000, dtype=float)  # the 10 largest are 990..999
     members = np.array([995.5, 989.5, 1000.0, 5.0])
@@ -189,6 +220,10 @@ def test_null_release_is_calibrated(null_result):
     assert (p > 0).all() and (p <= 1).all()
     for name in ("singling_out", "linkability", "inference"):
         assert s["wp29"][name]["ci_low"] == 0.0  # no evidence of risk
+    m = s["settings"]["n_null"]
+    assert s["flag_resolution"] == pv.flag_resolution(400, m, 0.05) | {"note": s["flag_resolution"]["note"]}
+    assert "half of the 2,000 holdout records" in s["flag_resolution"]["note"]
+    assert s["flag_resolution"]["note"] in render_html(null_result)  # said when nothing is flagged
 
 
 def test_copying_release_is_caught(leak_result):
@@ -201,6 +236,7 @@ def test_copying_release_is_caught(leak_result):
     assert len(false) <= 0.1 * s["n_flagged"]  # BH at 5 %: a few false discoveries may occur
     assert s["membership_auc"]["ci_low"] > 0.5
     assert any("copied verbatim" in sentence for sentence in s["disagreements"])
+    assert "id='resolution'" not in render_html(leak_result)  # the floor is said only when nothing is flagged
     assert rec["risk_rank"].tolist() == list(range(1, 401))
     assert sorted(rec["index"]) == list(range(400))
 
@@ -243,6 +279,17 @@ def test_bad_tables_are_named(tables, change, message):
     t, s, h = change(train, other.iloc[:300], holdout)
     with pytest.raises(VrlibError, match=message):
         check_tables(t, s, h, SCHEMA)
+
+
+def test_default_secret_varies_and_a_constant_one_is_refused(tables):
+    train = tables[0].assign(d="same", z=1.0)
+    schema = Schema(["a", "b", "c", "d"], ["x", "y", "z"])
+    assert threat_model(schema)["secret"] == "d"  # without the data: the last categorical column
+    assert threat_model(schema, train=train)["secret"] == "c"  # d takes one value
+    only_continuous = Schema(["d"], ["x", "y", "z"])
+    assert threat_model(only_continuous, train=train)["secret"] == "y"
+    with pytest.raises(VrlibError, match="'d' takes one value.*--secret"):
+        threat_model(schema, secret="d", train=train)
 
 
 def test_bad_threat_model_and_policy():

@@ -158,6 +158,16 @@ def test_nans_suggest_dropna(capsys, tmp_path):
     assert code == 0 and out.splitlines()[0] == "index,score"
 
 
+def test_default_top_prints_every_record_of_a_small_file(capsys, tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("a,x\nu,1\nv,2\nu,3\nv,9\n")
+    argv = ["rank", "--csv", str(path), "--categorical", "a", "--continuous", "x", "--k", "1", "--format", "csv"]
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and sorted(int(line.split(",")[0]) for line in out.splitlines()[1:]) == [0, 1, 2, 3]
+    code, _, err = run(capsys, *argv, "--top", "5")  # asked for more than there are: still refused
+    assert code == 2 and "--top must be between 1 and the number of records (4), got 5" in err
+
+
 def test_constant_column_warns_on_one_line(capsys, tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("a,x,y\nu,1,5\nv,2,5\nu,3,5\nv,4,5\n")

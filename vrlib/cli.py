@@ -79,7 +79,9 @@ def _parser() -> argparse.ArgumentParser:
         help="rare method: relative frequency below which a category is rare",
     )
     rank.add_argument("--bins", type=int, default=10, help="loglik method: percentile bins per continuous column")
-    rank.add_argument("--top", type=int, default=10, help="how many records to print (default 10)")
+    rank.add_argument(
+        "--top", type=int, default=None, help="how many records to print (default 10, or all when there are fewer)"
+    )
     rank.add_argument("--seed", type=int, default=0, help="seed of the random and rare methods")
     rank.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format")
     _add_classroom(sub)
@@ -245,6 +247,7 @@ def _audit(args) -> tuple[str, int]:
         f"{s['n_flagged']} of {s['settings']['n_train']} training records flagged at {args.fdr:.0%} FDR; "
         f"{s['n_verbatim']} copied verbatim; membership AUC {auc['auc']:.3f} [{auc['ci_low']:.3f}, "
         f"{auc['ci_high']:.3f}]",
+        *([] if s["n_flagged"] else [s["flag_resolution"]["note"]]),
         *s["disagreements"],
         f"wrote {args.out}/report.html, summary.json, records.csv",
     ]
@@ -332,8 +335,9 @@ def _rank(args) -> str:
             encoding=args.encoding,
         )
     _check_numbers(args, len(df))
-    if args.top < 1 or args.top > len(df):
-        raise VrlibError(f"--top must be between 1 and the number of records ({len(df)}), got {args.top}")
+    top = min(10, len(df)) if args.top is None else args.top
+    if top < 1 or top > len(df):
+        raise VrlibError(f"--top must be between 1 and the number of records ({len(df)}), got {top}")
     params = {
         "distance": {"k": args.k, "metric": args.metric, "p": args.p, "include_self": args.include_self},
         "rare": {"rare_threshold": args.rare_threshold},
@@ -342,7 +346,7 @@ def _rank(args) -> str:
     }[args.method]
     if args.method == "distance" and args.metric == "minkowski" and args.p is None:
         params["p"] = 2.0
-    ranked = rank_records(df, schema, args.method, seed=args.seed, **params).iloc[: args.top]
+    ranked = rank_records(df, schema, args.method, seed=args.seed, **params).iloc[:top]
     if args.format == "csv":
         lines = ["index,score"] + [f"{i},{s:.10g}" for i, s in ranked.items()]
         return "\n".join(lines)

@@ -182,11 +182,11 @@ def audit(
     if combine not in pv.COMBINATIONS:
         raise VrlibError(f"unknown combination {combine!r}; choose one of {pv.COMBINATIONS}")
     check_integer("seed", seed, minimum=0)
-    if wp29:
-        threat_model(schema, known, secret)  # refuse a bad threat model before the long steps
     seconds = {}
     t0 = time.perf_counter()
     train, synthetic, holdout = check_tables(train, synthetic, holdout, schema)
+    if wp29:
+        threat_model(schema, known, secret, train)  # refuse a bad threat model before the long steps
     if not 1 <= k < len(train):
         raise VrlibError(f"k must be between 1 and {len(train) - 1} (the training records less one), got {k}")
     order = np.random.default_rng(derive_seed(seed, "audit holdout split")).permutation(len(holdout))
@@ -277,6 +277,9 @@ def audit(
         "distance_shares": shares,
     }
     summary["disagreements"] = disagreements(shares, n_verbatim or 0, n_flagged, auc, fdr)
+    resolution = pv.flag_resolution(len(train), len(null), fdr)
+    resolution["note"] += f" The null records are half of the {len(holdout):,} holdout records."
+    summary["flag_resolution"] = resolution
     if wp29:
         t = time.perf_counter()
         summary["wp29"] = wp29_risks(

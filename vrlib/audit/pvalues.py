@@ -23,6 +23,9 @@
 * **Flag.** Benjamini–Hochberg over the training records at false-discovery rate
   ``q`` (default 5 %): the flagged records are, in expectation, at most a share q of
   non-members (valid for independent or positively dependent p-values).
+* **Resolution.** No p-value is below ``1 / (m + 1)``, so with few null records the
+  flag needs many records at that floor at once, or can flag none however strong the
+  attacks (:func:`flag_resolution`): a clean audit on a small holdout is weak evidence.
 """
 
 from __future__ import annotations
@@ -32,7 +35,15 @@ import numpy as np
 from vrlib.errors import VrlibError
 from vrlib.params import check_number
 
-__all__ = ["COMBINATIONS", "empirical_pvalues", "null_pvalues", "merge", "calibrate", "benjamini_hochberg"]
+__all__ = [
+    "COMBINATIONS",
+    "empirical_pvalues",
+    "null_pvalues",
+    "merge",
+    "calibrate",
+    "benjamini_hochberg",
+    "flag_resolution",
+]
 
 COMBINATIONS = ("fisher", "bonferroni", "harmonic")
 
@@ -142,3 +153,48 @@ def benjamini_hochberg(pvalues, q: float = 0.05) -> tuple[np.ndarray, np.ndarray
     out = np.empty(n)
     out[order] = adjusted
     return out, out <= q
+
+
+def flag_resolution(n_records: int, n_null: int, q: float = 0.05) -> dict:
+    """How fine-grained the flag of :func:`benjamini_hochberg` can be with ``n_null`` null records.
+
+    Parameters
+    ----------
+    n_records : int
+        Records tested (the training records).
+    n_null : int
+        Null records the p-values are calibrated against.
+    q : float
+        False-discovery rate.
+
+    Returns
+    -------
+    dict
+        ``p_min`` (``1 / (n_null + 1)``, the smallest p-value), ``min_records_to_flag`` (the
+        fewest records that must all reach ``p_min`` for any to be flagged; None when even
+        all ``n_records`` would not be), ``n_null_for_one`` (the fewest null records with
+        which one record alone at ``p_min`` is flagged) and ``note``, a sentence saying so.
+    """
+    check_number("the false-discovery rate", q, above=0, below=1)
+    if n_records < 1 or n_null < 1:
+        raise VrlibError(f"need at least one record and one null record, got {n_records} and {n_null}")
+    p_min = 1.0 / (n_null + 1)
+    # The step-up rejects r records tied at p_min iff p_min * n / r <= q (the same floats as benjamini_hochberg).
+    r = np.arange(1, n_records + 1)
+    enough = r[p_min * n_records / r <= q]
+    tied = int(enough[0]) if len(enough) else None
+    one = max(1, int(np.ceil(n_records / q)) - 1)
+    while n_records / (one + 1) > q:
+        one += 1
+    while one > 1 and n_records / one <= q:
+        one -= 1
+    floor = f"With {n_null:,} null records no p-value is below 1/{n_null + 1:,} = {p_min:.3g}"
+    if tied is None:
+        reach = f"so at a {q:.0%} false-discovery rate no record can be flagged, however strong the attacks"
+    else:
+        reach = (
+            f"so at a {q:.0%} false-discovery rate a record is flagged only when at least {tied:,} of the "
+            f"{n_records:,} records reach that value"
+        )
+    note = f"{floor}, {reach}; a single record can be flagged with {one:,} null records or more."
+    return {"p_min": p_min, "min_records_to_flag": tied, "n_null_for_one": one, "note": note}

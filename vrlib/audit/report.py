@@ -149,6 +149,8 @@ def render_html(result) -> str:
         parts.append(_e(f"{verbatim:,} training records occur verbatim in the release. "))
     parts.append(_e(f"Membership AUC (training vs holdout records): {_ci(auc)} ({level} interval; 0.5 = no signal)."))
     parts.append("</p>")
+    if not n_flagged:
+        parts.append(f"<p id='resolution'>{_e(s['flag_resolution']['note'])}</p>")
     for sentence in s["disagreements"]:
         parts.append(f"<p><b>{_e(sentence)}</b></p>")
     if s.get("policy"):

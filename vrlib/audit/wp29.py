@@ -20,8 +20,9 @@ risk built from their ends covers with probability ``level`` at least (Bonferron
   of the column's holdout range (continuous).
 
 The threat model (which columns the attacker knows, which one is secret) is stated in
-the result; by default the secret is the last categorical column (the last continuous
-one without categorical columns) and the attacker knows every other column.
+the result; by default the secret is the last categorical column that takes more than one
+value in the training records (the last such continuous one without such categorical
+columns): a constant column has nothing to infer.  The attacker knows every other column.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from vrlib.uncertainty import wilson_interval
 __all__ = ["threat_model", "wp29_risks"]
 
 
-def threat_model(schema: Schema, known=None, secret=None) -> dict:
+def threat_model(schema: Schema, known=None, secret=None, train: pd.DataFrame | None = None) -> dict:
     """The attacker's knowledge: ``{"known": [...], "secret": name}``, defaults filled in and checked.
 
     Parameters
@@ -48,13 +49,27 @@ def threat_model(schema: Schema, known=None, secret=None) -> dict:
     known : sequence of str, optional
         Columns the attacker knows about a target (default: all but the secret).
     secret : str, optional
-        The column the inference attack guesses (default: the last categorical column).
+        The column the inference attack guesses (default: the last categorical column,
+        among those that vary in ``train`` when it is given).
+    train : DataFrame, optional
+        The training records: the default secret is chosen among the columns that take
+        more than one value there, and a secret that takes one value is refused.
     """
     columns = list(schema.columns)
+    varying = [c for c in columns if c in train.columns and train[c].nunique() > 1] if train is not None else columns
     if secret is None:
-        secret = schema.categorical[-1] if schema.categorical else schema.continuous[-1]
+        candidates = [c for c in [*schema.categorical, *schema.continuous] if c in varying] or columns
+        in_kind = [c for c in candidates if c in schema.categorical] or candidates
+        secret = in_kind[-1]
     if secret not in columns:
         raise VrlibError(f"--secret {secret!r} is not a column; choose one of {columns}")
+    if train is not None and secret in train.columns and secret not in varying:
+        raise VrlibError(
+            f"the secret column {secret!r} takes one value in the training records, so there is nothing to infer; "
+            f"choose one that varies with --secret (e.g. {varying[-1]!r})"
+            if varying
+            else f"the secret column {secret!r} takes one value in the training records, as does every column"
+        )
     known = [c for c in columns if c != secret] if known is None else list(known)
     bad = [c for c in known if c not in columns]
     if bad:
@@ -147,7 +162,7 @@ def wp29_risks(
         ``threat_model`` and, for ``singling_out``, ``linkability`` and ``inference``:
         ``risk``, ``ci_low``, ``ci_high``, and the ``main`` and ``control`` rates.
     """
-    model = threat_model(schema, known, secret)
+    model = threat_model(schema, known, secret, train)
     known, secret = model["known"], model["secret"]
     if n_attacks < 1:
         raise VrlibError(f"n_attacks must be positive, got {n_attacks}")
