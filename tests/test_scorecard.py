@@ -192,6 +192,48 @@ def test_domias_above_every_baseline_per_size(root):
     assert "at 500: LOGAN D1 at or above" in row.reason and "MC" not in row.reason
 
 
+def test_domias_is_judged_with_bnaf_the_papers_estimator_where_the_table_has_it_everywhere(root):
+    c = by_rule(scorecard._domias_above_baselines)
+    aucs = {
+        30: dict(domias_kde=0.90, domias_flow=0.95, logan_d1=0.92),
+        500: dict(domias_kde=0.55, domias_flow=0.58, logan_d1=0.56),
+    }
+    rows = [dict(n_mem=n, attack=a, auc_mean=v) for n, d in aucs.items() for a, v in d.items()]
+    put(root, "paper", "domias_fig3a", pd.DataFrame(rows).assign(auc_std=0.01, n_seeds=8))
+    row = scorecard.evaluate(c, root)
+    assert row.verdict == "holds"  # BNAF above LOGAN D1 at both sizes, KDE at neither
+    assert row.ours.startswith("DOMIAS (BNAF)'s mean AUC above every baseline's at |D_mem| = 30, 500")
+    assert row.ours.endswith("DOMIAS (KDE)'s at none")
+    rows[1]["auc_mean"] = float("nan")  # BNAF missing at one size: KDE decides
+    put(root, "paper", "domias_fig3a", pd.DataFrame(rows).assign(auc_std=0.01, n_seeds=8))
+    row = scorecard.evaluate(c, root)
+    assert row.verdict == "does not hold" and row.ours.startswith("DOMIAS (KDE)'s")
+
+
+def test_training_gain_of_the_papers_domias_against_the_baselines(root):
+    c = by_rule(scorecard._grows_with_training)
+    first = dict(domias_kde=0.50, domias_flow=0.50, logan_d1=0.50, mc=0.50)
+    last = dict(domias_kde=0.60, domias_flow=0.55, logan_d1=0.57, mc=0.52)
+    rows = [dict(epochs=e, attack=a, auc_mean=v) for e, d in ((100, first), (3000, last)) for a, v in d.items()]
+    put(root, "paper", "domias_fig3b", pd.DataFrame(rows).assign(auc_std=0.01, n_seeds=8))
+    row = scorecard.evaluate(c, root)
+    # every attack grows; BNAF's +0.05 is below LOGAN D1's +0.07 (KDE's +0.10 does not count for it)
+    assert row.verdict == "holds in part" and row.reason.startswith("LOGAN D1's gain at or above DOMIAS (BNAF)'s")
+    assert "DOMIAS (BNAF) +0.050, DOMIAS (KDE) +0.100, largest baseline LOGAN D1 +0.070" in row.ours
+
+
+def test_reference_set_gain_is_checked_for_each_estimator(root):
+    c = by_rule(scorecard._reference_set_gain)
+    table = _fig4(
+        {"domias_kde": (0.55, 0.56), "eq1_kde": (0.52, 0.52), "domias_flow": (0.50, 0.58), "eq1_flow": (0.51, 0.53)}
+    )
+    put(root, "paper", "domias_fig4", table)
+    row = scorecard.evaluate(c, root)
+    assert row.verdict == "holds in part"  # BNAF's Eq. 2 below its Eq. 1 at the smallest n_ref
+    assert "DOMIAS (BNAF) − Eq. 1 (BNAF): -0.010 to +0.050" in row.ours and "DOMIAS (KDE) − Eq. 1 (KDE)" in row.ours
+    assert row.reason.startswith("DOMIAS (BNAF), n_ref")
+
+
 def test_noise_curve_judges_a_generator_beyond_the_noise_levels_only_where_the_curve_bounds_it(root):
     c = by_rule(scorecard._below_noise_curve)
     noise = [("noise σ²=0.7", 0.30, 0.52), ("noise σ²=1.5", 0.50, 0.51), ("noise σ²=3.9", 1.00, 0.50)]
