@@ -199,7 +199,11 @@ def _add_audit(sub) -> None:
         metavar="A,B",
         help="columns the WP29 attacker knows (default: all but --secret)",
     )
-    a.add_argument("--secret", default=None, help="column the inference attack guesses (default: last categorical)")
+    a.add_argument(
+        "--secret",
+        default=None,
+        help="column the inference attack guesses (default: the last categorical column that varies in TRAIN)",
+    )
     a.add_argument("--no-wp29", action="store_true", help="skip singling out, linkability and inference")
     a.add_argument("--generator", default=None, help="also play the model-seeded game with this generator (slow)")
     a.add_argument("--epsilon", type=float, default=None, help="declared ε of a PrivBayes release (with --generator)")
