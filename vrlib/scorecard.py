@@ -364,7 +364,9 @@ def _grows_with_training(t):
         return None
     gain = wide.iloc[-1] - wide.iloc[0]
     first, last = wide.index[0], wide.index[-1]
-    baselines = gain.drop([a for a in DOMIAS_ATTACKS if a in gain.index])
+    baselines = gain.drop([a for a in DOMIAS_ATTACKS if a in gain.index]).dropna()
+    if baselines.empty:  # nothing to compare DOMIAS's gain with
+        return None
     shown = [own] + [a for a in DOMIAS_ATTACKS if a in gain.index and a != own]
     out = Outcome(
         f"gain from {first} to {last} epochs: "
