@@ -39,6 +39,7 @@ __all__ = [
     "CLAIMS",
     "PAPERS",
     "verdict",
+    "paper_domias",
     "evaluate",
     "verdicts",
     "scorecard_markdown",
@@ -90,7 +91,7 @@ ATTACK_LABELS = {
 }
 EQ1_ATTACKS = ("eq1_kde", "eq1_flow", "logan_0", "mc", "gan_leaks")  # attacks that follow Eq. 1 (p_G only)
 DOMIAS_ATTACKS = ("domias_kde", "domias_flow")
-PAPER_DOMIAS = "; DOMIAS with BNAF, the paper's estimator, where the table has it, else with KDE"
+JUDGED_ON_PAPER_DOMIAS = "; DOMIAS with BNAF, the paper's estimator, where the table has it, else with KDE"
 
 # Tolerances of the checks that compare a number with a number (the paper gives no interval).
 POINT = 0.01  # mca Table 3's shares, stated to the hundredth of a percent: within one percentage point
@@ -318,9 +319,10 @@ def _labels(attacks) -> str:
     return ", ".join(ATTACK_LABELS.get(a, a) for a in attacks)
 
 
-def _paper_domias(df: pd.DataFrame, value: str = "auc_mean") -> str | None:
+def paper_domias(df: pd.DataFrame, value: str = "auc_mean") -> str | None:
     """The DOMIAS a claim is judged on: BNAF, the paper's estimator (its §4), where the table has it
-    wherever it has KDE; else KDE, which the paper uses only in its ablation (§5.2)."""
+    wherever it has KDE; else KDE, which the paper uses only in its ablation (§5.2).  Notebook 05
+    reads its claims on the same one.  None when the table has neither."""
     rows = {a: df.loc[df.attack == a, value] for a in ("domias_flow", "domias_kde")}
     kde = len(rows["domias_kde"])
     if kde and len(rows["domias_flow"]) == kde and rows["domias_flow"].notna().all():
@@ -330,7 +332,7 @@ def _paper_domias(df: pd.DataFrame, value: str = "auc_mean") -> str | None:
 
 def _domias_above_baselines(t):
     df = t["domias_fig3a"]
-    if not {"n_mem", "attack", "auc_mean"} <= set(df.columns) or (own := _paper_domias(df)) is None:
+    if not {"n_mem", "attack", "auc_mean"} <= set(df.columns) or (own := paper_domias(df)) is None:
         return None
     wide = df.pivot_table(index="n_mem", columns="attack", values="auc_mean")
     baselines = [a for a in wide.columns if a not in DOMIAS_ATTACKS]
@@ -357,7 +359,7 @@ def _domias_above_baselines(t):
 
 def _grows_with_training(t):
     df = t["domias_fig3b"]
-    if not {"epochs", "attack", "auc_mean"} <= set(df.columns) or (own := _paper_domias(df)) is None:
+    if not {"epochs", "attack", "auc_mean"} <= set(df.columns) or (own := paper_domias(df)) is None:
         return None
     wide = df.pivot_table(index="epochs", columns="attack", values="auc_mean").sort_index()
     if len(wide) < 2:
@@ -462,7 +464,7 @@ def _below_noise_curve(t):
     df = t["domias_fig6"]
     if not {"family", "generator", "attack", "auc_mean", "wd_sliced"} <= set(df.columns):
         return None
-    if (own := _paper_domias(df)) is None:
+    if (own := paper_domias(df)) is None:
         return None
     main = df[df.attack == own]
     noise = main[main.family == "noise"].sort_values("wd_sliced")
@@ -517,7 +519,7 @@ def _minority(t):
     df = t["domias_fig5"]
     if not {"subgroup", "group", "attack", "accuracy_mean"} <= set(df.columns):
         return None
-    if (own := _paper_domias(df, "accuracy_mean")) is None:
+    if (own := paper_domias(df, "accuracy_mean")) is None:
         return None
     wide = df.pivot_table(index=["subgroup", "attack"], columns="group", values="accuracy_mean")
     gap = (wide["minority"] - wide["majority"]).unstack("attack")
@@ -940,11 +942,11 @@ CLAIMS: tuple[Claim, ...] = (
           "04", "Fig. 4: mean ± std AUC against ε", "achilles_fig4"),
     Claim("domias", "Fig. 3a", "DOMIAS above every baseline at every |D_mem|", ("domias_fig3a",),
           _domias_above_baselines, "per |D_mem|, DOMIAS's mean AUC above every baseline's (the notebook also "
-          "counts wins per seed)" + PAPER_DOMIAS, "05", "Fig. 3a — attack AUC against the size of the training set $|D_{mem}|$",
+          "counts wins per seed)" + JUDGED_ON_PAPER_DOMIAS, "05", "Fig. 3a — attack AUC against the size of the training set $|D_{mem}|$",
           "domias_fig3a"),
     Claim("domias", "Fig. 3b", "the AUC of every attack grows with training, DOMIAS's most", ("domias_fig3b",),
           _grows_with_training, "per attack, AUC at the most epochs above AUC at the fewest; DOMIAS's gain above every baseline's"
-          + PAPER_DOMIAS,
+          + JUDGED_ON_PAPER_DOMIAS,
           "05", "Fig. 3b — AUC against TVAE training epochs ($|D_{mem}| = 500$)", "domias_fig3b"),
     Claim("domias", "Fig. 4", "the reference set (Eq. 2 over Eq. 1) brings the largest gain", ("domias_fig4",),
           _reference_set_gain, "per n_ref and n_syn and per density estimator the table has, DOMIAS (Eq. 2) above Eq. 1", "05",
@@ -958,11 +960,11 @@ CLAIMS: tuple[Claim, ...] = (
           "Fig. 4 — source of gain: reference set (Eq. 2 vs Eq. 1) and density estimator (KDE vs BNAF)", "domias_fig4"),
     Claim("domias", "Fig. 5 (idea)", "DOMIAS more accurate on an under-represented group, baselines that follow Eq. 1 "
           "are not", ("domias_fig5",), _minority, "per group, DOMIAS's accuracy inside minus outside the group "
-          "positive and above every Eq. 1 attack's" + PAPER_DOMIAS, "05", "Fig. 5 idea — an under-represented group on public data",
+          "positive and above every Eq. 1 attack's" + JUDGED_ON_PAPER_DOMIAS, "05", "Fig. 5 idea — an under-represented group on public data",
           "domias_fig5"),
     Claim("domias", "Fig. 6", "TVAE and PrivBayes beat the additive-noise baseline, CTGAN does not", ("domias_fig6",),
           _below_noise_curve, "per generator the paper names, DOMIAS's AUC below (TVAE, PrivBayes) or above "
-          "(CTGAN) the additive-noise curve at the same quality" + PAPER_DOMIAS, "05", "Fig. 6 — privacy against utility for several generators",
+          "(CTGAN) the additive-noise curve at the same quality" + JUDGED_ON_PAPER_DOMIAS, "05", "Fig. 6 — privacy against utility for several generators",
           "domias_fig6"),
     Claim("domias", "App. D", _app_d_statement, ("domias_fig13",), _top_precision,
           "DOMIAS has the highest precision at q = 0.2", "05",

@@ -178,15 +178,20 @@ def flag_resolution(n_records: int, n_null: int, q: float = 0.05) -> dict:
     check_number("the false-discovery rate", q, above=0, below=1)
     if n_records < 1 or n_null < 1:
         raise VrlibError(f"need at least one record and one null record, got {n_records} and {n_null}")
+
+    def rejected(
+        floor, tied
+    ):  # the step-up's test for `tied` records at p-value `floor`, in benjamini_hochberg's floats
+        return floor * n_records / tied <= q
+
     p_min = 1.0 / (n_null + 1)
-    # The step-up rejects r records tied at p_min iff p_min * n / r <= q (the same floats as benjamini_hochberg).
     r = np.arange(1, n_records + 1)
-    enough = r[p_min * n_records / r <= q]
+    enough = r[rejected(p_min, r)]
     tied = int(enough[0]) if len(enough) else None
-    one = max(1, int(np.ceil(n_records / q)) - 1)
-    while n_records / (one + 1) > q:
+    one = max(1, int(np.ceil(n_records / q)) - 1)  # 1 / (m + 1) <= q / n, then settled in the same floats
+    while not rejected(1.0 / (one + 1), 1):
         one += 1
-    while one > 1 and n_records / one <= q:
+    while one > 1 and rejected(1.0 / one, 1):
         one -= 1
     floor = f"With {n_null:,} null records no p-value is below 1/{n_null + 1:,} = {p_min:.3g}"
     if tied is None:
