@@ -305,3 +305,30 @@ def test_score_keys_hash_only_the_density_estimator_each_attack_uses(monkeypatch
     assert {n for n in names if after[n] != before[n]} == {"domias_flow", "eq1_flow"}
     monkeypatch.setitem(domias.ESTIMATOR_MODULES, "kde", metrics)
     assert domias._score_key("setting", "domias_kde", settings, 0, 100) != before["domias_kde"]
+
+
+def test_score_keys_move_only_with_the_module_of_their_attack(monkeypatch):
+    from pathlib import Path
+
+    from vrlib.experiments import domias
+    from vrlib.experiments.profiles import profile_settings
+
+    settings = profile_settings("domias", "smoke")
+    names = ("domias_kde", "eq1_kde", "logan_0", "logan_d1", "mc", "gan_leaks_cal")
+    before = {n: domias._score_key("setting", n, settings, 0, 100) for n in names}
+    read_bytes = Path.read_bytes
+
+    def edited(module):
+        # the file of ``module`` read with one more statement, as if someone had edited it
+        def read(path):
+            data = read_bytes(path)
+            return data + b"\nEDITED = 1\n" if path.name == module else data
+
+        return read
+
+    for module, moved in [("logan.py", {"logan_0", "logan_d1"}), ("proximity.py", {"mc", "gan_leaks_cal"}),
+                          ("pointwise.py", set(names))]:  # fmt: skip
+        with monkeypatch.context() as m:
+            m.setattr(Path, "read_bytes", edited(module))
+            after = {n: domias._score_key("setting", n, settings, 0, 100) for n in names}
+        assert {n for n in names if after[n] != before[n]} == moved, module

@@ -30,7 +30,7 @@ code's CTGAN; GAN-Leaks CAL uses ``D_ref`` itself rather than rows of a generato
 reference code's evaluation samples them from a CTGAN fitted on the synthetic data); LOGAN D1
 comes twice, trained correctly (``logan_d1``) and as the reference code trains it
 (``logan_d1_published``: one class at the paper's sizes, see
-:class:`vrlib.attacks.domias.LOGAND1Published`); the quality axis of Fig. 6 is the sliced Wasserstein-1
+:class:`vrlib.attacks.logan.LOGAND1Published`); the quality axis of Fig. 6 is the sliced Wasserstein-1
 distance (100 random directions) to a hold-out set in standardised units, with the
 per-column mean Wasserstein-1 alongside (the paper's code used a Sinkhorn divergence of
 pooled min-max-scaled values, so absolute numbers differ); the Fig. 6 training set
