@@ -292,30 +292,30 @@ def test_fig6_public_domain_comes_from_the_reference_set_only():
 
 def test_score_keys_hash_only_the_density_estimator_each_attack_uses(monkeypatch):
     from vrlib import metrics
-    from vrlib.experiments import domias
+    from vrlib.experiments import domias_scoring
     from vrlib.experiments.profiles import profile_settings
 
     settings = profile_settings("domias", "smoke")
     names = ("domias_kde", "eq1_kde", "domias_flow", "eq1_flow", "logan_0", "mc")
-    before = {n: domias._score_key("setting", n, settings, 0, 100) for n in names}
+    before = {n: domias_scoring.score_key("setting", n, settings, 0, 100) for n in names}
     assert len(set(before.values())) == len(names)
     # another file standing in for an edited bnaf.py: only the flow attacks' keys move
-    monkeypatch.setitem(domias.ESTIMATOR_MODULES, "flow", metrics)
-    after = {n: domias._score_key("setting", n, settings, 0, 100) for n in names}
+    monkeypatch.setitem(domias_scoring.ESTIMATOR_MODULES, "flow", metrics)
+    after = {n: domias_scoring.score_key("setting", n, settings, 0, 100) for n in names}
     assert {n for n in names if after[n] != before[n]} == {"domias_flow", "eq1_flow"}
-    monkeypatch.setitem(domias.ESTIMATOR_MODULES, "kde", metrics)
-    assert domias._score_key("setting", "domias_kde", settings, 0, 100) != before["domias_kde"]
+    monkeypatch.setitem(domias_scoring.ESTIMATOR_MODULES, "kde", metrics)
+    assert domias_scoring.score_key("setting", "domias_kde", settings, 0, 100) != before["domias_kde"]
 
 
 def test_score_keys_move_only_with_the_module_of_their_attack(monkeypatch):
     from pathlib import Path
 
-    from vrlib.experiments import domias
+    from vrlib.experiments import domias_scoring
     from vrlib.experiments.profiles import profile_settings
 
     settings = profile_settings("domias", "smoke")
     names = ("domias_kde", "eq1_kde", "logan_0", "logan_d1", "mc", "gan_leaks_cal")
-    before = {n: domias._score_key("setting", n, settings, 0, 100) for n in names}
+    before = {n: domias_scoring.score_key("setting", n, settings, 0, 100) for n in names}
     read_bytes = Path.read_bytes
 
     def edited(module):
@@ -330,5 +330,5 @@ def test_score_keys_move_only_with_the_module_of_their_attack(monkeypatch):
                           ("pointwise.py", set(names))]:  # fmt: skip
         with monkeypatch.context() as m:
             m.setattr(Path, "read_bytes", edited(module))
-            after = {n: domias._score_key("setting", n, settings, 0, 100) for n in names}
+            after = {n: domias_scoring.score_key("setting", n, settings, 0, 100) for n in names}
         assert {n for n in names if after[n] != before[n]} == moved, module

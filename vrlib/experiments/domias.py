@@ -20,10 +20,11 @@ Work is shared and cached:
 * per seed and setting the generator is fitted once and every attack scores the same
   synthetic data; ``domias_*`` and ``eq1_*`` share ``p_G``, and ``p_R`` depends only
   on the seed and ``n_ref``, so it is fitted once per run and reused;
-* the test scores of each attack are cached too (namespace ``domias-scores``, keyed by
-  the exact arrays scored and the code of the attack, its densities and this module), so
-  re-running a notebook, or asking for the top-q precision curves of a setting that
-  Fig. 3a already ran, costs nothing.
+* the test scores of each attack are cached too (:mod:`vrlib.experiments.domias_scoring`,
+  namespace ``domias-scores``, keyed by the exact arrays scored and the code of the attack,
+  its densities and the scoring, not this module's figure code), so re-running a notebook,
+  or asking for the top-q precision curves of a setting that Fig. 3a already ran, costs
+  nothing.
 
 Decisions (also in the notebook): LOGAN 0 uses a plain GAN rather than the reference
 code's CTGAN; GAN-Leaks CAL uses ``D_ref`` itself rather than rows of a generator (the
@@ -45,38 +46,21 @@ paper's text calls them (:func:`noise_sigma`), σ in standardised units.  The mi
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pandas as pd
 
 from vrlib import metrics, synthesis
-from vrlib.attacks.domias import DOMIAS, Eq1
-from vrlib.attacks.registry import make_attack
 from vrlib.audit.scores import density_view
-from vrlib.cache import Cache, make_key, source_hash
 from vrlib.data import Schema, load, quantile_domain
-from vrlib.density import base as density_base, bnaf, get_density, kde
 from vrlib.errors import VrlibError
+from vrlib.experiments.domias_scoring import ATTACKS, Setting, check_attacks, score_settings
 from vrlib.experiments.profiles import profile_settings, register
-from vrlib.parallel import derive_seed, run
-from vrlib.play.pointwise import score_pointwise
+from vrlib.parallel import derive_seed
 from vrlib.synthesis import SynthesisJob
 
 FAMILY = "domias"
 
-ATTACKS = (
-    "domias_kde",
-    "domias_flow",
-    "eq1_kde",
-    "eq1_flow",
-    "logan_0",
-    "logan_d1",
-    "logan_d1_published",
-    "mc",
-    "gan_leaks",
-    "gan_leaks_cal",
-)
 FIG3_ATTACKS = (
     "domias_kde",
     "domias_flow",
@@ -229,204 +213,6 @@ def synthesize(
     return synthesis.synthesize_tables(made, cache=cache, n_jobs=n_jobs, desc="synthesising", progress=progress)
 
 
-# --------------------------------------------------------------------------- attacks on one setting
-
-
-def _attack_params(name: str, settings: dict, seed: int, n_test: int) -> dict:
-    s = derive_seed(seed, "attack", name)
-    if name.endswith("_flow"):
-        return {"density_params": dict(settings["flow"]), "seed": s}
-    if name == "logan_0":
-        return {"epochs": settings["logan_epochs"], "seed": s}
-    if name == "logan_d1":
-        return {"seed": s}
-    if name == "logan_d1_published":  # its batches and steps depend on the number of records scored
-        return {"seed": s, "n_test": n_test}
-    return {}
-
-
-class Setting:
-    """One attack setting: synthetic data, reference set and labelled test set of one seed.
-
-    ``key`` is a hash of the exact arrays scored (synthetic, reference, test set and
-    labels), so two settings share cached scores only when they score the same data
-    (the first k rows of a longer draw are not a fresh draw of k rows);
-    ``reference_key`` identifies the reference set alone, so that settings sharing it
-    share ``p_R``.
-    """
-
-    def __init__(
-        self,
-        seed: int,
-        synthetic: np.ndarray,
-        reference: np.ndarray,
-        reference_key: tuple,
-        X: np.ndarray,
-        labels: np.ndarray,
-    ):
-        self.seed, self.reference_key = seed, reference_key
-        self.synthetic, self.reference, self.X, self.labels = synthetic, reference, X, labels
-        self.key = make_key(
-            kind="domias-setting",
-            synthetic=np.ascontiguousarray(synthetic, np.float64),
-            reference=np.ascontiguousarray(reference, np.float64),
-            X=np.ascontiguousarray(X, np.float64),
-            labels=np.asarray(labels, np.int64),
-        )
-
-
-def _density_params(estimator: str, settings: dict, seed: int, what: str) -> dict:
-    if estimator != "flow":
-        return {}
-    return {**settings["flow"], "seed": derive_seed(seed, "density", what)}
-
-
-def _reference_task(task: dict):
-    """Fit ``p_R`` once for every setting that shares a reference set (a worker-process task)."""
-    start = time.perf_counter()
-    density = get_density(task["estimator"], **task["params"]).fit(task["reference"])
-    return density, time.perf_counter() - start
-
-
-def _setting_task(task: dict) -> dict:
-    """Scores of the missing attacks of one setting (a worker-process task): ``{attack: (scores, meta)}``.
-
-    ``meta`` holds the seconds the attack took to fit and score; a ``domias_*`` attack is
-    charged the fit of the shared ``p_R`` too, and the first attack of a ``p_G`` shared by
-    ``domias_*`` and ``eq1_*`` its fit.
-    """
-    setting, settings = task["setting"], task["settings"]
-    out = {}
-    p_g = {}
-    for name in task["attacks"]:
-        start = time.perf_counter()
-        seconds = 0.0
-        if name.startswith(("domias_", "eq1_")):
-            estimator = name.split("_", 1)[1]
-            if estimator not in p_g:  # p_G is shared by domias_* and eq1_*; its fit is charged to the first
-                params = _density_params(estimator, settings, setting.seed, "syn")
-                p_g[estimator] = get_density(estimator, **params).fit(setting.synthetic)
-            if name.startswith("domias_"):
-                p_r, seconds = task["reference_densities"][estimator]
-                attack = DOMIAS(estimator, synthetic_density=p_g[estimator], reference_density=p_r)
-            else:
-                attack = Eq1(estimator, synthetic_density=p_g[estimator])
-        else:
-            attack = make_attack(name, **_attack_params(name, settings, setting.seed, len(setting.X)))
-        scores = attack.fit(setting.synthetic, setting.reference).score(setting.X)
-        out[name] = (scores, {"attack": name, "seconds": time.perf_counter() - start + seconds})
-    return out
-
-
-def _applies(name: str, setting: Setting) -> bool:
-    """Whether the attack is defined on the setting.
-
-    The reference code's LOGAN D1 draws its batches from the first ``n_test`` rows of
-    the stacked ``[synthetic; reference]`` array of ``2 · min(n_syn, n_ref)`` rows, so it
-    cannot run when there are more records to score than that (Fig. 4's smallest sets).
-    """
-    if name == "logan_d1_published":
-        return len(setting.X) <= 2 * min(len(setting.synthetic), len(setting.reference))
-    return True
-
-
-ESTIMATOR_MODULES = {"kde": kde, "flow": bnaf}  # the module of each density estimator, for the score keys
-
-
-def _score_key(setting_key: str, name: str, settings: dict, seed: int, n_test: int) -> str:
-    params = _attack_params(name, settings, seed, n_test)
-    # every constructor parameter, defaults included, so that a changed default is a new entry
-    full = {k: v for k, v in make_attack(name, **params).get_params().items() if not k.endswith("_density")}
-    estimator_code = ()
-    if name.startswith(("domias_", "eq1_")):
-        estimator = name.split("_", 1)[1]
-        full["densities"] = {
-            "syn": _density_params(estimator, settings, seed, "syn"),
-            "ref": _density_params(estimator, settings, seed, "ref"),
-        }
-        estimator_code = (ESTIMATOR_MODULES[estimator],)  # only the estimator it uses: a BNAF change keeps KDE scores
-    # density_base: every attack checks its inputs with it; density_view: Adult's encoding (encode_adult)
-    # lives there; score_pointwise: the loop that stores the scores
-    code = source_hash(
-        type(make_attack(name, **params)),
-        get_density,
-        density_base,
-        *estimator_code,
-        _setting_task,
-        density_view,
-        score_pointwise,
-    )
-    return make_key(setting=setting_key, attack=name, params=full, code=code)
-
-
-def score_settings(
-    settings_list: list[Setting],
-    attacks,
-    settings: dict,
-    cache: bool = True,
-    n_jobs: int | None = None,
-    progress: bool = False,
-) -> list[dict]:
-    """Scores of every attack on every setting's test set, cached, fitted in parallel.
-
-    Through :func:`vrlib.play.pointwise.score_pointwise` (namespace ``domias-scores``):
-    the scores the cache holds are read; for the missing ``domias_*`` scores ``p_R`` is
-    fitted once per reference set and estimator, in parallel; then one task per setting
-    fits the synthetic-data densities (shared by ``domias_*`` and ``eq1_*``) and the other
-    attacks, in parallel.
-
-    Returns
-    -------
-    list of dict
-        Per setting, ``{attack: (scores, seconds)}``; ``seconds`` is the time the attack
-        took to fit and score when it was computed (read back from the cache later).
-    """
-    attacks = _check_attacks(attacks)
-
-    def plan(missing: list[tuple[int, list[str]]]) -> list[dict]:
-        # one p_R per (reference set, estimator) that a missing domias_* score needs
-        ref_tasks = {}
-        for i, names in missing:
-            st = settings_list[i]
-            for name in names:
-                if name.startswith("domias_"):
-                    est = name.split("_", 1)[1]
-                    ref_tasks.setdefault(
-                        (st.reference_key, est),
-                        {
-                            "estimator": est,
-                            "reference": st.reference,
-                            "params": _density_params(est, settings, st.seed, "ref"),
-                        },
-                    )
-        fitted = run(
-            _reference_task, list(ref_tasks.values()), n_jobs=n_jobs, desc="reference densities", progress=progress
-        )
-        ref_density = dict(zip(ref_tasks, fitted))
-        tasks = []
-        for i, names in missing:
-            st = settings_list[i]
-            refs = {est: ref_density[(rk, est)] for (rk, est) in ref_density if rk == st.reference_key}
-            tasks.append({"setting": st, "settings": settings, "attacks": names, "reference_densities": refs})
-        return tasks
-
-    scored = score_pointwise(
-        settings_list,
-        attacks,
-        cache=Cache(namespace="domias-scores") if cache else None,
-        plan=plan,
-        key=lambda st, name: _score_key(st.key, name, settings, st.seed, len(st.X)),
-        n_records=lambda st: len(st.X),
-        score=_setting_task,
-        applies=lambda st, name: _applies(name, st),
-        n_jobs=n_jobs,
-        progress=progress,
-    )
-    return [
-        {name: (scores, float(meta.get("seconds", math.nan))) for name, (scores, meta) in per.items()} for per in scored
-    ]
-
-
 def _metric_row(labels: np.ndarray, scored: tuple) -> dict:
     scores, seconds = scored
     if np.isnan(scores).all():  # an attack not defined on this setting
@@ -470,18 +256,10 @@ def _settings(profile: str, overrides: dict) -> dict:
     return profile_settings(FAMILY, profile, **overrides)
 
 
-def _check_attacks(attacks) -> tuple:
-    attacks = tuple(attacks)
-    unknown = [a for a in attacks if a not in ATTACKS]
-    if unknown:
-        raise VrlibError(f"unknown attack(s) {unknown}; choose from {ATTACKS}")
-    return attacks
-
-
 def _tvae_sweep(settings, points, attacks, cache, n_jobs, progress):
     """Rows for a list of (seed, n_mem, epochs) points: TVAE fitted on D_mem, every attack scored."""
     df, schema = california()
-    attacks = _check_attacks(attacks)
+    attacks = check_attacks(attacks)
     jobs, metas = [], []
     for seed, n_mem, epochs in points:
         parts = split(df, n_mem, settings["n_ref"], seed)
@@ -585,7 +363,7 @@ def fig4(
         ``ablation`` ("n_ref" or "n_syn"), ``seed, n_mem, epochs, n_ref, n_syn, attack`` and the metrics.
     """
     s = _settings(profile, overrides)
-    attacks = _check_attacks(attacks)
+    attacks = check_attacks(attacks)
     if max(s["n_syn_grid"]) > s["n_syn"] or max(s["n_ref_grid"]) > s["n_ref"]:
         raise VrlibError("n_syn_grid and n_ref_grid must not exceed n_syn and n_ref (smaller sets are subsets)")
     df, schema = california()
@@ -646,7 +424,7 @@ def precision_curves(
         ``seed, n_mem, attack, q, precision``.
     """
     s = _settings(profile, overrides)
-    attacks = _check_attacks(attacks)
+    attacks = check_attacks(attacks)
     df, schema = california()
     rows = []
     parts_by_seed = {seed: split(df, s["n_mem"], s["n_ref"], seed) for seed in s["seeds"]}
@@ -766,7 +544,7 @@ def fig6(
         ``seed, family, generator, privacy_param, wd_sliced, wd_columns, attack`` and the metrics.
     """
     s = _settings(profile, overrides)
-    attacks = _check_attacks(attacks if attacks is not None else s["fig6_attacks"])
+    attacks = check_attacks(attacks if attacks is not None else s["fig6_attacks"])
     df, schema = california()
     configs = _fig6_generators(s)
     parts_by_seed = {seed: split(df, s["n_mem"], s["n_ref"], seed, n_holdout=s["n_holdout"]) for seed in s["seeds"]}
@@ -884,7 +662,7 @@ def minority(
         n_nonmembers, attack, accuracy, seconds, auc``.
     """
     s = _settings(profile, overrides)
-    attacks = _check_attacks(attacks if attacks is not None else s["minority_attacks"])
+    attacks = check_attacks(attacks if attacks is not None else s["minority_attacks"])
     column, value = group
     full, full_schema = load("adult")
     schema = full_schema.subset(ADULT_COLUMNS)

@@ -196,7 +196,7 @@ def unit_size(kind: str, n_fit: int = 0, n_syn: int = 0, n_ref: int = 0, n_test:
 
 
 def _applies(attack: str, case: dict) -> bool:
-    # as domias._applies: the published LOGAN D1 draws its batches from 2 · min(n_syn, n_ref) rows
+    # as domias_scoring.applies: the published LOGAN D1 draws its batches from 2 · min(n_syn, n_ref) rows
     return attack != "logan_d1_published" or case["n_test"] <= 2 * min(case["n_syn"], case["n_ref"])
 
 
@@ -229,7 +229,7 @@ def _plan_section(section: str, s: dict, attacks: tuple, done: set, rows: list) 
         for a in attacks:
             if _applies(a, c) and (setting, a) not in done and a not in missing.get(setting, (c, []))[1]:
                 missing.setdefault(setting, (c, []))[1].append(a)
-    references = set()  # one p_R per reference set and estimator in a section (domias.score_settings)
+    references = set()  # one p_R per reference set and estimator in a section (domias_scoring.score_settings)
     for setting, (c, names) in missing.items():
         sizes = dict(n_syn=c["n_syn"], n_ref=c["n_ref"], n_test=c["n_test"])
         for est in ("kde", "flow"):
