@@ -18,7 +18,7 @@ __all__ = ["PointwiseAttack"]
 
 
 class PointwiseAttack(Attack):
-    """Input checks shared by all attacks: one column layout from ``fit`` to ``score``."""
+    """Input checks shared by the DOMIAS family's attacks: one column layout from ``fit`` to ``score``."""
 
     uses_reference = True
 

@@ -19,14 +19,7 @@ from sklearn.neighbors import KDTree, NearestNeighbors
 from vrlib.attacks.pointwise import PointwiseAttack
 from vrlib.errors import VrlibError
 
-__all__ = ["GANLeaks", "GANLeaksCal", "MonteCarlo", "nearest_distance"]
-
-
-def nearest_distance(data: np.ndarray, X: np.ndarray, squared: bool = True) -> np.ndarray:
-    """Distance from each row of ``X`` to its nearest row of ``data`` (tree search, no full matrix)."""
-    nn = NearestNeighbors(n_neighbors=1).fit(data)
-    dist = nn.kneighbors(X, return_distance=True)[0][:, 0]
-    return dist**2 if squared else dist
+__all__ = ["GANLeaks", "GANLeaksCal", "MonteCarlo"]
 
 
 class MonteCarlo(PointwiseAttack):
