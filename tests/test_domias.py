@@ -332,3 +332,12 @@ def test_score_keys_move_only_with_the_module_of_their_attack(monkeypatch):
             m.setattr(Path, "read_bytes", edited(module))
             after = {n: domias_scoring.score_key("setting", n, settings, 0, 100) for n in names}
         assert {n for n in names if after[n] != before[n]} == moved, module
+
+
+def test_published_logan_d1_applies_only_up_to_twice_the_smaller_set():
+    from vrlib.experiments.domias_scoring import applies
+
+    # its batches come from the first n_test rows of 2 · min(n_syn, n_ref) stacked rows
+    assert applies("logan_d1_published", 200, 100, 1000) and applies("logan_d1_published", 200, 1000, 100)
+    assert not applies("logan_d1_published", 201, 100, 1000) and not applies("logan_d1_published", 201, 1000, 100)
+    assert applies("logan_d1", 201, 100, 1000) and applies("domias_kde", 10_000, 2, 2)

@@ -179,9 +179,8 @@ def flag_resolution(n_records: int, n_null: int, q: float = 0.05) -> dict:
     if n_records < 1 or n_null < 1:
         raise VrlibError(f"need at least one record and one null record, got {n_records} and {n_null}")
 
-    def rejected(
-        floor, tied
-    ):  # the step-up's test for `tied` records at p-value `floor`, in benjamini_hochberg's floats
+    # the step-up's test for `tied` records at p-value `floor`, in benjamini_hochberg's floats
+    def rejected(floor, tied):
         return floor * n_records / tied <= q
 
     p_min = 1.0 / (n_null + 1)

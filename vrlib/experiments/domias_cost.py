@@ -39,6 +39,7 @@ from vrlib.data import load
 from vrlib.density import get_density
 from vrlib.errors import VrlibError
 from vrlib.experiments import domias
+from vrlib.experiments.domias_scoring import applies
 from vrlib.parallel import derive_seed
 
 SECTIONS = ("fig3a", "fig3b", "fig4", "fig6", "fig13", "fig5")
@@ -195,11 +196,6 @@ def unit_size(kind: str, n_fit: int = 0, n_syn: int = 0, n_ref: int = 0, n_test:
     return 1
 
 
-def _applies(attack: str, case: dict) -> bool:
-    # as domias_scoring.applies: the published LOGAN D1 draws its batches from 2 · min(n_syn, n_ref) rows
-    return attack != "logan_d1_published" or case["n_test"] <= 2 * min(case["n_syn"], case["n_ref"])
-
-
 def _lengths(s: dict) -> dict:
     """The full length of each iterative attack kind: epochs, or the published LOGAN D1's steps per record."""
     return {
@@ -227,7 +223,11 @@ def _plan_section(section: str, s: dict, attacks: tuple, done: set, rows: list) 
     for c in cases:
         setting = (c["synthetic"], c["n_ref"], c["n_syn"])
         for a in attacks:
-            if _applies(a, c) and (setting, a) not in done and a not in missing.get(setting, (c, []))[1]:
+            if (
+                applies(a, c["n_test"], c["n_syn"], c["n_ref"])
+                and (setting, a) not in done
+                and a not in missing.get(setting, (c, []))[1]
+            ):
                 missing.setdefault(setting, (c, []))[1].append(a)
     references = set()  # one p_R per reference set and estimator in a section (domias_scoring.score_settings)
     for setting, (c, names) in missing.items():

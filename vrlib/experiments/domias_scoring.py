@@ -125,16 +125,14 @@ def _setting_task(task: dict) -> dict:
     return out
 
 
-def applies(name: str, setting: Setting) -> bool:
-    """Whether the attack is defined on the setting.
+def applies(name: str, n_test: int, n_syn: int, n_ref: int) -> bool:
+    """Whether the attack is defined on a setting of these sizes (records scored, synthetic, reference).
 
     The reference code's LOGAN D1 draws its batches from the first ``n_test`` rows of
     the stacked ``[synthetic; reference]`` array of ``2 · min(n_syn, n_ref)`` rows, so it
     cannot run when there are more records to score than that (Fig. 4's smallest sets).
     """
-    if name == "logan_d1_published":
-        return len(setting.X) <= 2 * min(len(setting.synthetic), len(setting.reference))
-    return True
+    return name != "logan_d1_published" or n_test <= 2 * min(n_syn, n_ref)
 
 
 ESTIMATOR_MODULES = {"kde": kde, "flow": bnaf}  # the module of each density estimator, for the score keys
@@ -225,7 +223,7 @@ def score_settings(
         key=lambda st, name: score_key(st.key, name, settings, st.seed, len(st.X)),
         n_records=lambda st: len(st.X),
         score=_setting_task,
-        applies=lambda st, name: applies(name, st),
+        applies=lambda st, name: applies(name, len(st.X), len(st.synthetic), len(st.reference)),
         n_jobs=n_jobs,
         progress=progress,
     )
