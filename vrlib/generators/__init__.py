@@ -22,6 +22,10 @@ REGISTRY = {
     "noise": "noise:AdditiveNoise",
     "wgan_gp": "wgan:WGANGP",
     "wgan_wc": "wgan:WGANWC",
+    "gan": "gan:GAN",
+    "adsgan": "adsgan:ADSGAN",
+    "pategan": "pategan:PATEGAN",
+    "nflow": "nflow:NFlow",
 }
 
 
@@ -30,7 +34,8 @@ def get_generator(name: str, **params):
 
     Parameters
     ----------
-    name : {"synthpop", "baynet", "privbayes", "tvae", "ctgan", "noise", "wgan_gp", "wgan_wc"}
+    name : {"synthpop", "baynet", "privbayes", "tvae", "ctgan", "noise", "wgan_gp", "wgan_wc", "gan", "adsgan", \
+            "pategan", "nflow"}
     **params
         Passed to the generator's constructor (e.g. ``epsilon`` for PrivBayes).
     """
