@@ -24,6 +24,10 @@ from vrlib.generators.bayesnet import (
 from vrlib.generators.neural import CTGAN, TVAE
 from vrlib.generators.noise import AdditiveNoise
 from vrlib.generators.synthpop import Synthpop
+from vrlib.generators.adsgan import ADSGAN
+from vrlib.generators.gan import GAN
+from vrlib.generators.nflow import NFlow
+from vrlib.generators.pategan import PATEGAN
 from vrlib.generators.wgan import WGANGP, WGANWC
 
 # Fast settings for every generator (the neural ones: one epoch, small networks).
@@ -52,6 +56,10 @@ FAST = {
     "noise": {"scale": 0.5, "resample_prob": 0.2},
     "wgan_gp": {"epochs": 1, "batch_size": 20, "z_dim": 8, "device": "cpu", "threads": 1},
     "wgan_wc": {"epochs": 1, "batch_size": 20, "z_dim": 8, "device": "cpu", "threads": 1},
+    "gan": {"epochs": 1, "batch_size": 20, "z_dim": 8, "device": "cpu", "threads": 1},
+    "adsgan": {"lamda": 0.5, "epochs": 1, "batch_size": 20, "z_dim": 8, "device": "cpu", "threads": 1},
+    "pategan": {"n_teachers": 2, "epochs": 1, "batch_size": 20, "z_dim": 8, "device": "cpu", "threads": 1},
+    "nflow": {"epochs": 1, "hidden": 8, "transforms": 2, "bins": 4, "device": "cpu", "threads": 1},
 }
 NAMES = sorted(FAST)
 
@@ -94,6 +102,10 @@ def test_registry_names_and_classes():
         "noise": AdditiveNoise,
         "wgan_gp": WGANGP,
         "wgan_wc": WGANWC,
+        "gan": GAN,
+        "adsgan": ADSGAN,
+        "pategan": PATEGAN,
+        "nflow": NFlow,
     }
     assert set(REGISTRY) == set(expected)
     for name, cls in expected.items():
@@ -102,7 +114,7 @@ def test_registry_names_and_classes():
 
 def test_unknown_generator_name():
     with pytest.raises(VrlibError, match="unknown generator"):
-        get_generator("gan")
+        get_generator("vae")
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -199,7 +211,7 @@ def tiny_table(n):
 @pytest.mark.parametrize("n", [1, 3, 7])
 def test_tiny_tables_and_constant_columns(name, n):
     df, schema = tiny_table(n)
-    if name in ("tvae", "ctgan", "wgan_gp", "wgan_wc") and n < 2:
+    if name in ("tvae", "ctgan", "wgan_gp", "wgan_wc", "gan", "adsgan", "pategan") and n < 2:
         with pytest.raises(VrlibError, match="at least 2 training rows"):
             fitted(name, df, schema)
         return

@@ -193,7 +193,9 @@ class PATEGAN(GAN):
                         pick = (torch.rand(k, m, device=device) * part_size[:, None]).long() + part_start[:, None]
                         real = data[part_rows[pick]]  # (k, m, width): teacher i sees only partition i
                         fake = self._generate(torch, gen, data[: k * m]).detach().view(k, m, width)
-                        logits = torch.cat([torch.einsum("kmd,kd->km", x, weights) + bias[:, None] for x in (real, fake)], 1)
+                        logits = torch.cat(
+                            [torch.einsum("kmd,kd->km", x, weights) + bias[:, None] for x in (real, fake)], 1
+                        )
                         target = torch.cat([torch.ones(k, m, device=device), torch.zeros(k, m, device=device)], 1)
                         loss_t = bce(logits, target)
                         opt_t.zero_grad(set_to_none=True)
