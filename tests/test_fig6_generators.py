@@ -74,8 +74,8 @@ def test_vote_moments_by_hand():
     q = 10 / (4 * math.exp(8))
     assert q < 1 / (math.e**2 + 1)
     ratio = (1 - q) / (1 - math.e**2 * q)
-    dependent = [math.log((1 - q) * ratio**l + q * math.exp(2 * l)) for l in orders]
-    expected = [min(2 * l * (l + 1), dep) for l, dep in zip(orders, dependent)]
+    dependent = [math.log((1 - q) * ratio**order + q * math.exp(2 * order)) for order in orders]
+    expected = [min(2 * order * (order + 1), dep) for order, dep in zip(orders, dependent)]
     np.testing.assert_allclose(vote_moments([1], [9], 1.0, orders), expected, rtol=1e-9)
     # a tie: q = 1/2 is above the bound's range, only 2λ²l(l+1) applies; votes add up
     np.testing.assert_allclose(vote_moments([5, 5], [5, 5], 1.0, orders), [2 * 4, 2 * 12])
