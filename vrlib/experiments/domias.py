@@ -74,6 +74,11 @@ FIG3_ATTACKS = (
 )
 FIG4_ATTACKS = ("domias_kde", "domias_flow", "eq1_kde", "eq1_flow", "logan_d1", "logan_d1_published")
 
+# Fig. 6's generators: the paper's eight (GAN, WGAN-GP, CTGAN, TVAE, NFlow, PATE-GAN, PrivBayes,
+# ADS-GAN), BayNet (ours, PrivBayes without noise) and the additive-noise baseline.
+FIG6_PAPER = ("gan", "wgan_gp", "ctgan", "tvae", "nflow", "pategan", "privbayes", "adsgan")
+FIG6_GENERATORS = FIG6_PAPER + ("baynet", "noise")
+
 # BNAF as in the paper's Table 3 (5 flows × 3 layers × 32 units per dimension, lr 0.01,
 # batch 50, 50 epochs), and smaller versions that fit the other profiles' budgets.
 _FLOW_PAPER = dict(n_flows=5, n_layers=3, hidden_per_dim=32, epochs=50, batch_size=50, lr=1e-2, patience=10)
@@ -87,8 +92,10 @@ register(
         "smoke": dict(
             seeds=(0,), n_mem_grid=(50, 200), n_mem=200, tvae_epochs=30, epochs_grid=(10, 30), n_ref=1000,
             n_syn=1000, n_ref_grid=(300, 1000), n_syn_grid=(300, 1000), flow=_FLOW_SMOKE, logan_epochs=3,
-            n_holdout=1000, fig6_generators=("tvae", "ctgan", "privbayes", "baynet", "noise"),
+            n_holdout=1000, fig6_generators=FIG6_GENERATORS,
             ctgan_epochs=10, privbayes_epsilons=(1.0,), noise_scales=(0.7, 1.9), fig6_attacks=("domias_kde",),
+            gan_epochs=2, gan_batch_size=100, nflow_epochs=2, adsgan_lambdas=(0.2, 1.5), pategan_epsilon=1.0,
+            pategan_delta=1e-5,
             noise_values_are="variance", domain_bins=10,
             q_grid=(0.05, 0.1, 0.5, 1.0), adult_n_mem=300, adult_n_ref=1000, adult_n_syn=1000,
             adult_epochs=20, adult_jitter=0.1, minority_attacks=("domias_kde", "eq1_kde", "gan_leaks_cal"),
@@ -98,8 +105,10 @@ register(
             seeds=(0, 1, 2), n_mem_grid=(30, 50, 100, 300, 500, 1000), n_mem=500, tvae_epochs=1000,
             epochs_grid=(100, 300, 1000, 2000), n_ref=3000, n_syn=3000, n_ref_grid=(300, 1000, 2000, 3000),
             n_syn_grid=(300, 1000, 2000, 3000), flow=_FLOW_QUICK, logan_epochs=20, n_holdout=2000,
-            fig6_generators=("tvae", "ctgan", "privbayes", "baynet", "noise"), ctgan_epochs=300,
+            fig6_generators=FIG6_GENERATORS, ctgan_epochs=300,
             privbayes_epsilons=(1.0, 10.0), noise_scales=(0.7, 1.1, 1.5, 1.9, 2.5, 3.5),
+            gan_epochs=300, gan_batch_size=100, nflow_epochs=100, adsgan_lambdas=(0.2, 0.7, 1.1, 1.5),
+            pategan_epsilon=1.0, pategan_delta=1e-5,
             fig6_attacks=("domias_kde", "eq1_kde", "mc", "gan_leaks", "gan_leaks_cal"),
             noise_values_are="variance", domain_bins=10,
             q_grid=(0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
@@ -112,8 +121,9 @@ register(
             epochs_grid=(100, 250, 500, 1000, 1500, 2000, 3000), n_ref=10000, n_syn=10000,
             n_ref_grid=(100, 500, 1000, 2000, 5000, 10000), n_syn_grid=(100, 500, 1000, 2000, 5000, 10000),
             flow=_FLOW_PAPER, logan_epochs=300, n_holdout=2000,
-            fig6_generators=("tvae", "ctgan", "privbayes", "baynet", "noise"), ctgan_epochs=300,
-            privbayes_epsilons=(0.1, 1.0, 10.0),
+            fig6_generators=FIG6_GENERATORS, ctgan_epochs=300,
+            privbayes_epsilons=(0.1, 1.0, 10.0), gan_epochs=1000, gan_batch_size=100, nflow_epochs=300,
+            adsgan_lambdas=(0.2, 0.5, 0.7, 1.0, 1.1, 1.3, 1.5), pategan_epsilon=1.0, pategan_delta=1e-5,
             noise_scales=(0.7, 0.9, 1.1, 1.3, 1.5, 1.7, 1.9, 2.3, 2.5, 2.9, 3.5, 3.9), fig6_attacks=ATTACKS,
             noise_values_are="variance", domain_bins=10,
             q_grid=(0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
@@ -197,7 +207,7 @@ def synthesize(
     made = []
     for job in jobs:
         params = dict(job["params"])
-        if job["generator"] in ("tvae", "ctgan"):
+        if job["generator"] in ("tvae", "ctgan", "gan", "wgan_gp", "adsgan", "pategan", "nflow"):
             params.setdefault("threads", 1)  # small networks: one thread each, the fits run side by side
         made.append(
             SynthesisJob(
@@ -477,11 +487,22 @@ def noise_sigma(value: float, values_are: str = "variance") -> float:
     return math.sqrt(value) if values_are == "variance" else float(value)
 
 
-def _fig6_generators(s: dict) -> list[tuple[str, str, dict, float]]:
-    """(label, generator name, params, privacy parameter) for every point of Fig. 6."""
+def fig6_configs(s: dict) -> list[tuple[str, str, dict, float]]:
+    """(label, generator name, params, privacy parameter) for every point of Fig. 6, from a profile's settings.
+
+    The paper's eight generators with ADS-GAN at each λ of ``adsgan_lambdas`` (its privacy
+    parameter: λ), PATE-GAN at (``pategan_epsilon``, ``pategan_delta``), PrivBayes at each ε of
+    ``privbayes_epsilons``; BayNet; the additive-noise baseline at each level of
+    ``noise_scales``.  The paper gives no other hyper-parameters ("recommended settings"): the
+    GANs train ``gan_epochs`` passes of ``gan_batch_size`` rows with their modules' defaults
+    (WGAN-GP's gradient penalty 10, as the paper says), NFlow ``nflow_epochs``, TVAE
+    ``tvae_epochs``, CTGAN ``ctgan_epochs``.  A point's settings are its synthetic dataset's
+    cache key, so a point whose settings did not change keeps its key.
+    """
     out = []
     values_are = s["noise_values_are"]
     symbol = "σ²" if values_are == "variance" else "σ"
+    gan = {"epochs": s["gan_epochs"], "batch_size": s["gan_batch_size"]}
     for g in s["fig6_generators"]:
         if g == "tvae":
             out.append(("TVAE", "tvae", {"epochs": s["tvae_epochs"]}, math.nan))
@@ -493,6 +514,17 @@ def _fig6_generators(s: dict) -> list[tuple[str, str, dict, float]]:
             ]
         elif g == "baynet":
             out.append(("BayNet", "baynet", {}, math.nan))
+        elif g == "gan":
+            out.append(("GAN", "gan", dict(gan), math.nan))
+        elif g == "wgan_gp":
+            out.append(("WGAN-GP", "wgan_gp", {**gan, "gp_weight": 10.0}, math.nan))
+        elif g == "nflow":
+            out.append(("NFlow", "nflow", {"epochs": s["nflow_epochs"]}, math.nan))
+        elif g == "pategan":
+            eps, delta = float(s["pategan_epsilon"]), float(s["pategan_delta"])
+            out.append((f"PATE-GAN ε={eps:g}", "pategan", {**gan, "epsilon": eps, "delta": delta}, eps))
+        elif g == "adsgan":
+            out += [(f"ADS-GAN λ={v:g}", "adsgan", {**gan, "lamda": float(v)}, float(v)) for v in s["adsgan_lambdas"]]
         elif g == "noise":
             # σ in the table's (standardised) units, never rescaled by the training set's own spread
             out += [
@@ -505,7 +537,7 @@ def _fig6_generators(s: dict) -> list[tuple[str, str, dict, float]]:
                 for v in s["noise_scales"]
             ]
         else:
-            raise VrlibError(f"unknown Fig. 6 generator {g!r}; choose from tvae, ctgan, privbayes, baynet, noise")
+            raise VrlibError(f"unknown Fig. 6 generator {g!r}; choose from {', '.join(FIG6_GENERATORS)}")
     return out
 
 
@@ -546,7 +578,7 @@ def fig6(
     s = _settings(profile, overrides)
     attacks = check_attacks(attacks if attacks is not None else s["fig6_attacks"])
     df, schema = california()
-    configs = _fig6_generators(s)
+    configs = fig6_configs(s)
     parts_by_seed = {seed: split(df, s["n_mem"], s["n_ref"], seed, n_holdout=s["n_holdout"]) for seed in s["seeds"]}
     jobs, metas = [], []
     # public bins for BayNet / PrivBayes: quantiles of the reference set, never of D_mem
@@ -762,6 +794,9 @@ __all__ = [
     "fig3b",
     "fig4",
     "fig6",
+    "fig6_configs",
+    "FIG6_PAPER",
+    "FIG6_GENERATORS",
     "precision_curves",
     "minority",
     "encode_adult",
