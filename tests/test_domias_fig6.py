@@ -57,3 +57,41 @@ def test_missing_paper_generators_are_named_and_ours_marked():
     ax, _ = plot_fig6(crowded_table(), "domias_flow")
     assert not [t for t in ax.texts if "not in this run" in t.get_text()]
     plt.close(ax.figure)
+
+
+# --------------------------------------------------------------------------- the setting
+
+
+def test_paper_profile_is_the_papers_fig6():
+    from vrlib.experiments import domias, profile_settings
+
+    s = profile_settings("domias", "paper")
+    configs = domias.fig6_configs(s)
+    families = [g for _, g, _, _ in configs]
+    assert set(domias.FIG6_PAPER) <= set(families)  # GAN, WGAN-GP, CTGAN, TVAE, NFlow, PATE-GAN, PrivBayes, ADS-GAN
+    assert [p for _, g, _, p in configs if g == "adsgan"] == list(LAMBDAS)
+    assert [p for _, g, _, p in configs if g == "noise"] == list(NOISE)
+    assert [params["gp_weight"] for _, g, params, _ in configs if g == "wgan_gp"] == [10.0]  # the paper's App. C
+    assert len(s["seeds"]) == 8 and "domias_flow" in s["fig6_attacks"]
+    pate = next(params for _, g, params, _ in configs if g == "pategan")
+    assert (pate["epsilon"], pate["delta"]) == (1.0, 1e-5)
+    for profile in ("smoke", "quick"):  # the small profiles run every generator, at fewer λ and levels
+        small = domias.fig6_configs(profile_settings("domias", profile))
+        assert set(domias.FIG6_PAPER) <= {g for _, g, _, _ in small} and len(small) < len(configs)
+
+
+def test_points_that_were_there_before_keep_their_settings():
+    # The synthetic datasets are cached under their generator's parameters: these must not change.
+    import math
+
+    from vrlib.experiments import domias, profile_settings
+
+    for profile in ("smoke", "quick", "paper"):
+        s = profile_settings("domias", profile)
+        old = {"TVAE": ("tvae", {"epochs": s["tvae_epochs"]}), "CTGAN": ("ctgan", {"epochs": s["ctgan_epochs"]}),
+               "BayNet": ("baynet", {})}  # fmt: skip
+        old.update({f"PrivBayes ε={e:g}": ("privbayes", {"epsilon": float(e)}) for e in s["privbayes_epsilons"]})
+        old.update({f"noise σ²={v:g}": ("noise", {"scale": math.sqrt(v), "training_std": False})
+                    for v in s["noise_scales"]})  # fmt: skip
+        now = {label: (g, params) for label, g, params, _ in domias.fig6_configs(s)}
+        assert {label: now[label] for label in old} == old
