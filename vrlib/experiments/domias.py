@@ -502,8 +502,9 @@ def fig6_configs(s: dict) -> list[tuple[str, str, dict, float]]:
     out = []
     values_are = s["noise_values_are"]
     symbol = "σ²" if values_are == "variance" else "σ"
-    gan = {"epochs": s["gan_epochs"], "batch_size": s["gan_batch_size"]}
     for g in s["fig6_generators"]:
+        if g in ("gan", "wgan_gp", "pategan", "adsgan"):  # read only where a GAN is asked for
+            gan = {"epochs": s["gan_epochs"], "batch_size": s["gan_batch_size"]}
         if g == "tvae":
             out.append(("TVAE", "tvae", {"epochs": s["tvae_epochs"]}, math.nan))
         elif g == "ctgan":
