@@ -23,6 +23,7 @@ S = dict(
     ctgan_epochs=3,
     privbayes_epsilons=(1.0, 10.0),
     noise_scales=(0.5,),
+    noise_values_are="variance",
     fig6_attacks=("domias_kde", "eq1_flow", "logan_d1_published"),
     adult_n_mem=30,
     adult_n_ref=300,
@@ -145,8 +146,8 @@ def test_unknown_sections_are_refused():
         dc.notebook_units(S, ["fig3a", "fig7"])
     with pytest.raises(VrlibError, match="unknown section"):
         dc.section_attacks("figure 3a", S)
-    with pytest.raises(VrlibError, match="unknown Fig. 6 generator 'gan'"):
-        dc.notebook_units(dict(S, fig6_generators=("gan",)), ["fig6"])
+    with pytest.raises(VrlibError, match="unknown Fig. 6 generator 'vae'"):
+        dc.notebook_units(dict(S, fig6_generators=("vae",)), ["fig6"])
     with pytest.raises(VrlibError, match="fraction"):
         dc.measure_units(S, dc.notebook_units(S, ["fig3a"]), fraction=0)
 
@@ -158,8 +159,8 @@ def test_paper_profile_counts():
     f3a = units[units.section == "fig3a"]
     assert (f3a.kind == "tvae").sum() == 48 and set(f3a[f3a.kind == "tvae"].length) == {2000}
     assert (f3a.kind == "flow").sum() == 48 + 8 and set(f3a[f3a.kind == "flow"].length) == {50}
-    # Fig. 6: 1 + 1 + 3 + 1 + 12 generators, TVAE's from Fig. 3a
-    assert units[(units.section == "fig6") & units.kind.isin(dc.GENERATORS)].shape[0] == 8 * 17
+    # Fig. 6: GAN, WGAN-GP, CTGAN, NFlow, PATE-GAN, 3 PrivBayes, 7 ADS-GAN, BayNet, 12 noise; TVAE's from Fig. 3a
+    assert units[(units.section == "fig6") & units.kind.isin(dc.GENERATORS)].shape[0] == 8 * 28
 
 
 def test_measured_units_on_california(tmp_path, monkeypatch):

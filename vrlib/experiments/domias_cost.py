@@ -55,7 +55,8 @@ _SECTION_FUNCTIONS = {
 }
 _ATTACKS_SETTING = {"fig6": "fig6_attacks", "fig5": "minority_attacks"}
 
-GENERATORS = ("tvae", "ctgan", "privbayes", "baynet", "noise")
+GENERATORS = ("tvae", "ctgan", "privbayes", "baynet", "noise", "gan", "wgan_gp", "adsgan", "pategan", "nflow")
+NEURAL = ("tvae", "ctgan", "gan", "wgan_gp", "adsgan", "pategan", "nflow")  # fitted for a number of epochs
 KINDS = GENERATORS + ("flow", "kde", "logan_0", "logan_d1", "logan_d1_published", "mc", "gan_leaks", "gan_leaks_cal")
 
 # Attack group of each kind: one row of the prediction per section and group.
@@ -65,6 +66,11 @@ GROUPS = {
     "privbayes": "PrivBayes, BayNet and noise fits",
     "baynet": "PrivBayes, BayNet and noise fits",
     "noise": "PrivBayes, BayNet and noise fits",
+    "gan": "GAN, WGAN-GP, ADS-GAN and PATE-GAN fits",
+    "wgan_gp": "GAN, WGAN-GP, ADS-GAN and PATE-GAN fits",
+    "adsgan": "GAN, WGAN-GP, ADS-GAN and PATE-GAN fits",
+    "pategan": "GAN, WGAN-GP, ADS-GAN and PATE-GAN fits",
+    "nflow": "NFlow fits",
     "flow": "BNAF (domias_flow, eq1_flow)",
     "kde": "KDE (domias_kde, eq1_kde)",
     "logan_0": "LOGAN 0",
@@ -156,21 +162,11 @@ def _cases(section: str, s: dict) -> list[dict]:
     if section == "fig5":
         n, e = s["adult_n_mem"], s["adult_epochs"]
         return [_case("adult", "tvae", e, seed, n, e, s["adult_n_ref"], s["adult_n_syn"], 2 * n) for seed in seeds]
-    # fig6: every generator on the same D_mem
+    # fig6: every generator on the same D_mem, as domias.fig6_configs makes them
     configs = []
-    for g in s["fig6_generators"]:
-        if g == "tvae":
-            configs.append(("tvae", epochs, epochs))
-        elif g == "ctgan":
-            configs.append(("ctgan", s["ctgan_epochs"], s["ctgan_epochs"]))
-        elif g == "privbayes":
-            configs += [("privbayes", float(e), 0) for e in s["privbayes_epsilons"]]
-        elif g == "baynet":
-            configs.append(("baynet", None, 0))
-        elif g == "noise":
-            configs += [("noise", float(v), 0) for v in s["noise_scales"]]
-        else:
-            raise VrlibError(f"unknown Fig. 6 generator {g!r}; choose from {GENERATORS}")
+    for label, g, params, priv in domias.fig6_configs(s):
+        key = params.get("epochs") if g == "tvae" else (label if g != "baynet" else None)
+        configs.append((g, key, params.get("epochs", 0)))
     return [
         _case("california", g, param, seed, n_mem, e, n_ref, n_syn, 2 * n_mem)
         for seed in seeds
@@ -372,6 +368,9 @@ def _generator_params(generator: str, s: dict, length: int) -> dict:
     """Parameters of one measured fit: the neural generators with ``length`` epochs, the others as in Fig. 6."""
     if generator in ("tvae", "ctgan"):
         return {"epochs": int(length)}
+    if generator in NEURAL:  # Fig. 6's other neural generators: its first setting of each
+        config = next(p for _, g, p, _ in domias.fig6_configs(s) if g == generator)
+        return {**config, "epochs": int(length)}
     if generator == "privbayes":
         return {"epsilon": float(s["privbayes_epsilons"][0])}
     if generator == "noise":
@@ -423,7 +422,7 @@ def _run_attack(kind: str, data: _Data, s: dict, length: int, synthetic, referen
 
 def _measure_one(kind: str, data: _Data, s: dict, variant: int, full: float, fraction: float, warm: set) -> dict:
     """Measured CPU seconds of one kind of unit: ``fixed``, ``per`` epoch (or step per record) and the size measured at."""
-    iterative = kind in ("tvae", "ctgan") or kind in _lengths(s)
+    iterative = kind in NEURAL or kind in _lengths(s)
     lengths = _measured_lengths(full, fraction) if iterative else (0,)
     # a kind runs once untimed first (imports, compiled code); BNAF's compiled code is made for one number of columns
     warm_key = (kind, data.reference.shape[1]) if kind == "flow" else kind
