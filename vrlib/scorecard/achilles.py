@@ -2,7 +2,10 @@
 
 The noise: each cell of Tables 2 and 3 (and Figs. 3 and 4) is a mean over the 10 targets a method
 chooses; the se of a difference between two cells is that of two independent means of 10
-(:func:`vrlib.scorecard.rules.se_difference`). The paper's own ± are the same kind of std.
+(:func:`vrlib.scorecard.rules.se_difference`). The paper's own ± are the same kind of std. The
+committed tables come from one root seed, whose targets share their OUT datasets: the spread over
+targets is then a lower bound of a cell's noise (the seed's own share is not in it), so a
+difference called beyond the noise here is one a run over several root seeds should confirm.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ from vrlib.scorecard import headline
 from vrlib.scorecard.rules import ABOUT, Z, Claim, Outcome, ahead, f, se_difference, signed
 
 PAPER = "achilles"
-
 
 
 def _headline() -> dict:
@@ -66,10 +68,7 @@ def cells_match_paper(df: pd.DataFrame) -> Outcome | None:
     if not len(df):
         return None
     gap = df.auc_mean - df.paper_mean
-    se = [
-        se_difference(s, n, ps, headline.PAPER_N_TARGETS)
-        for s, n, ps in zip(df.auc_std, df.n_targets, df.paper_std)
-    ]
+    se = [se_difference(s, n, ps, headline.PAPER_N_TARGETS) for s, n, ps in zip(df.auc_std, df.n_targets, df.paper_std)]
     inside = [abs(g) <= Z * e for g, e in zip(gap, se)]
     out = Outcome(
         f"{sum(inside)} of {len(df)} cells within the noise of the paper's; mean |ours − paper| "
@@ -118,6 +117,9 @@ def table3_ahead(t):
 
 
 def _average_gap_rule(table: str, attack: str, key: str):
+    """One check: the stated average gap inside ours' 95 % interval (the paper's own table's noise added) while ours
+    excludes 0 (holds); the stated value outside it (fails); else, ours consistent with both, inconclusive."""
+
     def rule(t):
         df = t[table]
         if not {"method", "dataset", "generator", "auc_mean", "auc_std", "n_targets"} <= set(df.columns):
@@ -128,10 +130,13 @@ def _average_gap_rule(table: str, attack: str, key: str):
         se = float(np.hypot(ours["se"], own["se"]))  # ours and the paper's each a mean of 4 settings' gaps
         out = Outcome(
             f"distance − best other method, averaged over {ours['n_settings']} settings: {signed(ours['gap'], ours['se'])} "
-            f"(the paper's own table gives {f(own['gap'], 4)} this way)"
+            f"(the paper's own table gives {f(own['gap'])} this way)"
         )  # fmt: skip
-        out.check(ahead(ours["gap"], ours["se"]), f"average gap {signed(ours['gap'], ours['se'])} not above 0")
-        out.check(abs(diff) <= Z * se, f"{f(ours['gap'])} vs the stated {f(stated)}: {signed(diff, se)}")
+        if abs(diff) > Z * se:
+            v = False
+        else:
+            v = True if ahead(ours["gap"], ours["se"]) else None
+        out.check(v, f"ours {signed(ours['gap'], ours['se'])} against the stated {f(stated)} and against 0")
         return out
 
     return rule
@@ -142,7 +147,7 @@ def _headline_statement(key: str, attack: str) -> Callable[[], str]:
         own = headline.paper_average_gap(attack)
         return (
             f"distance − best other method averaged over the 4 settings: {100 * HEADLINE[key]:g} p.p. "
-            f"(the paper's own table gives {f(own['gap'], 4)} this way)"
+            f"(the paper's own table gives {f(own['gap'])} this way)"
         )
 
     return text
@@ -226,7 +231,9 @@ def distance_variants(t):
     cos = d.loc["cosine"]
 
     def diff(p):
-        return d.at[p, "auc_mean"] - cos.auc_mean, se_difference(d.at[p, "auc_std"], d.at[p, "n_targets"], cos.auc_std, cos.n_targets)
+        return d.at[p, "auc_mean"] - cos.auc_mean, se_difference(
+            d.at[p, "auc_std"], d.at[p, "n_targets"], cos.auc_std, cos.n_targets
+        )
 
     out = Outcome(
         ", ".join(f"{k} {f(v)}" for k, v in d.auc_mean.items())
@@ -259,7 +266,12 @@ def distance_ahead_under_dp(t):
         others = g.drop(index="distance")
         best = others.auc_mean.idxmax()
         x = g.at["distance", "auc_mean"] - others.at[best, "auc_mean"]
-        se = se_difference(g.at["distance", "auc_std"], g.at["distance", "n_targets"], others.at[best, "auc_std"], others.at[best, "n_targets"])
+        se = se_difference(
+            g.at["distance", "auc_std"],
+            g.at["distance", "n_targets"],
+            others.at[best, "auc_std"],
+            others.at[best, "n_targets"],
+        )
         rows.append((dataset, eps, best, x, se, ahead(x, se)))
     out = Outcome(
         f"distance ahead of the best other beyond the noise in {sum(v is True for *_, v in rows)}, behind in "
@@ -305,8 +317,9 @@ CLAIMS: tuple[Claim, ...] = (
     Claim(PAPER, "abstract; §6.1; §7", "we show our method to outperform previous ad-hoc approaches by 7.2 percentage "
           "points (p.p.) on average on 2 datasets and 2 generators", _headline_statement("table2_average_gap", "query"),
           ("achilles_table2",), _average_gap_rule("achilles_table2", "query", "table2_average_gap"),
-          "per setting, distance's mean AUC minus the best other method's, averaged over the 4 settings: above 0 "
-          "beyond the noise (se over the targets), and within the noise of the stated 7.2 p.p.",
+          "per setting, distance's mean AUC minus the best other method's, averaged over the 4 settings: its 95 % "
+          "interval (se over the targets) covers the stated 7.2 p.p. and excludes 0 (holds), excludes 7.2 (fails), "
+          "covers both (inconclusive)",
           "01", HEAD1, "achilles_fig1", substitute=CENSUS_SUBSTITUTE),
     Claim(PAPER, "abstract; §6.2", "the performance of our attack increases also significantly when computed on "
           "records identified by our method, by 5.2 p.p. on average across datasets and generators",

@@ -189,7 +189,9 @@ def kde_vs_flow(t):
     small, large = mean.index[0], mean.index[-1]
 
     def gap(n):
-        return mean.at[n, "domias_flow"] - mean.at[n, "domias_kde"], float(np.hypot(se.at[n, "domias_flow"], se.at[n, "domias_kde"]))
+        return mean.at[n, "domias_flow"] - mean.at[n, "domias_kde"], float(
+            np.hypot(se.at[n, "domias_flow"], se.at[n, "domias_kde"])
+        )
 
     (ds, es), (dl, el) = gap(small), gap(large)
     out = Outcome(f"DOMIAS BNAF − KDE: {signed(ds, es)} at n_ref = {small}, {signed(dl, el)} at n_ref = {large}")
@@ -242,7 +244,9 @@ def baselines_understate(t):
         mi, ma = (sg, "minority"), (sg, "majority")
         v = [ahead(mean.at[ma, a] - mean.at[mi, a], float(np.hypot(se.at[mi, a], se.at[ma, a]))) for a in baselines]
         lower, higher = sum(x is True for x in v), sum(x is False for x in v)
-        parts.append(f"{sg}: {lower} of {len(baselines)} baselines less accurate on the group beyond the noise, {higher} more")
+        parts.append(
+            f"{sg}: {lower} of {len(baselines)} baselines less accurate on the group beyond the noise, {higher} more"
+        )
         most = len(baselines) / 2
         checks.append((True if lower > most else (False if len(baselines) - higher <= most else None), parts[-1]))
     out = Outcome("; ".join(parts))
@@ -372,7 +376,9 @@ def top_precision(t):
         return None
     best = at.loc[baselines].precision_mean.idxmax()
     d = at.at[own, "precision_mean"] - at.at[best, "precision_mean"]
-    e = se_difference(at.at[own, "precision_std"], at.at[own, "n_seeds"], at.at[best, "precision_std"], at.at[best, "n_seeds"])
+    e = se_difference(
+        at.at[own, "precision_std"], at.at[own, "n_seeds"], at.at[best, "precision_std"], at.at[best, "n_seeds"]
+    )
     out = Outcome(
         ", ".join(f"{label(a)} {pct(v)}" for a, v in at.precision_mean.sort_values(ascending=False).items())
         + f" (California); {label(own)} − {label(best)} {signed(d, e)}"
@@ -389,8 +395,10 @@ S5 = "Fig. 5 idea — an under-represented group on public data"
 S6 = "Fig. 6 — privacy against utility for several generators"
 S13 = "App. D (Fig. 13) — high-precision attacks: top-q precision"
 CONSISTENTLY = "In both plots, we see DOMIAS consistently outperforms baseline methods."
-HEART = "the Heart Failure data are private (the paper's App. A) and not available here"
-CELEBA = "CelebA images and the paper's convolutional VAE are outside this companion's tabular scope (no image data here)"
+HEART = "the Heart Failure data are private (the paper's App. A.2: 'Heart Failure (private)') and not available here"
+CELEBA = (
+    "CelebA images and the paper's convolutional VAE are outside this companion's tabular scope (no image data here)"
+)
 
 CLAIMS: tuple[Claim, ...] = (
     Claim(PAPER, "§5.1 (Fig. 3a)", CONSISTENTLY, "DOMIAS above every baseline at every |D_mem|", ("domias_fig3a",),
@@ -441,22 +449,22 @@ CLAIMS: tuple[Claim, ...] = (
           "per generator of the paper's figure in the table, DOMIAS's AUC minus the noise curve's at the same quality "
           "(interpolated), beyond the noise of both, on the paper's side; the paper's generators missing are named"
           + JUDGED_ON_PAPER_DOMIAS, NB, S6, "domias_fig6"),
-    Claim(PAPER, "App. C (Fig. 10)", "Indeed, we see that DOMIAS outperforms all baselines against most generative "
+    Claim(PAPER, "App. B.2 (Fig. 10)", "Indeed, we see that DOMIAS outperforms all baselines against most generative "
           "models.", "DOMIAS above every baseline on most generators", ("domias_fig6",),
           outperforms_on_most_generators, "per generator, DOMIAS's AUC minus the best baseline's beyond the noise: "
           "above on more than half the generators (holds), below-or-tied on at least half (fails), else inconclusive"
           + JUDGED_ON_PAPER_DOMIAS, NB, S6, "domias_fig6"),
-    Claim(PAPER, "App. D (Fig. 13)", "if the attacker decides to attack only the 20% highest samples, we get DOMIAS is "
+    Claim(PAPER, "App. D.1 (Fig. 13)", "if the attacker decides to attack only the 20% highest samples, we get DOMIAS is "
           "significantly more precise (86.2±5.5%) compared to baselines", _app_d_statement, ("domias_fig13",),
           top_precision, "at q = 0.2, DOMIAS's precision minus the best baseline's above 0 beyond the noise"
           + JUDGED_ON_PAPER_DOMIAS, NB, S13, "domias_fig13", substitute=CALIFORNIA_FOR_HEART),
-    Claim(PAPER, "App. B (Fig. 8)", "DOMIAS outperforms baselines on Heart Failure dataset. ... The same trends are "
+    Claim(PAPER, "App. B.1 (Fig. 8)", "DOMIAS outperforms baselines on Heart Failure dataset. ... The same trends are "
           "observed as in", "Fig. 3 on Heart Failure", unjudged=HEART),
-    Claim(PAPER, "App. B (Fig. 9)", "Similar to Section 5.2, we see that the MIA performance of DOMIAS is largely due "
+    Claim(PAPER, "App. B.1 (Fig. 9)", "Similar to Section 5.2, we see that the MIA performance of DOMIAS is largely due "
           "to assumption Eq.2 vs Eq. 1", "Fig. 4 on Heart Failure", unjudged=HEART),
     Claim(PAPER, "App. B.3 (Fig. 11)", "DOMIAS consistently outperforms other MIA methods, most of which score not much "
           "better than random guessing.", "CelebA AUC", unjudged=CELEBA),
-    Claim(PAPER, "App. D (Fig. 14)", "an attacker could attack only the examples with top 2% scores, and get a precision "
+    Claim(PAPER, "App. D.2 (Fig. 14)", "an attacker could attack only the examples with top 2% scores, and get a precision "
           "of P=65.7±11.6%—much higher than the second-best method LOGAN 0, scoring P=54.8±6.5%",
           "CelebA top-2 % precision 65.7 ± 11.6 % vs 54.8 ± 6.5 %", unjudged=CELEBA),
     Claim(PAPER, "App. C (Fig. 12)", "Using just the mean and standard deviation of the population's median income, "

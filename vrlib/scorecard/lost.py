@@ -116,7 +116,9 @@ def rmsd_above_floor(t):
     if not rows:
         return None
     v = [above_floor(r) for _, r in rows]
-    out = Outcome(f"RMSD above its noise floor beyond the interval in {sum(x is True for x in v)} of {len(rows)} settings")
+    out = Outcome(
+        f"RMSD above its noise floor beyond the interval in {sum(x is True for x in v)} of {len(rows)} settings"
+    )
     for (name, r), x in zip(rows, v):
         low, high = _interval(r, "rmsd")
         out.check(x, f"{name}: RMSD {f(r.rmsd)} [{f(low)}, {f(high)}], floor {f(r.floor)}")
@@ -156,7 +158,7 @@ def miss_in_range(t):
 
 
 def _up_to(t_value: float, quantity_t: float, names=LOST_MISS):
-    """"Up to x at t": the largest miss rate beyond noise alone (over the settings) has an interval covering x."""
+    """An "up to x at t" claim: the largest miss rate beyond noise alone (over the settings) has an interval covering x."""
 
     def rule(t):
         rows = _miss_rows(t, t_value, names)
@@ -261,7 +263,9 @@ def risk_to_chance(t):
     within the noise of 0.5. The noise of a mean over n targets: one run's per-record sd is floor / √2 (the floor
     is the RMSD of two runs), so the mean's se is floor / √(2n)."""
     games = {"traditional": "traditional", "model_seeded": "model-seeded"}
-    rows = _sweep(t, "lost_fig4_rmsd", "epsilon", ["n_targets"] + [f"{k}_{g}" for g in games for k in ("mean", "floor")])
+    rows = _sweep(
+        t, "lost_fig4_rmsd", "epsilon", ["n_targets"] + [f"{k}_{g}" for g in games for k in ("mean", "floor")]
+    )
     if rows is None:
         return None
     low, high = rows[0], rows[-1]
@@ -312,7 +316,9 @@ def one_record(t):
     out.check(abs(under - stated_under) <= Z * e + ABOUT, f"worst case − traditional {f(under)} against about "
               f"{f(stated_under)}")  # fmt: skip
     for end, ours, stated in (("lowest", r.model_seeded_min, pl["low"]), ("highest", r.model_seeded_max, pl["high"])):
-        out.check(abs(ours - stated) <= ABOUT + Z * r.noise_sd, f"{end} model-seeded risk {f(ours)} against about {f(stated)}")
+        out.check(
+            abs(ours - stated) <= ABOUT + Z * r.noise_sd, f"{end} model-seeded risk {f(ours)} against about {f(stated)}"
+        )
     return out
 
 

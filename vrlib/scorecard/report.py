@@ -294,8 +294,7 @@ def coverage_lines(rows: list[Row]) -> list[str]:
         out += [f"**{paper}** ({title}), {len(mine)} claims:", ""]
         if own:
             out.append(
-                "- reproduced on the paper's data: "
-                + "; ".join(f"{_cell(r.claim.result)} ({r.size})" for r in own)
+                "- reproduced on the paper's data: " + " · ".join(f"{_cell(r.claim.result)} ({r.size})" for r in own)
             )
         by_sub: dict[str, list[Row]] = {}
         for r in subst:
@@ -303,14 +302,14 @@ def coverage_lines(rows: list[Row]) -> list[str]:
         for sub, rs in by_sub.items():
             out.append(
                 "- reproduced on a substitute: "
-                + "; ".join(f"{_cell(r.claim.result)} ({r.size})" for r in rs)
+                + " · ".join(f"{_cell(r.claim.result)} ({r.size})" for r in rs)
                 + f" — {_cell(sub)}"
             )
         by_why: dict[str, list[Row]] = {}
         for r in gone:
             by_why.setdefault(r.claim.unjudged, []).append(r)
         for why, rs in by_why.items():
-            out.append("- not reproduced: " + "; ".join(_cell(r.claim.result) for r in rs) + f" — {_cell(why)}")
+            out.append("- not reproduced: " + " · ".join(_cell(r.claim.result) for r in rs) + f" — {_cell(why)}")
         out.append("")
     return out
 
@@ -506,7 +505,9 @@ def write(root: Path | str = ".", check: bool = False) -> list[Path]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m vrlib.scorecard", description="Write the reproduction scorecard and the provenance page.")
+    parser = argparse.ArgumentParser(
+        prog="python -m vrlib.scorecard", description="Write the reproduction scorecard and the provenance page."
+    )
     parser.add_argument("--root", default=None, help="the project's folder (default: the one vrlib is installed from)")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when a generated file differs")
     args = parser.parse_args(argv)
