@@ -140,6 +140,16 @@ def _fig4_drop(low, at10, high, std):
     return f
 
 
+def _smallest_eps(low, high):
+    def f(t):
+        df = t["achilles_fig4_smallest_epsilon_interval"].copy()
+        pooled = df.method == "all distinct targets"
+        df.loc[pooled, "ci_low"], df.loc[pooled, "ci_high"], df.loc[pooled, "mean"] = low, high, (low + high) / 2
+        return {"achilles_fig4_smallest_epsilon_interval": df}
+
+    return f
+
+
 # --------------------------------------------------------------------------- perturbations (domias)
 
 
@@ -270,6 +280,20 @@ def _fig6(delta, std):
     return f
 
 
+def _noise_curve(slope, std):
+    """The additive-noise rows: AUC = 0.6 + ``slope`` × (rank of W1 from the least noise, scaled to [-1, 0])."""
+
+    def f(t):
+        df = t["domias_fig6"].copy()
+        df["auc_std"] = std
+        noise = df.family == "noise"
+        r = df.loc[noise].groupby("attack").wd_sliced.rank(pct=True)
+        df.loc[noise, "auc_mean"] = 0.6 - slope * r
+        return {"domias_fig6": df}
+
+    return f
+
+
 def _precision(delta, std):
     def f(t):
         df = t["domias_fig13"].copy()
@@ -316,6 +340,22 @@ def _miss(at_t, rate, low, high, noise, n_low, n_high, names=MISS):
             df.loc[rows, "miss_rate_noise"] = noise
             df.loc[rows, "miss_rate_noise_low"], df.loc[rows, "miss_rate_noise_high"] = n_low, n_high
             df.loc[rows, "n_high"] = 50
+            out[name] = df
+        return out
+
+    return f
+
+
+def _miss_vs_noise(rate, noise):
+    def f(t):
+        out = {}
+        for name in MISS:
+            df = t[name].copy()
+            has = df.miss_rate.notna()
+            off = 1e-4 * np.arange(has.sum())
+            df.loc[has, "miss_rate"], df.loc[has, "miss_rate_noise"] = rate - off, noise
+            df.loc[has, "miss_rate_low"], df.loc[has, "miss_rate_high"] = rate - 0.05 - off, rate + 0.05 - off
+            df.loc[has, "miss_rate_noise_low"], df.loc[has, "miss_rate_noise_high"] = noise - 0.05, noise + 0.05
             out[name] = df
         return out
 
@@ -385,6 +425,8 @@ def _mca_table3(shift):
         df = t["mca_table3"].copy()
         rows = df.statistic.isin(["Pr[#x = 1]", "Pr[#x <= 3]"])
         df.loc[rows, "ours"] = df.loc[rows, "paper"].astype(float) + shift
+        counts = df.statistic.isin(["training records", "test records"])
+        df.loc[counts, "ours"] = df.loc[counts, "paper"].astype(float) + (100 if shift else 0)
         return {"mca_table3": df}
 
     return f
@@ -425,6 +467,13 @@ CASES = {
         "holds": _loglik(0.2, 0.01), "does not hold": _loglik(-0.2, 0.01), "inconclusive": _loglik(0.001, 0.1)},
     _case("achilles", "Table 3", "Table 3"): _cells("achilles_table3"),
     _case("achilles", "§6.2 (Fig. 2, Table 3)", "Figure 2"): _ahead("achilles_table3"),
+    _case("achilles", "§6.1 (Fig. 1, Table 2)", "Importantly"): {
+        "holds": _ahead("achilles_table2")["inconclusive"], "does not hold": _ahead("achilles_table2")["does not hold"]},
+    _case("achilles", "§6.2 (Fig. 2, Table 3)", "Importantly"): {
+        "holds": _ahead("achilles_table3")["inconclusive"], "does not hold": _ahead("achilles_table3")["does not hold"]},
+    _case("achilles", "§1 (Fig. 4)", "We confirm"): {
+        "holds": _smallest_eps(0.49, 0.51), "does not hold": _smallest_eps(0.6, 0.7), "inconclusive": _smallest_eps(0.3, 0.7)},
+    _case("achilles", "§1 (Fig. 4)", "find that"): _ahead("achilles_fig4"),
     _case("achilles", "§6.3 (Fig. 3a)", "The mean AUC"): {
         "holds": _fig3a(0.0, 0.01), "does not hold": _fig3a(0.3, 0.01), "inconclusive": _fig3a(0.07, 0.1)},
     _case("achilles", "§6.4 (Fig. 3b)", "mean AUC"): {
@@ -454,6 +503,8 @@ CASES = {
         "holds": _understate(-0.1, 0.01), "does not hold": _understate(0.1, 0.01), "inconclusive": _understate(0.0, 0.05)},
     _case("domias", "§5.4 (Fig. 6)", "Though"): {
         "holds": _fig6(0.05, 0.005), "does not hold": _fig6(-0.05, 0.005), "inconclusive": _fig6(0.0, 0.05)},
+    _case("domias", "§5.4 (Fig. 6)", "We see"): {
+        "holds": _noise_curve(0.1, 0.005), "does not hold": _noise_curve(-0.1, 0.005), "inconclusive": _noise_curve(0.0, 0.05)},
     _case("domias", "App. B.2 (Fig. 10)", "Indeed"): {
         "holds": _own_vs_best("domias_fig6", "generator", 0.1, 0.005),
         "does not hold": _own_vs_best("domias_fig6", "generator", -0.1, 0.005),
@@ -479,6 +530,8 @@ CASES = {
     _case("lost", "§5 (summary)", "Bei t=0,9"): {
         "holds": _miss(0.9, 0.8, 0.7, 0.9, 0.1, 0.05, 0.15), "does not hold": _miss(0.9, 1.0, 0.98, 1.0, 0.1, 0.05, 0.15),
         "inconclusive": _miss(0.9, 0.8, 0.7, 0.9, 0.8, 0.7, 0.9)},
+    _case("lost", "§5 (summary)", "Für alle"): {
+        "holds": _miss_vs_noise(0.8, 0.1), "does not hold": _miss_vs_noise(0.1, 0.8), "inconclusive": _miss_vs_noise(0.5, 0.5)},
     _case("lost", "§5 (summary)", "Die Miss Rate"): {
         "holds": _miss_t({0.6: 0.1, 0.7: 0.35, 0.8: 0.6, 0.9: 0.85}, 0.05),
         "does not hold": _miss_t({0.6: 0.85, 0.7: 0.6, 0.8: 0.35, 0.9: 0.1}, 0.05),

@@ -318,6 +318,28 @@ def noise_curve_sides(t):
     return out
 
 
+def noise_trade_off(t):
+    """Along the additive-noise curve, the paper's DOMIAS's AUC at the least noise above that at the most, beyond the
+    noise of the seeds (the trade-off the curve draws)."""
+    df = t["domias_fig6"]
+    if not {"family", "attack", "auc_mean", "auc_std", "n_seeds", "wd_sliced"} <= set(df.columns):
+        return None
+    if (own := paper_domias(df)) is None:
+        return None
+    noise = df[(df.family == "noise") & (df.attack == own)].sort_values("wd_sliced")
+    if len(noise) < 2:
+        return None
+    best, worst = noise.iloc[0], noise.iloc[-1]
+    d = best.auc_mean - worst.auc_mean
+    e = se_difference(best.auc_std, best.n_seeds, worst.auc_std, worst.n_seeds)
+    out = Outcome(
+        f"{label(own)} on the noise curve: {f(best.auc_mean)} at W1 {f(best.wd_sliced)} ({best.generator}), "
+        f"{f(worst.auc_mean)} at W1 {f(worst.wd_sliced)} ({worst.generator}); {len(noise)} noise levels"
+    )
+    out.check(ahead(d, e), f"AUC at the least noise − at the most {signed(d, e)}")
+    return out
+
+
 def outperforms_on_most_generators(t):
     """Per generator (not the noise), the paper's DOMIAS above the best baseline beyond the noise, on most generators."""
     df = t["domias_fig6"]
@@ -448,6 +470,10 @@ CLAIMS: tuple[Claim, ...] = (
           ("domias_fig6",), noise_curve_sides,
           "per generator of the paper's figure in the table, DOMIAS's AUC minus the noise curve's at the same quality "
           "(interpolated), beyond the noise of both, on the paper's side; the paper's generators missing are named"
+          + JUDGED_ON_PAPER_DOMIAS, NB, S6, "domias_fig6"),
+    Claim(PAPER, "§5.4 (Fig. 6)", "We see a clear privacy-utility trade-off, with the additive noise model giving a "
+          "clean baseline.", "AUC falls as the noise grows", ("domias_fig6",), noise_trade_off,
+          "on the additive-noise curve, DOMIAS's AUC at the least noise above that at the most, beyond the noise"
           + JUDGED_ON_PAPER_DOMIAS, NB, S6, "domias_fig6"),
     Claim(PAPER, "App. B.2 (Fig. 10)", "Indeed, we see that DOMIAS outperforms all baselines against most generative "
           "models.", "DOMIAS above every baseline on most generators", ("domias_fig6",),

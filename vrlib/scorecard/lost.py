@@ -199,6 +199,23 @@ def miss_above_at_06(t):
     return out
 
 
+def miss_beyond_noise(t):
+    """Per setting and threshold with high-risk records (each once), the miss rate beyond noise alone."""
+    rows = [(n, r) for n, r in settings(t, LOST_MISS, MISS_KEY) if pd.notna(r.miss_rate)]
+    if not rows:
+        return None
+    v = [beyond_noise(r) for _, r in rows]
+    out = Outcome(
+        f"miss rate beyond noise alone in {sum(x is True for x in v)}, below it in {sum(x is False for x in v)}, "
+        f"within it in {sum(x is None for x in v)} of {len(rows)} (setting, t) cells"
+    )
+    for (name, r), x in zip(rows, v):
+        out.check(
+            x, f"{name}, t = {r.t:g}: {f(r.miss_rate, 2)} of {int(r.n_high)}, noise alone {f(r.miss_rate_noise, 2)}"
+        )
+    return out
+
+
 def miss_rises_with_t(t):
     """Per setting, the miss rate at the largest t with one above that at the smallest, the intervals apart."""
     by: dict = {}
@@ -354,6 +371,14 @@ CLAIMS: tuple[Claim, ...] = (
           LOST_MISS, _up_to(0.9, 0.9),
           "at t = 0.9, the largest miss rate beyond noise alone (over the settings, each once) has an interval "
           "covering 0.80; with none beyond noise alone, inconclusive", NB, S4, "lost_fig4"),
+    Claim(PAPER, "§5 (summary)", "Für alle Schwellenwerte für hohes Risiko ist die Miss Rate signifikant",
+          "for every threshold the miss rate is significant", LOST_MISS, miss_beyond_noise,
+          "per setting and t (each once, where some record is above t), the miss rate's interval above that of two "
+          "runs of one game (noise alone)", NB, S2, "lost_fig2"),
+    Claim(PAPER, "§4 (Props. 1–2)", "|α̂^MS_ϕ - α_ϕ| ≤ √(log(2/ρ)/(2N)) ... |α̂^T_ϕ - E_{D̄∼D^n}α_{ϕ,D̄}| ≤ √(log(2/ρ)/(2N))",
+          "Hoeffding bounds on the games' error-rate estimates",
+          unjudged="a theorem about an error rate; the tables hold AUCs, to which it does not apply as stated "
+          "(notebook 06 uses it only to size the games)"),
     Claim(PAPER, "§5 (summary)", "Die Miss Rate nimmt mit zunehmendem Schwellenwert t zu",
           _statement("miss_rate_trend_t"), LOST_MISS, miss_rises_with_t,
           "per setting (each once), the miss rate at its largest t above that at its smallest, the intervals apart",
