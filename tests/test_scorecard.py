@@ -175,6 +175,24 @@ def test_n_syn_gain_of_an_attack_starts_at_its_own_first_value():
     assert "DOMIAS (KDE) +0.060" in out.ours and "from n_syn = 100 to 10000" in out.ours
 
 
+@pytest.mark.parametrize(
+    "family, generator, name",
+    [
+        ("wgan_gp", "WGAN-GP", "WGAN-GP"),
+        ("pate_gan", "PATE-GAN", "PATE-GAN"),
+        ("ads_gan", "ADS-GAN λ=0.5", "ADS-GAN"),
+        ("adsgan", "x", "ADS-GAN"),
+        ("flows", "NFlow", "NFlow"),
+        ("gan", "GAN", "GAN"),
+        ("privbayes", "PrivBayes ε=1", "PrivBayes"),
+        ("baynet", "BayNet", None),
+        ("noise", "noise σ²=0.7", None),
+    ],
+)
+def test_fig6_generators_are_matched_to_the_papers_names(family, generator, name):
+    assert domias._fig6_name(family, generator) == name
+
+
 def test_fig6_names_the_papers_generators_the_table_lacks():
     t = {"domias_fig6": pd.read_csv(PROJECT_ROOT / "figures" / "paper" / "tables" / "domias_fig6.csv")}
     out = domias.noise_curve_sides(t)
@@ -289,3 +307,45 @@ def test_a_table_of_another_shape_is_not_run_with_its_reason(root):
     )
     assert scorecard.evaluate(by_rule(lost.one_record), root).verdict == "not run"  # an empty table
     assert "not run" in scorecard.scorecard_markdown(root)
+
+
+def _fig6_table(sides: dict, std=0.005) -> pd.DataFrame:
+    """A Fig. 6 table with the paper's 12 noise levels (AUC falling from 0.60 to 0.50 as W1 grows from 0.3 to 1.4)
+    and one row per generator at W1 0.8, ``sides[name]`` above (+) or below (−) the curve there."""
+    rows = []
+    for i in range(12):
+        wd = 0.3 + 0.1 * i
+        rows.append(dict(family="noise", generator=f"noise {i}", attack="domias_flow", auc_mean=0.6 - 0.1 * i / 11,
+                         auc_std=std, n_seeds=8, wd_sliced=wd))  # fmt: skip
+    at = 0.6 - 0.1 * 5 / 11  # the curve at W1 0.8
+    for family, delta in sides.items():
+        rows.append(dict(family=family, generator=family.upper(), attack="domias_flow", auc_mean=at + delta,
+                         auc_std=std, n_seeds=8, wd_sliced=0.8))  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_fig6_judges_the_papers_eight_generators():
+    wrong = {"wgan_gp": 0.05, "pate_gan": 0.05, "ctgan": 0.05}
+    better = {"gan": -0.05, "tvae": -0.05, "nflow": -0.05, "privbayes": -0.05, "ads_gan": -0.05}
+    out = domias.noise_curve_sides({"domias_fig6": _fig6_table({**wrong, **better})})
+    assert scorecard.verdict(out.checks) == "holds" and len(out.checks) == 8
+    assert "not in the table: none" in out.ours
+    # NFlow above the curve contradicts the paper: one check fails.
+    out = domias.noise_curve_sides({"domias_fig6": _fig6_table({**wrong, **better, "nflow": 0.05})})
+    assert scorecard.verdict(out.checks) == "holds in part" and "NFLOW" in out.why()
+
+
+@pytest.mark.parametrize(
+    "attacks, expected",
+    [
+        (["domias_kde", "domias_flow", "mc"], "domias_flow"),
+        (["domias_flow", "mc"], "domias_flow"),
+        (["domias_kde", "mc"], "domias_kde"),
+        (["mc"], None),
+    ],
+)
+def test_paper_domias_prefers_bnaf_wherever_kde_is_or_alone(attacks, expected):
+    df = pd.DataFrame([dict(n=n, attack=a, auc_mean=0.5) for n in (1, 2) for a in attacks])
+    assert domias.paper_domias(df) == expected
+    if expected == "domias_flow" and "domias_kde" in attacks:  # BNAF missing at one setting: KDE
+        assert domias.paper_domias(df[~((df.attack == "domias_flow") & (df.n == 2))]) == "domias_kde"

@@ -54,12 +54,12 @@ def label(a) -> str:
 
 def paper_domias(df: pd.DataFrame, value: str = "auc_mean") -> str | None:
     """The DOMIAS a claim is judged on: BNAF, the paper's estimator (its §4), where the table has it
-    wherever it has KDE; else KDE, which the paper uses only in its ablation (§5.2).  Notebook 05
-    reads its claims on the same one.  None when the table has neither."""
+    wherever it has KDE (or has BNAF alone); else KDE, which the paper uses only in its ablation (§5.2).
+    Notebook 05 reads its claims on the same one.  None when the table has neither."""
     rows = {a: df.loc[df.attack == a, value] for a in ("domias_flow", "domias_kde")}
-    kde = len(rows["domias_kde"])
-    if kde and len(rows["domias_flow"]) == kde and rows["domias_flow"].notna().all():
-        return "domias_flow"
+    kde, flow = len(rows["domias_kde"]), len(rows["domias_flow"])
+    if flow and flow >= kde and rows["domias_flow"].notna().all():
+        return "domias_flow"  # BNAF wherever KDE is (or BNAF alone)
     return "domias_kde" if kde else None
 
 
@@ -257,9 +257,13 @@ def baselines_understate(t):
 
 def _fig6_name(family: str, generator: str) -> str | None:
     """The paper's name of a Fig. 6 generator, or None (the noise curve, or one the paper did not draw)."""
-    key = re.sub(r"[^a-z]", "", str(family).lower())
     names = {re.sub(r"[^a-z]", "", n.lower()): n for n in FIG6_WRONG_SIDE + FIG6_BETTER}
-    return names.get(key)
+    # By the family ("wgan_gp", "pate_gan", "ads_gan", ...), else by the generator's first word ("ADS-GAN λ=0.5").
+    for text in (family, str(generator).split(" ")[0]):
+        key = re.sub(r"[^a-z]", "", str(text).lower())
+        if key in names:
+            return names[key]
+    return None
 
 
 def noise_curve_sides(t):
