@@ -3,6 +3,7 @@
 Each rule's holds / fails / inconclusive cases are in ``test_scorecard_rules.py``."""
 
 import json
+import re
 import shutil
 
 import pandas as pd
@@ -349,3 +350,32 @@ def test_paper_domias_prefers_bnaf_wherever_kde_is_or_alone(attacks, expected):
     assert domias.paper_domias(df) == expected
     if expected == "domias_flow" and "domias_kde" in attacks:  # BNAF missing at one setting: KDE
         assert domias.paper_domias(df[~((df.attack == "domias_flow") & (df.n == 2))]) == "domias_kde"
+
+
+PAPERS_TEXT = PROJECT_ROOT.parent / "shared" / "papers"  # the papers' texts beside the project, when present
+
+
+def _letters(text: str) -> str:
+    """Lower-case letters, digits and % only: the texts carry their formulas twice (as glyphs and as LaTeX)."""
+    return re.sub(r"[^a-z0-9%]", "", text.lower())
+
+
+@pytest.mark.skipif(not PAPERS_TEXT.is_dir(), reason="the papers' texts are not beside the project")
+def test_every_quote_is_the_papers_words():
+    texts = [_letters(p.read_text(errors="replace")) for p in PAPERS_TEXT.glob("*.txt")]
+    wrong = []
+    for c in scorecard.CLAIMS:
+        if "not the paper's text" in c.result:
+            continue
+        for part in re.split(r"\.\.\.|…", c.quote):  # an ellipsis leaves out a formula or a clause
+            if _letters(part) and not any(_letters(part) in t for t in texts):
+                wrong.append(f"{c.paper} {c.result}: {part!r}")
+    assert not wrong, wrong
+
+
+def test_every_claim_has_words_a_place_and_a_rule_or_a_reason():
+    for c in scorecard.CLAIMS:
+        assert c.paper in scorecard.PAPERS and c.result and c.quote, c
+        assert c.reproduced or c.unjudged, f"{c.paper} {c.result}: no rule and no reason"
+        assert not (c.reproduced and c.unjudged), f"{c.paper} {c.result}: a rule and a reason not to judge"
+        assert c.reproduced == bool(c.rule_text), f"{c.paper} {c.result}: a rule says what it checks"

@@ -433,8 +433,8 @@ CLAIMS: tuple[Claim, ...] = (
           "literature.", "distance ahead in all four settings", ("achilles_table2",), table2_ahead,
           "per setting, distance's mean AUC minus the best other method's above 0 beyond the noise", "01", T2,
           "achilles_fig1", substitute=CENSUS_SUBSTITUTE),
-    Claim(PAPER, "Table 2, Census Ω", "the Census columns of Table 2 (all 569,741 records as Ω)",
-          "the Census columns of Table 2", ("achilles_census_omega",), census_omega_cells,
+    Claim(PAPER, "Table 2, Census Ω", "Table 2: Mean and standard deviation for AUC for the query-based attack method",
+          "the Census columns of Table 2 (the paper's Ω: all 569,741 records)", ("achilles_census_omega",), census_omega_cells,
           "per cell, |ours − paper| within the noise, on a larger Census Ω (its first 50,000 rows)", "01",
           "A larger census Ω: is the gap to the paper's Census columns the size of Ω?",
           substitute="UK Census: the first 50,000 rows of the teaching file as Ω (the paper: all 569,741 records)"),
@@ -487,8 +487,8 @@ CLAIMS: tuple[Claim, ...] = (
           "of ε", "distance ahead at every ε above the smallest", ("achilles_fig4",), distance_ahead_at_larger_epsilon,
           "per dataset and ε above the smallest, distance's mean AUC minus the best other's above 0 beyond the noise",
           "04", "Fig. 4: mean ± std AUC against ε", "achilles_fig4", substitute=CENSUS_SUBSTITUTE),
-    Claim(PAPER, "§6.5 (Fig. 4)", "As expected though, the AUC drops when ε decreases. The attack still performs quite "
-          "well for ε = 100 and manages to identify at-risk records for ε = 10.",
+    Claim(PAPER, "§6.5 (Fig. 4)", "As expected though, the AUC drops when ε ... decreases. The attack still performs quite "
+          "well for ε ... = 100 and manages to identify at-risk records for ε ... = 10.",
           "AUC lower at small ε (the other version of the text says 'increases', a slip); above chance at ε = 10",
           ("achilles_fig4",), auc_drops_with_epsilon,
           "per dataset, distance's AUC at the largest ε above that at the smallest beyond the noise, and at ε = 10 "

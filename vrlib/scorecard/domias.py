@@ -445,7 +445,7 @@ CLAIMS: tuple[Claim, ...] = (
           ("domias_fig3b",), _outperforms("domias_fig3b", "epochs", "epoch counts"),
           "per number of epochs, DOMIAS's mean AUC minus the best baseline's above 0 beyond the noise over seeds"
           + JUDGED_ON_PAPER_DOMIAS, NB, S3B, "domias_fig3b"),
-    Claim(PAPER, "§5.1 (Fig. 3a)", "For small n_mem TVAE is more likely to overfit to the data, which is reflected in "
+    Claim(PAPER, "§5.1 (Fig. 3a)", "For small ... TVAE is more likely to overfit to the data, which is reflected in "
           "the overall higher MIA accuracy.", "AUC higher at small |D_mem|", ("domias_fig3a",),
           _end_to_end("domias_fig3a", "n_mem", larger_at="first"),
           "DOMIAS's AUC at the smallest |D_mem| above that at the largest, beyond the noise" + JUDGED_ON_PAPER_DOMIAS,
@@ -465,8 +465,8 @@ CLAIMS: tuple[Claim, ...] = (
           "KDE better for small sets, BNAF with enough data", ("domias_fig4",), kde_vs_flow,
           "DOMIAS with KDE above BNAF at the smallest n_ref and BNAF above KDE at the largest, each beyond the noise",
           NB, S4, "domias_fig4"),
-    Claim(PAPER, "§5.2 (Fig. 4)", "Also note in the right plot that MIA performance goes up with |D_syn| across "
-          "methods due to the better p_G approximation", "AUC grows with n_syn for every method", ("domias_fig4",),
+    Claim(PAPER, "§5.2 (Fig. 4)", "Also note in the right plot that MIA performance goes up with ... across "
+          "methods due to the better ... approximation", "AUC grows with n_syn for every method", ("domias_fig4",),
           grows_with_n_syn, "per attack, its AUC at its largest n_syn above that at its smallest (each from its own "
           "first value), beyond the noise", NB, S4, "domias_fig4"),
     Claim(PAPER, "§5.3 (Fig. 5)", "DOMIAS is significantly better at attacking this vulnerable group compared to the "
@@ -495,8 +495,8 @@ CLAIMS: tuple[Claim, ...] = (
           outperforms_on_most_generators, "per generator, DOMIAS's AUC minus the best baseline's beyond the noise: "
           "above on more than half the generators (holds), below-or-tied on at least half (fails), else inconclusive"
           + JUDGED_ON_PAPER_DOMIAS, NB, S6, "domias_fig6"),
-    Claim(PAPER, "App. D.1 (Fig. 13)", "if the attacker decides to attack only the 20% highest samples, we get DOMIAS is "
-          "significantly more precise (86.2±5.5%) compared to baselines", _app_d_statement, ("domias_fig13",),
+    Claim(PAPER, "App. D.1 (Fig. 13)", "if the attacker decides to attack only the 20% ... highest samples, we get DOMIAS is "
+          "significantly more precise (86.2±5.5% ... compared to baselines", _app_d_statement, ("domias_fig13",),
           top_precision, "at q = 0.2, DOMIAS's precision minus the best baseline's above 0 beyond the noise"
           + JUDGED_ON_PAPER_DOMIAS, NB, S13, "domias_fig13", substitute=CALIFORNIA_FOR_HEART),
     Claim(PAPER, "App. B.1 (Fig. 8)", "DOMIAS outperforms baselines on Heart Failure dataset. ... The same trends are "
@@ -506,7 +506,7 @@ CLAIMS: tuple[Claim, ...] = (
     Claim(PAPER, "App. B.3 (Fig. 11)", "DOMIAS consistently outperforms other MIA methods, most of which score not much "
           "better than random guessing.", "CelebA AUC", unjudged=CELEBA),
     Claim(PAPER, "App. D.2 (Fig. 14)", "an attacker could attack only the examples with top 2% scores, and get a precision "
-          "of P=65.7±11.6%—much higher than the second-best method LOGAN 0, scoring P=54.8±6.5%",
+          "of P=65.7±11.6% ... —much higher than the second-best method LOGAN 0, scoring P=54.8±6.5%",
           "CelebA top-2 % precision 65.7 ± 11.6 % vs 54.8 ± 6.5 %", unjudged=CELEBA),
     Claim(PAPER, "App. C (Fig. 12)", "Using just the mean and standard deviation of the population's median income, "
           "DOMIAS outperforms its ablated counterparts that are based on Eq. 1.", "a prior from two statistics",

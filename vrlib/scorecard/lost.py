@@ -23,7 +23,7 @@ PAPER = "lost"
 LOST_RMSD = ("lost_table_rmsd", "lost_fig3_rmsd", "lost_fig4_rmsd", "lost_census_rmsd")
 LOST_MISS = ("lost_table_miss", "lost_fig3_miss", "lost_fig4_miss", "lost_census_miss")
 NB = "06"
-ADULT = "Experimente auf dem Adult-Datensatz und dem Synthpop-Generator zeigen: "
+ADULT = "Experimente auf dem Adult-Datensatz und dem Synthpop-Generator zeigen: ... "
 
 
 def paper_value(quantity: str, t: float | None = None) -> dict:
