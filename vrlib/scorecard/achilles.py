@@ -7,9 +7,11 @@ and a claim notes where the two differ.
 The noise: each cell of Tables 2 and 3 (and Figs. 3 and 4) is a mean over the 10 targets a method
 chooses; the se of a difference between two cells is that of two independent means of 10
 (:func:`vrlib.scorecard.rules.se_difference`). The paper's own ± are the same kind of std. The
-committed tables come from one root seed, whose targets share their OUT datasets: the spread over
-targets is then a lower bound of a cell's noise (the seed's own share is not in it), so a
-difference called beyond the noise here is one a run over several root seeds should confirm.
+committed tables come from one root seed, whose targets share their OUT datasets. Between two
+methods of one setting that shared part moves both means alike and cancels from their difference,
+so the se of two independent means is the right scale there; for one cell against the paper's (and
+for a ratio of stds) it does not cancel, and the se over targets is a lower bound of the noise: a
+difference from the paper called beyond the noise is one a run over several root seeds should confirm.
 """
 
 from __future__ import annotations
