@@ -8,8 +8,8 @@ The noise: each cell of Tables 2 and 3 (and Figs. 3 and 4) is a mean over the 10
 chooses; the se of a difference between two cells is that of two independent means of 10
 (:func:`vrlib.scorecard.rules.se_difference`). The paper's own ± are the same kind of std. The
 committed tables come from one root seed, whose targets share their OUT datasets. Between two
-methods of one setting that shared part moves both means alike and cancels from their difference,
-so the se of two independent means is the right scale there; for one cell against the paper's (and
+methods of one setting that shared part enters both means (their covariance is expected to be
+positive), so the se of two independent means is the conservative scale for their difference; for one cell against the paper's (and
 for a ratio of stds) it does not cancel, and the se over targets is a lower bound of the noise: a
 difference from the paper called beyond the noise is one a run over several root seeds should confirm.
 """
