@@ -379,3 +379,16 @@ def test_every_claim_has_words_a_place_and_a_rule_or_a_reason():
         assert c.reproduced or c.unjudged, f"{c.paper} {c.result}: no rule and no reason"
         assert not (c.reproduced and c.unjudged), f"{c.paper} {c.result}: a rule and a reason not to judge"
         assert c.reproduced == bool(c.rule_text), f"{c.paper} {c.result}: a rule says what it checks"
+
+
+def test_site_links_a_section_the_published_copy_lacks_to_the_notebooks_top(root):
+    name = scorecard.NOTEBOOKS["02"]
+    source = json.loads((root / "notebooks" / f"{name}.ipynb").read_text())
+    headline = "Where ours differs from the paper's headline number"
+    older = dict(source, cells=[c for c in source["cells"] if headline not in "".join(c["source"])])
+    executed = root / "notebooks" / "executed" / "paper"
+    executed.mkdir(parents=True)
+    (executed / f"{name}.ipynb").write_text(json.dumps(older))
+    page = scorecard.scorecard_markdown(root, scorecard.Links(site=True, published=frozenset({name})))
+    assert f'href="notebooks/{name}.html">notebook 02</a>' in page  # the headline rows: the page's top
+    assert f'href="notebooks/{name}.html#table-3' in page  # a section the copy has keeps its anchor

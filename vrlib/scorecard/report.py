@@ -177,9 +177,9 @@ def sphinx_slug(heading: str) -> str:
     return make_id(heading)
 
 
-def notebook_headings(root: Path, key: str) -> list[str]:
-    """The Markdown headings of notebook ``key`` (without the leading #)."""
-    nb = json.loads((root / "notebooks" / f"{NOTEBOOKS[key]}.ipynb").read_text())
+def notebook_headings(root: Path, key: str, path: Path | None = None) -> list[str]:
+    """The Markdown headings of notebook ``key`` (without the leading #), or of the notebook at ``path``."""
+    nb = json.loads((path or root / "notebooks" / f"{NOTEBOOKS[key]}.ipynb").read_text())
     out = []
     for cell in nb["cells"]:
         if cell["cell_type"] == "markdown":
@@ -187,6 +187,16 @@ def notebook_headings(root: Path, key: str) -> list[str]:
                 if line.startswith("#"):
                     out.append(line.lstrip("#").strip())
     return out
+
+
+def _published_headings(root: Path, key: str) -> list[str]:
+    """The headings of the executed copy the site publishes for notebook ``key`` (the first profile that has one,
+    as ``scripts/build_site.py`` picks it); none when there is no executed copy."""
+    for profile in PROFILES:
+        path = root / "notebooks" / "executed" / profile / f"{NOTEBOOKS[key]}.ipynb"
+        if path.exists():
+            return notebook_headings(root, key, path)
+    return []
 
 
 def _check_sections(root: Path) -> None:
@@ -357,6 +367,8 @@ def scorecard_markdown(root: Path | str = ".", links: Links = Links()) -> str:
                 continue
             c = r.claim
             target = links.notebook(c.notebook, c.section) if c.notebook else None
+            if target and links.site and c.section not in _published_headings(root, c.notebook):
+                target = target.split("#")[0]  # the published (executed) copy predates the section: its top
             if c.notebook is None:
                 nb = ""
             elif target:
