@@ -392,3 +392,13 @@ def test_site_links_a_section_the_published_copy_lacks_to_the_notebooks_top(root
     page = scorecard.scorecard_markdown(root, scorecard.Links(site=True, published=frozenset({name})))
     assert f'href="notebooks/{name}.html">notebook 02</a>' in page  # the headline rows: the page's top
     assert f'href="notebooks/{name}.html#table-3' in page  # a section the copy has keeps its anchor
+
+
+def test_fig4_setting_shared_by_both_sweeps_counts_once():
+    df = pd.read_csv(PROJECT_ROOT / "figures" / "paper" / "tables" / "domias_fig4.csv")
+    kde = df[df.attack == "domias_kde"]
+    settings = kde[["n_ref", "n_syn"]].drop_duplicates()
+    assert len(settings) < len(kde)  # the table shows n_ref = n_syn = 10,000 in both sweeps
+    out = domias.reference_set_gain({"domias_fig4": df})
+    # Two estimators (KDE and BNAF), each setting once, and the reference set's gain against the estimator's.
+    assert len(out.checks) == 2 * len(settings) + 1
