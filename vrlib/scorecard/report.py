@@ -293,6 +293,13 @@ def summary_lines(rows: list[Row]) -> list[str]:
     return lines
 
 
+def _item(r: Row, size: bool = True, width: int = 70) -> str:
+    """A claim in a coverage list: its place, its statement in short, and the profile its tables came from."""
+    text = _cell(r.claim.paper_statement())
+    text = text if len(text) <= width else text[: width - 1].rstrip() + "…"
+    return f"{_cell(r.claim.result)}: {text}" + (f" ({r.size})" if size else "")
+
+
 def coverage_lines(rows: list[Row]) -> list[str]:
     """Per paper: what is reproduced (and at which profile), what on a substitute (which, why), what not (why)."""
     out = []
@@ -303,23 +310,17 @@ def coverage_lines(rows: list[Row]) -> list[str]:
         gone = [r for r in mine if not r.claim.reproduced]
         out += [f"**{paper}** ({title}), {len(mine)} claims:", ""]
         if own:
-            out.append(
-                "- reproduced on the paper's data: " + " · ".join(f"{_cell(r.claim.result)} ({r.size})" for r in own)
-            )
+            out.append("- reproduced on the paper's data: " + " · ".join(_item(r) for r in own))
         by_sub: dict[str, list[Row]] = {}
         for r in subst:
             by_sub.setdefault(r.claim.substitute, []).append(r)
         for sub, rs in by_sub.items():
-            out.append(
-                "- reproduced on a substitute: "
-                + " · ".join(f"{_cell(r.claim.result)} ({r.size})" for r in rs)
-                + f" — {_cell(sub)}"
-            )
+            out.append("- reproduced on a substitute: " + " · ".join(_item(r) for r in rs) + f" — {_cell(sub)}")
         by_why: dict[str, list[Row]] = {}
         for r in gone:
             by_why.setdefault(r.claim.unjudged, []).append(r)
         for why, rs in by_why.items():
-            out.append("- not reproduced: " + " · ".join(_cell(r.claim.result) for r in rs) + f" — {_cell(why)}")
+            out.append("- not reproduced: " + " · ".join(_item(r, size=False) for r in rs) + f" — {_cell(why)}")
         out.append("")
     return out
 
