@@ -13,7 +13,7 @@ from browser import render
 from conftest import PROJECT_ROOT
 
 SITE = PROJECT_ROOT / "build" / "site"
-INPUTS = ("notebooks/executed", "figures", "docs", "vrlib/scorecard.py", "scripts/build_site.py")
+INPUTS = ("notebooks/executed", "figures", "docs", "vrlib/scorecard", "scripts/build_site.py")
 
 
 def _newest_input() -> float:

@@ -1,0 +1,407 @@
+"""Krčo et al., *Lost in the Averages* (DPM 2025): its quantitative claims, their quotes and their rules.
+
+The noise this run has: each RMSD comes with a 95 % bootstrap interval over the test datasets
+(``rmsd_low``, ``rmsd_high``) and a *noise floor*, the RMSD between two runs of one game
+(``floor``); each miss rate with its interval and the miss rate of two runs of one game, noise
+alone (``miss_rate_noise`` and its interval). A value counts as beyond the noise when its interval
+clears the noise's. The paper's text at hand is its abstract and a summary of its results (in
+German); the quotes are those words.
+
+Each setting is counted once: the tables share rows (|D| = 1,000 of Fig. 3 is the Adult/Synthpop
+setting of the headline table), so rows with the same numbers are one setting (:func:`settings`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from vrlib.scorecard.rules import ABOUT, Z, Claim, Outcome, ahead, f, span
+
+PAPER = "lost"
+
+LOST_RMSD = ("lost_table_rmsd", "lost_fig3_rmsd", "lost_fig4_rmsd", "lost_census_rmsd")
+LOST_MISS = ("lost_table_miss", "lost_fig3_miss", "lost_fig4_miss", "lost_census_miss")
+NB = "06"
+ADULT = "Experimente auf dem Adult-Datensatz und dem Synthpop-Generator zeigen: ... "
+
+
+def paper_value(quantity: str, t: float | None = None) -> dict:
+    from vrlib.experiments.lost import paper_values
+
+    p = paper_values()
+    p = p[p.quantity == quantity]
+    p = p[np.isclose(p.t, t)] if t is not None else p[p.t.isna()]
+    return p.iloc[0].to_dict()
+
+
+def _statement(quantity: str, t: float | None = None):
+    return lambda: paper_value(quantity, t)["statement"]
+
+
+def setting_name(row, table: str) -> str:
+    if table.startswith("lost_fig3"):
+        return f"Adult, Synthpop, |D| = {row.n_records:,}"
+    if table.startswith("lost_fig4"):
+        return "Adult, BayNet (ε = ∞)" if np.isinf(row.epsilon) else f"Adult, PrivBayes ε = {row.epsilon:g}"
+    if table.startswith("lost_census"):
+        return f"Census, {row.generator}"
+    return f"Adult, {row.generator}"
+
+
+def settings(t: dict, names, key_columns) -> list[tuple[str, object]]:
+    """``(setting, row)`` for every row of the named tables, each setting once: a row whose ``key_columns``
+    equal an earlier row's is the same computation shown in two tables (e.g. |D| = 1,000 and the headline)."""
+    seen, out = set(), []
+    for name in names:
+        df = t.get(name)
+        if df is None or not set(key_columns) <= set(df.columns):
+            continue
+        for r in df.itertuples():
+            key = tuple(round(float(getattr(r, c)), 12) if pd.notna(getattr(r, c)) else None for c in key_columns)
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append((setting_name(r, name), r))
+    return out
+
+
+def _interval(row, name: str):
+    low, high = getattr(row, f"{name}_low", np.nan), getattr(row, f"{name}_high", np.nan)
+    value = getattr(row, name)
+    return (value, value) if pd.isna(low) or pd.isna(high) else (min(low, value), max(high, value))
+
+
+def above_floor(row):
+    """The RMSD beyond its noise floor: its interval above the floor (True), below it (False), else None."""
+    low, high = _interval(row, "rmsd")
+    return True if low > row.floor else (False if high < row.floor else None)
+
+
+def beyond_noise(row):
+    """The miss rate beyond the miss rate of noise alone: the two intervals apart, above (True) or below (False)."""
+    low, high = _interval(row, "miss_rate")
+    n_low, n_high = _interval(row, "miss_rate_noise")
+    if pd.isna(row.miss_rate_noise):
+        return None
+    return True if low > n_high else (False if high < n_low else None)
+
+
+RMSD_KEY = ("rmsd", "floor")
+MISS_KEY = ("t", "n_high", "n_high_traditional", "miss_rate")
+
+
+def rmsd_in_range(t):
+    """Per setting, the RMSD inside the paper's range — judged only where it is beyond its noise floor (an RMSD the
+    noise alone gives says nothing about the games)."""
+    rows = settings(t, LOST_RMSD, RMSD_KEY)
+    if not rows:
+        return None
+    p = paper_value("rmsd")
+    out = Outcome(f"RMSD {span([r.rmsd for _, r in rows])} over {len(rows)} settings (noise floors "
+                  f"{span([r.floor for _, r in rows])})")  # fmt: skip
+    for name, r in rows:
+        low, high = _interval(r, "rmsd")
+        floor = above_floor(r)
+        if floor is not True:
+            out.check(None, f"{name}: RMSD {f(r.rmsd)} [{f(low)}, {f(high)}] not beyond its floor {f(r.floor)}")
+            continue
+        v = True if p["low"] <= low and high <= p["high"] else (False if high < p["low"] or low > p["high"] else None)
+        out.check(v, f"{name}: RMSD {f(r.rmsd)} [{f(low)}, {f(high)}]")
+    return out
+
+
+def rmsd_above_floor(t):
+    rows = settings(t, LOST_RMSD, RMSD_KEY)
+    if not rows:
+        return None
+    v = [above_floor(r) for _, r in rows]
+    out = Outcome(
+        f"RMSD above its noise floor beyond the interval in {sum(x is True for x in v)} of {len(rows)} settings"
+    )
+    for (name, r), x in zip(rows, v):
+        low, high = _interval(r, "rmsd")
+        out.check(x, f"{name}: RMSD {f(r.rmsd)} [{f(low)}, {f(high)}], floor {f(r.floor)}")
+    return out
+
+
+def _miss_rows(t, t_value, names=LOST_MISS):
+    rows = settings(t, names, MISS_KEY)
+    return [(n, r) for n, r in rows if np.isclose(r.t, t_value) and pd.notna(r.miss_rate)]
+
+
+def _miss_text(rows, t_value):
+    return (
+        f"miss rate at t = {t_value:g}: {span([r.miss_rate for _, r in rows], 2)} over {len(rows)} settings "
+        f"({sum(int(r.n_high) for _, r in rows)} high-risk records in all; two runs of one game, noise alone: "
+        f"{span([r.miss_rate_noise for _, r in rows if pd.notna(r.miss_rate_noise)] or [np.nan], 2)})"
+    )
+
+
+def miss_in_range(t):
+    """Per setting at t = 0.8, the miss rate (its interval) inside the paper's range, where it is beyond noise alone."""
+    rows = _miss_rows(t, 0.8)
+    if not rows:
+        return None
+    p = paper_value("miss_rate")
+    out = Outcome(_miss_text(rows, 0.8))
+    for name, r in rows:
+        low, high = _interval(r, "miss_rate")
+        noise = beyond_noise(r)
+        if noise is not True:
+            out.check(None, f"{name}: {f(r.miss_rate, 2)} [{f(low, 2)}, {f(high, 2)}] not beyond noise alone "
+                      f"({f(r.miss_rate_noise, 2)}, {int(r.n_high)} records)")  # fmt: skip
+            continue
+        v = True if p["low"] <= low and high <= p["high"] else (False if high < p["low"] or low > p["high"] else None)
+        out.check(v, f"{name}: {f(r.miss_rate, 2)} [{f(low, 2)}, {f(high, 2)}]")
+    return out
+
+
+def _up_to(t_value: float, quantity_t: float, names=LOST_MISS):
+    """An "up to x at t" claim: the largest miss rate beyond noise alone (over the settings) has an interval covering x."""
+
+    def rule(t):
+        rows = _miss_rows(t, t_value, names)
+        if not rows:
+            return None
+        stated = paper_value("miss_rate", quantity_t)["high"]
+        clear = [(n, r) for n, r in rows if beyond_noise(r) is True]
+        out = Outcome(_miss_text(rows, t_value) + f"; beyond noise alone in {len(clear)}")
+        if not clear:
+            out.check(None, f"no setting's miss rate at t = {t_value:g} beyond noise alone")
+            return out
+        name, r = max(clear, key=lambda nr: nr[1].miss_rate)
+        low, high = _interval(r, "miss_rate")
+        out.ours += f"; the largest: {name} {f(r.miss_rate, 2)} [{f(low, 2)}, {f(high, 2)}] of {int(r.n_high)} records"
+        out.check(low <= stated <= high, f"{name}: {f(r.miss_rate, 2)} [{f(low, 2)}, {f(high, 2)}] against {stated:g}")
+        return out
+
+    return rule
+
+
+def miss_above_at_06(t):
+    """Per setting at t = 0.6, the miss rate above 20 % (its interval) and beyond noise alone."""
+    rows = _miss_rows(t, 0.6)
+    if not rows:
+        return None
+    bound = paper_value("miss_rate", 0.6)["low"]
+    out = Outcome(_miss_text(rows, 0.6))
+    for name, r in rows:
+        low, high = _interval(r, "miss_rate")
+        noise = beyond_noise(r)
+        if high < bound:
+            v = False
+        elif low > bound:
+            v = noise  # above the bound: it holds if that is beyond noise alone too
+        else:
+            v = None
+        out.check(v, f"{name}: {f(r.miss_rate, 2)} [{f(low, 2)}, {f(high, 2)}], noise alone {f(r.miss_rate_noise, 2)}")
+    return out
+
+
+def miss_beyond_noise(t):
+    """Per setting and threshold with high-risk records (each once), the miss rate beyond noise alone."""
+    rows = [(n, r) for n, r in settings(t, LOST_MISS, MISS_KEY) if pd.notna(r.miss_rate)]
+    if not rows:
+        return None
+    v = [beyond_noise(r) for _, r in rows]
+    out = Outcome(
+        f"miss rate beyond noise alone in {sum(x is True for x in v)}, below it in {sum(x is False for x in v)}, "
+        f"within it in {sum(x is None for x in v)} of {len(rows)} (setting, t) cells"
+    )
+    for (name, r), x in zip(rows, v):
+        out.check(
+            x, f"{name}, t = {r.t:g}: {f(r.miss_rate, 2)} of {int(r.n_high)}, noise alone {f(r.miss_rate_noise, 2)}"
+        )
+    return out
+
+
+def miss_rises_with_t(t):
+    """Per setting, the miss rate at the largest t with one above that at the smallest, the intervals apart."""
+    by: dict = {}
+    for name, r in settings(t, LOST_MISS, MISS_KEY):
+        if pd.notna(r.miss_rate):
+            by.setdefault(name, []).append(r)
+    by = {k: sorted(v, key=lambda r: r.t) for k, v in by.items() if len(v) > 1}
+    if not by:
+        return None
+    out = Outcome(
+        "; ".join(f"{k}: {', '.join(f(r.miss_rate, 2) for r in v)} at t = {', '.join(f'{r.t:g}' for r in v)}" for k, v in by.items())
+    )  # fmt: skip
+    for k, v in by.items():
+        (lo1, hi1), (lo2, hi2) = _interval(v[0], "miss_rate"), _interval(v[-1], "miss_rate")
+        x = True if lo2 > hi1 else (False if hi2 < lo1 else None)
+        out.check(x, f"{k}: [{f(lo1, 2)}, {f(hi1, 2)}] at t = {v[0].t:g}, [{f(lo2, 2)}, {f(hi2, 2)}] at t = {v[-1].t:g} "
+                  f"({int(v[-1].n_high)} records)")  # fmt: skip
+    return out
+
+
+def _sweep(t, table: str, key: str, columns=("rmsd", "floor")) -> list | None:
+    df = t.get(table)
+    if df is None or not {key, *columns} <= set(df.columns) or df[key].nunique() < 2:
+        return None
+    return list(df.sort_values(key).itertuples())
+
+
+def _gap_trend(table: str, key: str, falls_with_key: bool):
+    """The RMSD larger at one end of the sweep than at the other, the two intervals apart."""
+
+    def rule(t):
+        rows = _sweep(t, table, key)
+        if rows is None:
+            return None
+        big, small = (rows[0], rows[-1]) if falls_with_key else (rows[-1], rows[0])
+        out = Outcome(
+            "RMSD " + ", ".join(f"{f(r.rmsd)} at {setting_name(r, table)}" for r in rows)
+            + "; noise floors " + ", ".join(f(r.floor) for r in rows)
+        )  # fmt: skip
+        (bl, bh), (sl, sh) = _interval(big, "rmsd"), _interval(small, "rmsd")
+        v = True if bl > sh else (False if bh < sl else None)
+        out.check(v, f"RMSD [{f(bl)}, {f(bh)}] at {setting_name(big, table)}, [{f(sl)}, {f(sh)}] at "
+                  f"{setting_name(small, table)}")  # fmt: skip
+        return out
+
+    return rule
+
+
+def gap_at_largest_size(t):
+    rows = [r for r in _sweep(t, "lost_fig3_rmsd", "n_records") or () if r.n_records >= 10_000]
+    if not rows:
+        return None
+    out = Outcome("; ".join(f"{setting_name(r, 'lost_fig3')}: RMSD {f(r.rmsd)} [{f(_interval(r, 'rmsd')[0])}, "
+                            f"{f(_interval(r, 'rmsd')[1])}], floor {f(r.floor)}" for r in rows))  # fmt: skip
+    for r in rows:
+        out.check(above_floor(r), f"{setting_name(r, 'lost_fig3')}: RMSD against its floor {f(r.floor)}")
+    return out
+
+
+def risk_to_chance(t):
+    """Per game: the mean risk over the targets lower at the smallest ε than at the largest, and at the smallest
+    within the noise of 0.5. The noise of a mean over n targets: one run's per-record sd is floor / √2 (the floor
+    is the RMSD of two runs), so the mean's se is floor / √(2n)."""
+    games = {"traditional": "traditional", "model_seeded": "model-seeded"}
+    rows = _sweep(
+        t, "lost_fig4_rmsd", "epsilon", ["n_targets"] + [f"{k}_{g}" for g in games for k in ("mean", "floor")]
+    )
+    if rows is None:
+        return None
+    low, high = rows[0], rows[-1]
+    at_low, at_high = setting_name(low, "lost_fig4"), setting_name(high, "lost_fig4")
+
+    def se(r, g):
+        return getattr(r, f"floor_{g}") / np.sqrt(2 * r.n_targets)
+
+    out = Outcome(
+        "; ".join(
+            f"{name}: mean risk {f(getattr(low, f'mean_{g}'))} (se {f(se(low, g), 4)}) at {at_low}, "
+            f"{f(getattr(high, f'mean_{g}'))} at {at_high}"
+            for g, name in games.items()
+        )
+    )
+    for g, name in games.items():
+        m_low, m_high = getattr(low, f"mean_{g}"), getattr(high, f"mean_{g}")
+        e_low, e_high = se(low, g), se(high, g)
+        d = m_high - m_low
+        out.check(ahead(d, float(np.hypot(e_low, e_high))), f"{name}: {f(m_high)} − {f(m_low)} between the ends")
+        out.check(abs(m_low - 0.5) <= Z * e_low, f"{name}: {f(m_low)} at {at_low} is {f(m_low - 0.5, 4)} from 0.5, "
+                  f"beyond {Z:g} se ({f(e_low, 4)})")  # fmt: skip
+    return out
+
+
+def one_record(t):
+    """The record's model-seeded risk varies over datasets beyond estimation noise (F test); the worst case exceeds
+    its traditional risk by about the paper's 0.2; and its range spans about the paper's 0.5 to 0.8."""
+    df = t["lost_fig5"]
+    need = {"model_seeded_min", "model_seeded_max", "traditional", "between_datasets_sd", "noise_sd", "n_datasets"}
+    if not need <= set(df.columns):
+        return None
+    from scipy import stats
+
+    r = df.iloc[0]
+    n = int(r.n_datasets)
+    p_f = float(stats.f.sf((r.between_datasets_sd / r.noise_sd) ** 2, n - 1, n))
+    pl, pt = paper_value("model_seeded_risk_over_15_datasets"), paper_value("traditional_risk_of_that_record")
+    stated_under = pl["high"] - pt["high"]  # the paper: R_T underestimates the worst case by about 0.2
+    under = r.model_seeded_max - r.traditional
+    e = float(np.sqrt(2) * r.noise_sd)  # two estimates, each with the noise sd
+    out = Outcome(
+        f"model-seeded {f(r.model_seeded_min)}–{f(r.model_seeded_max)} over {n} datasets (sd {f(r.between_datasets_sd)}, "
+        f"noise sd {f(r.noise_sd)}, F test p = {f(p_f)}); traditional {f(r.traditional)}; worst case − traditional "
+        f"{f(under)} (the paper: {f(pl['high'])} − {f(pt['high'])})"
+    )
+    out.check(True if p_f < 0.05 else None, f"spread over datasets not beyond estimation noise (F test p = {f(p_f)})")
+    out.check(abs(under - stated_under) <= Z * e + ABOUT, f"worst case − traditional {f(under)} against about "
+              f"{f(stated_under)}")  # fmt: skip
+    for end, ours, stated in (("lowest", r.model_seeded_min, pl["low"]), ("highest", r.model_seeded_max, pl["high"])):
+        out.check(
+            abs(ours - stated) <= ABOUT + Z * r.noise_sd, f"{end} model-seeded risk {f(ours)} against about {f(stated)}"
+        )
+    return out
+
+
+S2 = "Figs. 1 and 2: each record's risk in the two games"
+S3 = "Fig. 3: the size of D"
+S4 = "Fig. 4: PrivBayes ε"
+S5 = "Fig. 5: one record in many datasets"
+
+CLAIMS: tuple[Claim, ...] = (
+    Claim(PAPER, "abstract", "show across multiple datasets and models that the two privacy games indeed result in "
+          "different risk scores, with up to 94% of high-risk records being overlooked by the traditional game",
+          _statement("miss_rate", 0.8), ("lost_table_miss",), _up_to(0.8, 0.8, names=("lost_table_miss",)),
+          "Adult at t = 0.8 (the summary: 'Experimente auf dem Adult-Datensatz und dem Synthpop-Generator'): the "
+          "largest miss rate beyond noise alone has a 95 % interval covering 0.94", NB, S2, "lost_fig2"),
+    Claim(PAPER, "§5 (summary)", ADULT + "RMSD-Bereich von 0,04 bis 0,11, was einen signifikanten Fehler in der mit AUC "
+          "bewerteten Risiken darstellt", _statement("rmsd"), LOST_RMSD, rmsd_in_range,
+          "per setting (each once), the RMSD's interval inside the range, judged only where it is beyond its noise "
+          "floor (else inconclusive)", NB, S2, "lost_fig2"),
+    Claim(PAPER, "abstract", "the two privacy games indeed result in different risk scores",
+          "the two games rate records differently (beyond estimation noise)", LOST_RMSD, rmsd_above_floor,
+          "per setting (each once), the RMSD's interval above its noise floor (two runs of one game)", NB, S2,
+          "lost_fig2"),
+    Claim(PAPER, "§5 (summary)", ADULT + "Miss Rate-Bereich von 0,73 bis 0,94, was darauf hindeutet, dass die "
+          "traditionelle Einstellung kontinuierlich Datensätze mit hohem Risiko falsch identifiziert",
+          _statement("miss_rate"), LOST_MISS, miss_in_range,
+          "per setting (each once) at t = 0.8, the miss rate's interval inside the range, judged only where it is "
+          "beyond noise alone", NB, S3, "lost_fig3"),
+    Claim(PAPER, "§5 (summary)", "Bei t=0,6 übersteigt die Miss Rate in allen Einstellungen 20 %",
+          _statement("miss_rate", 0.6), LOST_MISS, miss_above_at_06,
+          "per setting (each once) at t = 0.6, the miss rate's interval above 20 % and beyond noise alone", NB, S4,
+          "lost_fig4"),
+    Claim(PAPER, "§5 (summary)", "Bei t=0,9 erreicht die Miss Rate bis zu 80 %", _statement("miss_rate", 0.9),
+          LOST_MISS, _up_to(0.9, 0.9),
+          "at t = 0.9, the largest miss rate beyond noise alone (over the settings, each once) has an interval "
+          "covering 0.80; with none beyond noise alone, inconclusive", NB, S4, "lost_fig4"),
+    Claim(PAPER, "§5 (summary)", "Für alle Schwellenwerte für hohes Risiko ist die Miss Rate signifikant",
+          "for every threshold the miss rate is significant", LOST_MISS, miss_beyond_noise,
+          "per setting and t (each once, where some record is above t), the miss rate's interval above that of two "
+          "runs of one game (noise alone)", NB, S2, "lost_fig2"),
+    Claim(PAPER, "§4 (Props. 1–2)", "|α̂^MS_ϕ - α_ϕ| ≤ √(log(2/ρ)/(2N)) ... |α̂^T_ϕ - E_{D̄∼D^n}α_{ϕ,D̄}| ≤ √(log(2/ρ)/(2N))",
+          "Hoeffding bounds on the games' error-rate estimates",
+          unjudged="a theorem about an error rate; the tables hold AUCs, to which it does not apply as stated "
+          "(notebook 06 uses it only to size the games)"),
+    Claim(PAPER, "§5 (summary)", "Die Miss Rate nimmt mit zunehmendem Schwellenwert t zu",
+          _statement("miss_rate_trend_t"), LOST_MISS, miss_rises_with_t,
+          "per setting (each once), the miss rate at its largest t above that at its smallest, the intervals apart",
+          NB, S2, "lost_fig2"),
+    Claim(PAPER, "abstract; §5 (Fig. 3)", "records in smaller datasets ... tend to have a larger gap between risk "
+          "estimates", _statement("rmsd_trend_size"), ("lost_fig3_rmsd",),
+          _gap_trend("lost_fig3_rmsd", "n_records", falls_with_key=True),
+          "the RMSD's interval at the smallest |D| above that at the largest", NB, S3, "lost_fig3"),
+    Claim(PAPER, "§5 (summary, Fig. 3)", "Auch bei |D|=10.000 großen Datensätzen bleibt der RMSD signifikant",
+          _statement("rmsd_at_10000"), ("lost_fig3_rmsd",), gap_at_largest_size,
+          "at |D| ≥ 10,000, the RMSD's interval above the noise floor of that size", NB, S3, "lost_fig3"),
+    Claim(PAPER, "§5 (summary, Fig. 4)", "Die MIA-Leistung nimmt mit sinkendem ε ab und konvergiert zur "
+          "Zufallsbaseline (AUC 0,5)", _statement("risk_to_chance"), ("lost_fig4_rmsd",), risk_to_chance,
+          "per game, the mean risk at the largest ε above that at the smallest beyond the noise, and at the "
+          "smallest within 1.96 se of 0.5 (se of a mean over the targets: floor / √(2n))", NB, S4, "lost_fig4"),
+    Claim(PAPER, "abstract; §5 (summary, Fig. 4)", "Mit Schätzungen, die sich um 0,5 konzentrieren, nimmt auch der "
+          "Unterschied zwischen den beiden Schätzungen ab", _statement("rmsd_trend_epsilon"), ("lost_fig4_rmsd",),
+          _gap_trend("lost_fig4_rmsd", "epsilon", falls_with_key=False),
+          "the RMSD's interval at the largest ε above that at the smallest", NB, S4, "lost_fig4"),
+    Claim(PAPER, "§5 (summary, Fig. 5)", "Das modellgestützte Risiko R_MS variiert von etwa 0,5 (Zufallsrate) bis 0,8 "
+          "(hohes Risiko). Das traditionelle Risiko R_T = 0,62, unterschätzt das DPD-Risiko im schlimmsten Fall um 0,2",
+          lambda: f"one record over 15 datasets: model-seeded {paper_value('model_seeded_risk_over_15_datasets')['statement']}"
+          f", traditional {paper_value('traditional_risk_of_that_record')['statement']}", ("lost_fig5",), one_record,
+          f"the spread over datasets beyond estimation noise (F test, 5 %); worst case − traditional, and each end "
+          f"of the range, within {ABOUT:g} + 1.96 noise sd of the paper's", NB, S5, "lost_fig5"),
+)  # fmt: skip

@@ -1,0 +1,173 @@
+"""The scorecard's shared vocabulary: a claim, the outcome of its rule, the verdict, and the noise comparisons.
+
+A rule reads the committed tables and makes *checks*. A check is three-valued: ``True`` (what the
+paper says is seen, beyond the noise the run has), ``False`` (the opposite is seen, beyond that noise)
+or ``None`` (**inconclusive**: the difference lies within the noise). :func:`verdict` turns the checks
+into one of :data:`VERDICTS`.
+
+The noise is the one the committed tables carry: the spread over seeds (DOMIAS), over the 10
+targets (achilles), over the records and the repeated games (lost), over the released records
+(TableGAN-MCA). Differences between two means are compared with the standard error of the
+difference of two independent means (:func:`se_difference`); where both means come from the same
+seeds or targets the true error is smaller (the two are positively correlated), so the comparison
+is conservative: it says *inconclusive* sooner than a paired test would, never *holds* sooner.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "VERDICTS",
+    "Z",
+    "ABOUT",
+    "POINT",
+    "Claim",
+    "Outcome",
+    "verdict",
+    "se_difference",
+    "se_mean",
+    "ahead",
+    "within",
+    "interval_side",
+]
+
+VERDICTS = ("holds", "holds in part", "inconclusive", "does not hold", "not run", "not reproduced")
+Z = 1.96  # two-sided 95 %: a difference counts when it exceeds Z standard errors
+ABOUT = 0.05  # a value the paper states as "about" (or a share, without an interval): within five points
+POINT = 0.01  # a share stated to the hundredth of a percent: within one percentage point
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One quantitative statement of a paper: its words, where they are, and the rule that judges it.
+
+    ``rule`` is None for a claim this companion does not reproduce; ``unjudged`` then says why
+    (no data, no table of that quantity). ``substitute`` names what a reproduced claim is run on
+    instead of the paper's data, and why. ``statement`` is the paper's value(s) in short
+    (a callable where it is read from a registry of the paper's values, so it is never typed twice).
+    """
+
+    paper: str
+    result: str  # where: "abstract", "§6.1", "Fig. 3b", "Table 2", "App. D (Fig. 13)"
+    quote: str  # the paper's exact words
+    statement: Callable[[], str] | str = ""  # the value the rule compares with, in short
+    tables: tuple[str, ...] = ()  # table names, without profile or extension
+    rule: Callable[[dict[str, pd.DataFrame]], Outcome | None] | None = None  # None: the tables lack what it needs
+    rule_text: str = ""  # the checks, in words
+    notebook: str | None = None  # key of report.NOTEBOOKS
+    section: str | None = None  # a heading of that notebook, where the evidence is
+    figure: str | None = None
+    unjudged: str = ""  # why there is no rule (with rule None)
+    substitute: str = ""  # reproduced on other data than the paper's: which, and why
+
+    def paper_statement(self) -> str:
+        return self.statement() if callable(self.statement) else self.statement
+
+    @property
+    def reproduced(self) -> bool:
+        return self.rule is not None
+
+
+@dataclass
+class Outcome:
+    """What a rule found: our values in words, one three-valued check per comparison, and why checks did not pass."""
+
+    ours: str
+    checks: list = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+    def check(self, passed, what: str = "") -> None:
+        """Record one check: True, False, or None (within the noise); ``what`` says what it found when not True."""
+        passed = None if passed is None else bool(passed)
+        self.checks.append(passed)
+        if passed is not True and what:
+            self.failed.append(("within the noise: " if passed is None else "") + what)
+
+    def why(self, shown: int = 3) -> str:
+        """The first ``shown`` checks that did not pass, in words, and how many more."""
+        more = len(self.failed) - shown
+        return "; ".join(self.failed[:shown]) + (f"; {more} more" if more > 0 else "")
+
+
+def verdict(checks: list) -> str:
+    """The verdict of a list of three-valued checks.
+
+    ``holds``: every check passes. ``does not hold``: some check fails and none passes.
+    ``holds in part``: some pass and some fail or are within the noise. ``inconclusive``: every check
+    is within the noise. ``not run``: no check.
+    """
+    if len(checks) == 0:
+        return "not run"
+    passed = sum(c is True for c in checks)
+    failed = sum(c is False for c in checks)
+    if passed == len(checks):
+        return "holds"
+    if passed:
+        return "holds in part"
+    return "does not hold" if failed else "inconclusive"
+
+
+def se_mean(std: float, n: float) -> float:
+    """Standard error of a mean of ``n`` values whose population std (ddof = 0, as the tables and the
+    papers report ±) is ``std``: ``std / √(n − 1)``; NaN with fewer than two values."""
+    return float(std / np.sqrt(n - 1)) if n > 1 else float("nan")
+
+
+def se_difference(std_a: float, n_a: float, std_b: float, n_b: float) -> float:
+    """Standard error of the difference of two independent means, from each side's population std and count."""
+    return float(np.hypot(se_mean(std_a, n_a), se_mean(std_b, n_b)))
+
+
+def ahead(difference: float, se: float, z: float = Z):
+    """True when ``difference`` > 0 by more than ``z`` standard errors, False when < 0 by as much, else None."""
+    if pd.isna(difference):
+        return None
+    if pd.isna(se):  # no noise recorded: the sign alone, but never a verdict on an exact tie
+        return None if difference == 0 else bool(difference > 0)
+    if difference > z * se:
+        return True
+    if difference < -z * se:
+        return False
+    return None
+
+
+def within(value: float, low: float, high: float, se: float = 0.0, z: float = Z):
+    """``value`` inside [low, high]: True when its interval (± ``z`` se) lies inside, False when it lies
+    wholly outside, None when it straddles an end."""
+    lo, hi = value - z * se, value + z * se
+    if lo >= low and hi <= high:
+        return True
+    if hi < low or lo > high:
+        return False
+    return None
+
+
+def interval_side(low: float, high: float, target: float):
+    """An interval [low, high] against a value: True when it covers the value, False when it lies wholly to one side."""
+    if pd.isna(low) or pd.isna(high):
+        return None
+    return bool(low <= target <= high)
+
+
+def f(x: float, digits: int = 3) -> str:
+    return f"{x:.{digits}f}"
+
+
+def pct(x: float, digits: int = 1) -> str:
+    return f"{100 * x:.{digits}f} %"
+
+
+def span(values, digits: int = 3) -> str:
+    """``a–b`` for the smallest and largest of ``values``, or the one value when they are equal."""
+    low, high = f(min(values), digits), f(max(values), digits)
+    return low if low == high else f"{low}–{high}"
+
+
+def signed(x: float, se: float, digits: int = 3) -> str:
+    """A difference with its standard error: ``+0.012 ± 0.005 se``."""
+    return f"{x:+.{digits}f} (se {se:.{digits}f})"
