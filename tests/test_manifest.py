@@ -62,4 +62,6 @@ def test_same_bytes_other_parameters_update_the_entry(tmp_path, monkeypatch):
 def test_committed_figures_log_reruns_under_results(tmp_path, monkeypatch):
     monkeypatch.setattr(report, "PROJECT_ROOT", tmp_path)
     assert report.provenance_log(tmp_path / "figures" / "quick") == tmp_path / "results" / "quick" / "provenance.json"
-    assert report.provenance_log(tmp_path / "elsewhere" / "quick") == tmp_path / "elsewhere" / "quick" / "provenance.json"
+    assert (
+        report.provenance_log(tmp_path / "elsewhere" / "quick") == tmp_path / "elsewhere" / "quick" / "provenance.json"
+    )
