@@ -310,7 +310,7 @@ def _check_named_columns(path: Path, header: list[str], categorical, continuous,
     left = [c for c in header if c not in named]
     if left:
         raise VrlibError(
-            f"column(s) {left} of {str(path)!r} are neither categorical nor continuous: declare each in "
+            f"column(s) {left} are neither categorical nor continuous (in {str(path)!r}): declare each in "
             "categorical or continuous, or leave it out with ignore (on the command line: --categorical, "
             "--continuous, --ignore)"
         )
