@@ -145,8 +145,14 @@ def test_schema_errors(tmp_path):
         read_csv(path, ["a"], ["b"])
     with pytest.raises(VrlibError, match=r"\['b'\] are declared both"):
         read_csv(path, ["a", "b"], ["b", "c"])
-    with pytest.raises(VrlibError, match="not in the table"):
+    with pytest.raises(VrlibError, match=r"has no column 'd' \(categorical\); its columns are \['a', 'b', 'c'\]"):
         read_csv(path, ["a", "d"], ["b", "c"])
+    with pytest.raises(VrlibError, match=r"has no column 'bb' \(continuous\), did you mean 'b'\?"):
+        read_csv(path, ["a"], ["bb", "c"])  # the typo is named, not the column it left undeclared
+    df, schema = read_csv(path, ["a"], ["b"], ignore=["c"])
+    assert list(df.columns) == ["a", "b"] and schema.columns == ("a", "b")
+    with pytest.raises(VrlibError, match=r"\['c'\] are both declared and ignored"):
+        read_csv(path, ["a"], ["b", "c"], ignore=["c"])
     with pytest.raises(VrlibError, match="non-numeric"):
         read_csv(path, ["b", "c"], ["a"])
     with pytest.raises(VrlibError, match="not found"):
