@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from vrlib.data.files import find_file
+from vrlib.data.files import find_file, search_dirs
 from vrlib.data.schema import Schema, prepare
 from vrlib.errors import VrlibError
 
@@ -135,7 +135,7 @@ def load_census(variant: str = "auto") -> tuple[pd.DataFrame, Schema]:
             variant = "random10000"
             warnings.warn(
                 "the full UK Census teaching file is absent: using its 10,000 random-record subset "
-                f"(put {full!r} in VRLIB_DATA_DIR for the full 569,741 rows)",
+                f"(put {full!r} in {search_dirs()[0]} for the full 569,741 rows)",
                 UserWarning,
                 stacklevel=2,
             )
