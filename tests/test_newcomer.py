@@ -102,3 +102,31 @@ def test_readme_steps_from_a_fresh_clone(clone):
         ["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True, check=True
     ).stdout
     assert status == ""
+
+
+def test_a_notebook_in_the_registered_kernel_finds_the_data(clone, monkeypatch):
+    """As a notebook opened in JupyterLab: the ``vrlib`` kernel the setup registers, started in notebooks/."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    try:
+        spec = KernelSpecManager().get_kernel_spec("vrlib")
+    except NoSuchKernel:
+        pytest.skip("no Jupyter kernel named 'vrlib': scripts/setup_env.sh registers it")
+    assert Path(spec.argv[0]).exists(), f"the vrlib kernel points at a missing Python: {spec.argv[0]}"
+    for name, value in _env(clone).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("VRLIB_DATA_DIR", raising=False)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "import vrlib\nfrom vrlib.data import search_dirs\n"
+            "census, _ = vrlib.load('census')\nprint(search_dirs()[0], len(census))"
+        )
+    ]
+    nbclient.NotebookClient(
+        nb, kernel_name="vrlib", timeout=300, resources={"metadata": {"path": str(clone / "notebooks")}}
+    ).execute()
+    printed = "".join(o.get("text", "") for o in nb.cells[0].outputs if o.get("name") == "stdout")
+    assert printed.split() == [str(clone.parent / "shared" / "data"), "10000"]
