@@ -311,8 +311,8 @@ def _check_named_columns(path: Path, header: list[str], categorical, continuous,
     if left:
         raise VrlibError(
             f"column(s) {left} are neither categorical nor continuous (in {str(path)!r}): declare each in "
-            "categorical or continuous, or leave it out with ignore (on the command line: --categorical, "
-            "--continuous, --ignore)"
+            "categorical or continuous (--categorical, --continuous), or leave it out with ignore "
+            "(`vrlib rank --ignore`)"
         )
     both = sorted(set(ignore) & (set(categorical) | set(continuous)))
     if both:
