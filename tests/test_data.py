@@ -133,7 +133,8 @@ def test_read_csv_types_and_nans(tmp_path):
     path.write_text("job,age,code\na,30,01\nb,,02\n,40,01\nc,50,03\n")
     with pytest.raises(VrlibError, match=r"missing values in 2 row\(s\) \(job: 1, age: 1\).*--dropna"):
         read_csv(path, ["job", "code"], ["age"])
-    df, schema = read_csv(path, ["job", "code"], ["age"], dropna=True)
+    with pytest.warns(UserWarning, match=r"dropped 2 of 4 row\(s\) with missing values"):
+        df, schema = read_csv(path, ["job", "code"], ["age"], dropna=True)
     assert len(df) == 2 and df["age"].dtype == np.float64
     assert list(df["code"].cat.categories) == ["01", "03"]  # codes keep their spelling
 
