@@ -32,9 +32,8 @@ if [[ ! "$seed" =~ ^[0-9]+$ ]]; then
   echo "run_all.sh: --seed must be a non-negative integer, got '$seed'" >&2; exit 2
 fi
 
-if [[ -z "${VRLIB_DATA_DIR:-}" && -d ../shared/data ]]; then
-  export VRLIB_DATA_DIR=../shared/data
-fi
+# Data: vrlib looks in $VRLIB_DATA_DIR, else ../shared/data beside this checkout, else data/
+# (vrlib.data.search_dirs); the same rule holds in Jupyter, so nothing is set here.
 if [[ -n "${VRLIB_DATA_DIR:-}" ]]; then
   if [[ ! -d "$VRLIB_DATA_DIR" ]]; then
     echo "run_all.sh: VRLIB_DATA_DIR='$VRLIB_DATA_DIR' is not a folder; point it at the folder that holds the data files (see data/README.md), or unset it" >&2
@@ -92,6 +91,18 @@ stop() {
 }
 trap stop INT TERM
 
+# Progress bars only on a terminal: in a log (CI, a redirected run) they are noise.
+progress=()
+if [[ ! -t 1 ]]; then progress=(--no-progress-bar); fi
+# Two known, harmless messages, each filtered by its exact text: the kernel's notice that its local
+# ZeroMQ sockets are unencrypted (papermill's own kernel on this machine), and, under smoke only, the
+# TableGAN-MCA attack's notice that a 300-record release has no collisions to learn from (expected
+# at that size; at quick and paper sizes it would mean something, so it stays).
+quiet_kernel() { grep -v --line-buffered -F 'Kernel is running over TCP without encryption' >&2 || true; }
+if [[ "$profile" == smoke ]]; then
+  export PYTHONWARNINGS="${PYTHONWARNINGS:+$PYTHONWARNINGS,}ignore:every shadow record is labelled a non-member:RuntimeWarning:vrlib.experiments.mca"
+fi
+
 failures=()
 total_start=$SECONDS
 i=0
@@ -101,9 +112,9 @@ for nb in "${notebooks[@]}"; do
   echo "[$i/${#notebooks[@]}] $name (profile $profile, seed $seed) ..."
   start=$SECONDS
   # In the background, so that the trap runs at once on Ctrl-C.
-  papermill "$nb" "$results/$name.ipynb" --cwd notebooks -k python3 --log-level WARNING \
+  papermill "$nb" "$results/$name.ipynb" --cwd notebooks -k python3 --log-level WARNING "${progress[@]}" \
       -p profile "$profile" -p seed "$seed" \
-      -p figures_dir "$figures" -p tables_dir "$figures/tables" &
+      -p figures_dir "$figures" -p tables_dir "$figures/tables" 2> >(quiet_kernel) &
   child=$!
   if wait "$child"; then
     jupyter nbconvert --log-level WARN --to html "$results/$name.ipynb" --output-dir "$results" >/dev/null 2>&1 \
@@ -116,6 +127,17 @@ for nb in "${notebooks[@]}"; do
 done
 
 echo "run_all.sh: ${#notebooks[@]} notebook(s) in $((SECONDS - total_start)) s; figures in $figures/$profile"
+# Committed outputs: say whether this run reproduced them (files rewritten byte for byte keep their
+# manifest entries; the run's own provenance is in results/$profile/provenance.json).
+if [[ "$profile" != smoke ]] && git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  changed=$(git status --porcelain --untracked-files=all -- "figures/$profile")
+  if [[ -n "$changed" ]]; then
+    echo "run_all.sh: this run changed $(wc -l <<<"$changed") committed output file(s) under figures/$profile (see git status / git diff):"
+    sed 's/^/   /' <<<"$changed"
+  else
+    echo "run_all.sh: every output under figures/$profile is as committed (git status clean there)"
+  fi
+fi
 if [[ ${#failures[@]} -gt 0 ]]; then
   echo "run_all.sh: ${#failures[@]} failed: ${failures[*]}" >&2
   exit 1

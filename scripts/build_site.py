@@ -5,14 +5,18 @@
 
 Pages: the scorecard as front page (``index.html``, from :mod:`vrlib.scorecard` with the site's
 links), the provenance page, the pages of ``docs/`` and one page per executed notebook, taken
-from ``notebooks/executed/<profile>/`` for the first profile of ``--profiles`` that has it. The
-committed PNG figures are copied to ``figures/<profile>/``. Sphinx with myst-nb renders it all
-(``nb_execution_mode = "off"``: the outputs are the executed notebooks' own).
+from ``notebooks/executed/<profile>/`` for the first profile of ``--profiles`` that has it; a notebook
+whose outputs the scorecard reads at the paper's sizes, shown from a smaller run, says so at its
+top. The committed PNG figures are copied to ``figures/<profile>/``. Sphinx with myst-nb renders
+it all (``nb_execution_mode = "off"``: the outputs are the executed notebooks' own). The site
+works offline: MathJax is served from it (the ``jupyter-server-mathjax`` package's copy), and
+links from the docs to executed notebooks point at their pages.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import shutil
 import subprocess
@@ -39,15 +43,73 @@ def pick_notebooks(executed: Path, profiles: list[str]) -> dict[str, Path]:
     return chosen
 
 
+def mathjax_dir() -> Path:
+    """MathJax 2 as the ``jupyter-server-mathjax`` package ships it (a test dependency, pinned)."""
+    try:
+        import jupyter_server_mathjax
+    except ImportError:
+        raise SystemExit(
+            "build_site: the site serves MathJax from the jupyter-server-mathjax package: "
+            "pip install -e '.[test]' (scripts/setup_env.sh does)"
+        ) from None
+    return Path(jupyter_server_mathjax.__file__).parent / "static"
+
+
+def paper_notebooks(root: Path = ROOT) -> set[str]:
+    """Notebooks with outputs in ``figures/paper/``: the scorecard reads them at the paper's sizes."""
+    path = root / "figures" / "paper" / "manifest.json"
+    if not path.exists():
+        return set()
+    return {entry["notebook"] for entry in json.loads(path.read_text()).values()}
+
+
+def smaller_run_note(name: str, profile: str) -> str:
+    """What a notebook page says when it shows a run other than the paper-profile one the scorecard reads."""
+    return (
+        f"> **This page shows the `{profile}` run.** The scorecard reads this notebook's outputs at the "
+        f"papers' sizes (`figures/paper/`), but no executed `paper` copy of it is published, so the "
+        f"numbers below are the `{profile}` profile's, not the scorecard's. Rerun it with "
+        f"`./run_all.sh --profile paper --only {name[:3]}` (hours; see the runs page)."
+    )
+
+
+def _with_note(path: Path, note: str) -> str:
+    """The notebook at ``path`` with ``note`` as a markdown cell after its first (the published header)."""
+    nb = json.loads(path.read_text())
+    cell = {"cell_type": "markdown", "id": "site-profile-note", "metadata": {}, "source": note}
+    nb["cells"].insert(1 if nb["cells"] else 0, cell)
+    return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+
+
+def link_notebooks(text: str, published) -> str:
+    """Links of a docs page to ``notebooks/executed/<profile>/<name>.ipynb`` -> the site's page of that notebook.
+
+    A link to a notebook the site does not publish keeps its text and loses the link.
+    """
+
+    def swap(match):
+        label, name = match.group(1), match.group(2)
+        return f"[{label}](../notebooks/{name}.ipynb)" if name in published else label
+
+    return re.sub(r"\[([^\]]*)\]\(\.\./notebooks/executed/[a-z]+/([^)/]+)\.ipynb\)", swap, text)
+
+
 def stage(src: Path, executed: Path, profiles: list[str]) -> dict[str, Path]:
     """Write the Sphinx project into ``src``; returns the notebooks it holds."""
     if src.exists():
         shutil.rmtree(src)
     (src / "notebooks").mkdir(parents=True)
     shutil.copy(ROOT / "docs" / "conf.py", src / "conf.py")
+    shutil.copytree(mathjax_dir(), src / "_static" / "mathjax")
+    shutil.copy(ROOT / "docs" / "site.css", src / "_static" / "vrlib.css")
     notebooks = pick_notebooks(executed, profiles)
+    paper = paper_notebooks()
     for name, path in notebooks.items():
-        shutil.copy(path, src / "notebooks" / f"{name}.ipynb")
+        dest = src / "notebooks" / f"{name}.ipynb"
+        if name in paper and path.parent.name != "paper":
+            dest.write_text(_with_note(path, smaller_run_note(name, path.parent.name)))
+        else:
+            shutil.copy(path, dest)
     for profile in scorecard.PROFILES:
         folder = ROOT / "figures" / profile
         if folder.is_dir():
@@ -61,7 +123,7 @@ def stage(src: Path, executed: Path, profiles: list[str]) -> dict[str, Path]:
         text = page.read_text()
         for old, new in DOC_LINKS.items():
             text = text.replace(old, new)
-        (src / "docs" / page.name).write_text(text)
+        (src / "docs" / page.name).write_text(link_notebooks(text, notebooks))
 
     links = scorecard.Links(site=True, published=frozenset(notebooks))
     card = scorecard.scorecard_markdown(ROOT, links)

@@ -139,6 +139,9 @@ def publish(
 
     replacements = []
     for root in (*run_roots, ROOT):  # the checkout that ran the notebook may be another clone
+        # The data folder beside the checkout, where vrlib finds the data unless VRLIB_DATA_DIR is set.
+        shared = Path(root).parent / "shared" / "data"
+        replacements += [(str(shared.resolve()), "../shared/data"), (str(shared), "../shared/data")]
         replacements += [(str(root) + "/", ""), (str(root), ".")]
     for var, label in (("VRLIB_DATA_DIR", "$VRLIB_DATA_DIR"), ("VRLIB_CACHE_DIR", "$VRLIB_CACHE_DIR")):
         value = os.environ.get(var)

@@ -29,8 +29,22 @@ venv_bin_on_path() {
     > "$site/vrlib_venv_bin.pth"
 }
 
+# A Jupyter kernel named "vrlib" that runs the venv's Python, so that JupyterLab (.venv/bin/jupyter lab,
+# or any other Jupyter once registered with --user, see the README) opens the notebooks with vrlib importable.
+# Installed under the venv's prefix (nothing outside it); redone only when missing or pointing elsewhere.
+register_kernel() {
+  local prefix spec python
+  prefix=$(cd "$VENV" && pwd -P)  # the venv folder itself, should .venv be a link
+  spec="$prefix/share/jupyter/kernels/vrlib/kernel.json" python="$prefix/bin/python"
+  if [[ -f "$spec" ]] && grep -qF "\"$python\"" "$spec"; then return 0; fi
+  "$python" -m ipykernel install --prefix "$prefix" --name vrlib --display-name "Python (vrlib)" >/dev/null \
+    && echo "setup: registered the Jupyter kernel 'vrlib' ($spec)" \
+    || echo "setup: could not register the Jupyter kernel 'vrlib'; the notebooks still open with .venv/bin/jupyter lab" >&2
+}
+
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$want" ]]; then
   venv_bin_on_path
+  register_kernel
   exit 0
 fi
 
@@ -46,5 +60,6 @@ echo "setup: installing vrlib and its dependencies into $VENV (first time: a few
 # Every other package at the version the committed outputs were made with (constraints.txt).
 "$VENV/bin/python" -m pip install --quiet -c constraints.txt -e ".[test]"
 venv_bin_on_path
+register_kernel
 echo "$want" > "$STAMP"
 echo "setup: done"

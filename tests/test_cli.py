@@ -63,6 +63,43 @@ def test_csv_output_is_vk_in_order(capsys, csv_table):
     np.testing.assert_allclose(got["score"], want.iloc[:5], rtol=1e-9)
 
 
+def test_ignore_leaves_columns_out(capsys, tmp_path):
+    """An id and a free-text column left out with --ignore: the ranking is that of the table without them."""
+    df, schema = make_table(n=40, seed=5)
+    with_extra = df.assign(person_id=[f"p{i:03d}" for i in range(40)], note=["x"] * 40)
+    path = tmp_path / "people.csv"
+    with_extra[["person_id", *df.columns, "note"]].to_csv(path, index=False)
+    argv = ["rank", "--csv", str(path), "--categorical", ",".join(schema.categorical)]
+    argv += ["--continuous", ",".join(schema.continuous), "--k", "3", "--top", "40", "--format", "csv"]
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and "['person_id', 'note']" in err and "--ignore" in err, err
+    code, out, err = run(capsys, *argv, "--ignore", "person_id,note")
+    assert code == 0, err
+    got = pd.read_csv(io.StringIO(out))
+    want = vulnerability_scores(df, schema, k=3).sort_values(ascending=False, kind="stable")
+    assert list(got["index"]) == list(want.index)
+    np.testing.assert_allclose(got["score"], want, rtol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "extra,named",
+    [
+        (["--continuous", "x0,xl"], "'xl' (continuous), did you mean 'x1'?"),
+        (["--continuous", "x0,x1", "--ignore", "c9"], "'c9' (ignore)"),
+    ],
+)
+def test_unknown_column_names_are_named(capsys, csv_table, extra, named):
+    path, _ = csv_table
+    code, out, err = run(capsys, "rank", "--csv", str(path), "--categorical", "c0,c1,c2", *extra)
+    assert code == 2 and out == "" and named in err and "its columns are" in err, err
+    assert "neither categorical nor continuous" not in err  # the typo, not its consequence
+
+
+def test_ignore_with_dataset_is_refused(capsys):
+    code, out, err = run(capsys, "rank", "--dataset", "adult", "--ignore", "age")
+    assert code == 2 and "apply to --csv only" in err
+
+
 @pytest.mark.parametrize("fmt", ["table", "json"])
 def test_other_formats(capsys, csv_table, fmt):
     path, schema = csv_table

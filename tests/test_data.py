@@ -133,7 +133,8 @@ def test_read_csv_types_and_nans(tmp_path):
     path.write_text("job,age,code\na,30,01\nb,,02\n,40,01\nc,50,03\n")
     with pytest.raises(VrlibError, match=r"missing values in 2 row\(s\) \(job: 1, age: 1\).*--dropna"):
         read_csv(path, ["job", "code"], ["age"])
-    df, schema = read_csv(path, ["job", "code"], ["age"], dropna=True)
+    with pytest.warns(UserWarning, match=r"dropped 2 of 4 row\(s\) with missing values"):
+        df, schema = read_csv(path, ["job", "code"], ["age"], dropna=True)
     assert len(df) == 2 and df["age"].dtype == np.float64
     assert list(df["code"].cat.categories) == ["01", "03"]  # codes keep their spelling
 
@@ -145,8 +146,14 @@ def test_schema_errors(tmp_path):
         read_csv(path, ["a"], ["b"])
     with pytest.raises(VrlibError, match=r"\['b'\] are declared both"):
         read_csv(path, ["a", "b"], ["b", "c"])
-    with pytest.raises(VrlibError, match="not in the table"):
+    with pytest.raises(VrlibError, match=r"has no column 'd' \(categorical\); its columns are \['a', 'b', 'c'\]"):
         read_csv(path, ["a", "d"], ["b", "c"])
+    with pytest.raises(VrlibError, match=r"has no column 'bb' \(continuous\), did you mean 'b'\?"):
+        read_csv(path, ["a"], ["bb", "c"])  # the typo is named, not the column it left undeclared
+    df, schema = read_csv(path, ["a"], ["b"], ignore=["c"])
+    assert list(df.columns) == ["a", "b"] and schema.columns == ("a", "b")
+    with pytest.raises(VrlibError, match=r"\['c'\] are both declared and ignored"):
+        read_csv(path, ["a"], ["b", "c"], ignore=["c"])
     with pytest.raises(VrlibError, match="non-numeric"):
         read_csv(path, ["b", "c"], ["a"])
     with pytest.raises(VrlibError, match="not found"):
@@ -158,3 +165,88 @@ def test_prepare_dtypes():
     out = prepare(df, Schema(["k"], ["x"]))
     assert list(out["k"].cat.categories) == [1, 2, 3]
     assert out["x"].dtype == np.float64
+
+
+def _fake_checkout(tmp_path, monkeypatch, *, shared: bool):
+    """A checkout at tmp/repo (with ``../shared/data`` beside it when ``shared``), as the package would see it."""
+    repo = tmp_path / "repo"
+    (repo / "data").mkdir(parents=True)
+    if shared:
+        (tmp_path / "shared" / "data").mkdir(parents=True)
+    monkeypatch.setattr(data.files, "project_root", lambda: repo)
+    return repo
+
+
+def _toy(monkeypatch, url=None):
+    payload = b"x\n1\n"
+    monkeypatch.setitem(data.FILES, "toy.csv", data.DataFile("toy.csv", hashlib.sha256(payload).hexdigest(), url))
+    return payload
+
+
+def test_search_dirs_env_wins(tmp_path, monkeypatch):
+    """VRLIB_DATA_DIR set: it, then data/; ../shared/data is not consulted even when present."""
+    repo = _fake_checkout(tmp_path, monkeypatch, shared=True)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    monkeypatch.setenv("VRLIB_DATA_DIR", str(mine))
+    assert data.search_dirs() == [mine, repo / "data"]
+    payload = _toy(monkeypatch)
+    (tmp_path / "shared" / "data" / "toy.csv").write_bytes(payload)
+    (mine / "toy.csv").write_bytes(payload)
+    assert data.find_file("toy.csv") == mine / "toy.csv"
+
+
+def test_search_dirs_shared_beside_checkout(tmp_path, monkeypatch):
+    """VRLIB_DATA_DIR unset: ../shared/data beside the checkout, whatever the working directory."""
+    repo = _fake_checkout(tmp_path, monkeypatch, shared=True)
+    monkeypatch.delenv("VRLIB_DATA_DIR", raising=False)
+    elsewhere = tmp_path / "elsewhere" / "notebooks"
+    elsewhere.mkdir(parents=True)
+    monkeypatch.chdir(elsewhere)  # as a notebook opened in Jupyter, or the CLI run from another folder
+    shared = tmp_path / "shared" / "data"
+    assert data.search_dirs() == [shared, repo / "data"]
+    payload = _toy(monkeypatch)
+    (shared / "toy.csv").write_bytes(payload)
+    assert data.find_file("toy.csv", download=False) == shared / "toy.csv"
+
+
+def test_search_dirs_project_data_when_no_shared(tmp_path, monkeypatch):
+    """Neither set nor beside: the project's data/ only; a file found there is used."""
+    repo = _fake_checkout(tmp_path, monkeypatch, shared=False)
+    monkeypatch.delenv("VRLIB_DATA_DIR", raising=False)
+    assert data.search_dirs() == [repo / "data"]
+    payload = _toy(monkeypatch)
+    (repo / "data" / "toy.csv").write_bytes(payload)
+    assert data.find_file("toy.csv", download=False) == repo / "data" / "toy.csv"
+
+
+def test_download_only_where_the_source_is_public(tmp_path, monkeypatch):
+    """Nowhere on disk: a public file is downloaded into data/, one without a public source is an error naming ../shared/data."""
+    repo = _fake_checkout(tmp_path, monkeypatch, shared=False)
+    monkeypatch.delenv("VRLIB_DATA_DIR", raising=False)
+    calls = []
+
+    class Response:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def read(self):
+            return payload
+
+    def fake_urlopen(url, **kwargs):
+        calls.append(url)
+        return Response()
+
+    monkeypatch.setattr(data.files.urllib.request, "urlopen", fake_urlopen)
+    payload = _toy(monkeypatch, url="https://example.org/toy.csv")
+    assert data.find_file("toy.csv") == repo / "data" / "toy.csv"
+    assert calls == ["https://example.org/toy.csv"]
+    _toy(monkeypatch, url=None)
+    (repo / "data" / "toy.csv").unlink()
+    with pytest.raises(VrlibError, match=r"no public download") as err:
+        data.find_file("toy.csv")
+    assert str(tmp_path / "shared" / "data") in str(err.value)
+    assert calls == ["https://example.org/toy.csv"]  # no second download attempted

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import re
 import subprocess
 import sys
@@ -9,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from browser import render
+from browser import broken_links, render, render_all
 from conftest import PROJECT_ROOT
 
 SITE = PROJECT_ROOT / "build" / "site"
@@ -86,3 +88,80 @@ def test_scorecard_links_reach_their_sections(site):
         assert (site / path).exists(), path
     for page, anchor in links:
         assert f'id="{anchor}"' in (site / page).read_text(), f"{page} has no section #{anchor}"
+
+
+def _build_site_module():
+    spec = importlib.util.spec_from_file_location("build_site", PROJECT_ROOT / "scripts" / "build_site.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def seen(site) -> dict[str, dict]:
+    """Every page of the site as headless Chromium renders it, offline."""
+    return render_all([p.as_uri() for p in sorted(site.rglob("*.html"))])
+
+
+def test_no_broken_link_or_image(site, seen):
+    assert len(seen) >= 10
+    bad = broken_links(seen)
+    assert bad == {}, f"links or images that do not resolve: {bad}"
+    for url, page in seen.items():
+        assert page["broken_images"] == [], url
+
+
+def test_works_offline_with_rendered_formulas(site, seen):
+    for path in site.rglob("*.html"):
+        remote = re.findall(r'<(?:script|link)\b[^>]*(?:src|href)="(https?:[^"]+)"', path.read_text())
+        assert remote == [], f"{path.name} loads {remote}"
+    assert (site / "_static" / "mathjax" / "MathJax.js").exists()
+    with_math = [url for url, page in seen.items() if page["n_math"] > 0]
+    assert any("07_mca" in url for url in with_math), "notebook 07's formulas were not typeset"
+    for url in with_math:
+        assert "\\(" not in seen[url]["text"], f"raw TeX left on {url}"
+
+
+def test_long_lines_wrap_and_wide_tables_scroll(seen):
+    for url, page in seen.items():
+        assert page["unwrapped_lines"] == [], f"{url}: printed lines past the column: {page['unwrapped_lines'][:2]}"
+        assert page["tables_past_column"] == [], f"{url}: tables past the column: {page['tables_past_column'][:2]}"
+        assert not page["page_wider_than_window"], url
+
+
+def test_pages_show_the_paper_run_where_the_scorecard_reads_paper(site):
+    build = _build_site_module()
+    paper = build.paper_notebooks()
+    assert paper, "figures/paper/manifest.json names no notebook"
+    for name in paper:
+        text = re.sub(r"<[^>]+>", "", (site / "notebooks" / f"{name}.html").read_text())
+        if (PROJECT_ROOT / "notebooks" / "executed" / "paper" / f"{name}.ipynb").exists():
+            assert "Profile paper" in text and "This page shows the" not in text, name
+        else:
+            assert "This page shows the quick run" in text, name
+
+
+def test_a_missing_paper_copy_is_said_on_the_page(tmp_path):
+    """Staged without notebook 05's paper copy: the quick run is shown, and says so; with it, the paper run."""
+    build = _build_site_module()
+    assert "05_domias" in build.paper_notebooks()
+    executed = tmp_path / "executed"
+    for profile in ("quick", "paper"):
+        (executed / profile).mkdir(parents=True)
+    header = {"cell_type": "markdown", "id": "h", "metadata": {}, "source": "> **Executed notebook.** Profile `quick`"}
+    nb = {"cells": [header], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (executed / "quick" / "05_domias.ipynb").write_text(json.dumps(nb))
+    notebooks = build.stage(tmp_path / "src", executed, ["paper", "quick"])
+    assert notebooks["05_domias"].parent.name == "quick"
+    staged = json.loads((tmp_path / "src" / "notebooks" / "05_domias.ipynb").read_text())
+    assert "This page shows the `quick` run" in staged["cells"][1]["source"]
+    (executed / "paper" / "05_domias.ipynb").write_text(json.dumps(nb))
+    build.stage(tmp_path / "src", executed, ["paper", "quick"])
+    staged = json.loads((tmp_path / "src" / "notebooks" / "05_domias.ipynb").read_text())
+    assert len(staged["cells"]) == 1
+
+
+def test_docs_links_to_executed_notebooks_point_at_their_pages():
+    build = _build_site_module()
+    text = "see [the run](../notebooks/executed/paper/01_x.ipynb) and [that](../notebooks/executed/quick/09_y.ipynb)"
+    assert build.link_notebooks(text, {"01_x"}) == "see [the run](../notebooks/01_x.ipynb) and that"

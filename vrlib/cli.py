@@ -3,7 +3,7 @@
 Examples
 --------
 ``vrlib rank --dataset adult --k 5 --top 10 --format csv``
-``vrlib rank --csv people.csv --categorical sex,job --continuous age,income --dropna``
+``vrlib rank --csv people.csv --categorical sex,job --continuous age,income --ignore id --dropna``
 ``vrlib classroom generate`` and ``vrlib classroom grade SUBMISSIONS/ --gradebook DIR --jobs 4`` (see :mod:`vrlib.classroom`)
 ``vrlib audit --train TRAIN.csv --synthetic RELEASE.csv --holdout HOLDOUT.csv --categorical … --continuous … --out DIR``
 writes a privacy report on a synthetic release (see :mod:`vrlib.audit`; exit status 3 when ``--policy`` is violated)
@@ -52,6 +52,9 @@ def _parser() -> argparse.ArgumentParser:
     source.add_argument("--csv", metavar="FILE", help="your own CSV file (index = row position in the file)")
     rank.add_argument("--categorical", type=_columns, default=[], metavar="A,B", help="categorical columns of --csv")
     rank.add_argument("--continuous", type=_columns, default=[], metavar="C,D", help="continuous columns of --csv")
+    rank.add_argument(
+        "--ignore", type=_columns, default=[], metavar="E,F", help="columns of --csv to leave out (e.g. an id)"
+    )
     rank.add_argument("--dropna", action="store_true", help="drop rows of --csv with missing values (says how many)")
     rank.add_argument(
         "--na-values",
@@ -324,8 +327,8 @@ def _classroom(args) -> str:
 
 def _rank(args) -> str:
     if args.dataset:
-        if args.categorical or args.continuous or args.dropna or args.na_values:
-            raise VrlibError("--categorical, --continuous, --dropna and --na-values apply to --csv only")
+        if args.categorical or args.continuous or args.ignore or args.dropna or args.na_values:
+            raise VrlibError("--categorical, --continuous, --ignore, --dropna and --na-values apply to --csv only")
         df, schema = load(args.dataset)
     else:
         if not (args.categorical or args.continuous):
@@ -337,6 +340,7 @@ def _rank(args) -> str:
             dropna=args.dropna,
             na_values=args.na_values,
             encoding=args.encoding,
+            ignore=args.ignore,
         )
     _check_numbers(args, len(df))
     top = min(10, len(df)) if args.top is None else args.top

@@ -4,7 +4,10 @@ Every figure and table file a notebook writes goes through a :class:`Reporter`. 
 live per profile: figures in ``<figures_dir>/<profile>/``, tables in
 ``<figures_dir>/<profile>/tables/``, and beside them ``manifest.json``, which records for
 every file the notebook, profile, seed, commit, machine and wall time that made it.  A
-run under one profile therefore never writes over another profile's outputs, however
+rerun that writes a file byte for byte as it was leaves its manifest entry alone and records
+its own provenance in ``results/<profile>/provenance.json`` (git-ignored), so reproducing the
+committed outputs leaves the clone clean; a file whose bytes change gets a new entry and a
+message saying so.  A run under one profile therefore never writes over another profile's outputs, however
 the notebook is launched; and a ``smoke`` run never writes into the project's committed
 ``figures/`` at all (it goes to ``results/smoke/figures/``).  Figures are byte-for-byte
 reproducible: no creation date in the PDF, and plots with random jitter seed it
@@ -181,14 +184,79 @@ def _locked(path: Path):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def update_manifest(folder, entries: dict) -> None:
-    """Add ``{relative path: entry}`` to ``folder/manifest.json`` under a lock, so concurrent writers lose nothing."""
+# What differs between two runs that made the same bytes: who, when and where, not what.
+VOLATILE = ("commit", "written", "elapsed_s", "machine")
+
+
+def provenance_log(folder) -> Path:
+    """Where reruns that reproduced ``folder``'s outputs record their provenance (never committed).
+
+    ``results/<profile>/provenance.json`` for the project's committed ``figures/<profile>``;
+    ``provenance.json`` beside the manifest for any other folder (already outside the commits).
+    """
+    folder = Path(folder)
+    committed = PROJECT_ROOT / "figures"
+    if _inside(folder, committed) and not _same(folder, committed):
+        return PROJECT_ROOT / "results" / folder.name / "provenance.json"
+    return folder / "provenance.json"
+
+
+def _same_result(old: dict | None, new: dict) -> bool:
+    """Whether two manifest entries record the same output apart from the run's volatile provenance."""
+    if old is None:
+        return False
+    # Through JSON, as the manifest stores them (tuples become lists).
+    strip = lambda e: json.loads(json.dumps({k: v for k, v in e.items() if k not in VOLATILE}))  # noqa: E731
+    return strip(old) == strip(new)
+
+
+def update_manifest(folder, entries: dict, unchanged=()) -> list[str]:
+    """Add ``{relative path: entry}`` to ``folder/manifest.json`` under a lock, so concurrent writers lose nothing.
+
+    Parameters
+    ----------
+    folder : path-like
+    entries : dict
+        Relative path -> manifest entry.
+    unchanged : collection of str
+        The relative paths just rewritten with the bytes they already had.  Such a file
+        keeps its manifest entry when the entry records the same notebook, profile,
+        seed and parameters; the new entry goes to :func:`provenance_log` instead.
+
+    Returns
+    -------
+    list of str
+        The relative paths whose entries were kept.  The manifest file is rewritten
+        only when an entry changed.
+    """
     folder = Path(folder)
     path = folder / "manifest.json"
     with _locked(folder / ".manifest.lock"):
         manifest = json.loads(path.read_text()) if path.exists() else {}
-        manifest.update(entries)
-        _atomic_write_text(path, json.dumps(dict(sorted(manifest.items())), indent=1) + "\n")
+        kept = [name for name, e in entries.items() if name in unchanged and _same_result(manifest.get(name), e)]
+        fresh = {name: e for name, e in entries.items() if name not in kept}
+        if fresh or not path.exists():
+            manifest.update(fresh)
+            _atomic_write_text(path, json.dumps(dict(sorted(manifest.items())), indent=1) + "\n")
+        if kept:
+            log = provenance_log(folder)
+            log.parent.mkdir(parents=True, exist_ok=True)
+            reruns = json.loads(log.read_text()) if log.exists() else {}
+            reruns.update({name: entries[name] for name in kept})
+            _atomic_write_text(log, json.dumps(dict(sorted(reruns.items())), indent=1) + "\n")
+    return kept
+
+
+def _write_if_changed(path: Path, data: bytes) -> str:
+    """Write ``data`` to ``path`` atomically; ``"same"``, ``"changed"`` or ``"new"`` as against what was there."""
+    try:
+        before = path.read_bytes()
+    except FileNotFoundError:
+        before = None
+    if before == data:
+        return "same"
+    atomic_write_bytes(path, data)
+    return "new" if before is None else "changed"
 
 
 class Reporter:
@@ -209,7 +277,8 @@ class Reporter:
     -----
     Each manifest entry holds the notebook, profile, seed, commit, the time written,
     ``elapsed_s`` (seconds since this Reporter was made, i.e. the run's wall time up to
-    that file), the :func:`machine` and the parameters passed with the file.
+    that file), the :func:`machine` and the parameters passed with the file.  A file
+    rewritten with the bytes it had keeps its entry (see :func:`update_manifest`).
     """
 
     def __init__(self, notebook: str, profile: str, seed: int, figures_dir="figures", tables_dir=None):
@@ -225,7 +294,8 @@ class Reporter:
         self._started = time.monotonic()
         self.tables_written: list[str] = []  # names of the tables this Reporter wrote, in order
 
-    def _record(self, files: list[Path], params: dict | None) -> None:
+    def _record(self, files: list[Path], params: dict | None, status: dict | None = None) -> None:
+        """Record ``files`` in the manifest; ``status`` maps each to what :func:`_write_if_changed` said."""
         entry = {
             "notebook": self.notebook,
             "profile": self.profile,
@@ -237,19 +307,29 @@ class Reporter:
         }
         if params:
             entry["parameters"] = params
-        update_manifest(self.figures_dir, {os.path.relpath(f, self.figures_dir): entry for f in files})
+        status = status or {}
+        names = {os.path.relpath(f, self.figures_dir): f for f in files}
+        unchanged = {n for n, f in names.items() if status.get(f) == "same"}
+        update_manifest(self.figures_dir, dict.fromkeys(names, entry), unchanged)
+        changed = [n for n, f in names.items() if status.get(f) == "changed"]
+        if changed:
+            print(
+                f"changed since the last run in {self.figures_dir}: {', '.join(changed)} "
+                "(manifest.json updated; `git diff` shows what moved)"
+            )
 
     def savefig(self, fig, name: str, params: dict | None = None) -> list[Path]:
         """Save ``fig`` as ``name``.png and ``name``.pdf (no dates inside: the same figure gives the same bytes)."""
         import io
 
         paths = [self.figures_dir / f"{name}.{ext}" for ext in ("png", "pdf")]
+        status = {}
         for path in paths:
             ext = path.suffix[1:]
             buf = io.BytesIO()
             fig.savefig(buf, format=ext, metadata=_METADATA[ext])
-            atomic_write_bytes(path, buf.getvalue())
-        self._record(paths, params)
+            status[path] = _write_if_changed(path, buf.getvalue())
+        self._record(paths, params, status)
         return paths
 
     def write_table(
@@ -257,14 +337,17 @@ class Reporter:
     ) -> list[Path]:
         """Write ``df`` as ``name``.csv (full precision), .md and .tex (rounded)."""
         csv, md, tex = (self.tables_dir / f"{name}.{ext}" for ext in ("csv", "md", "tex"))
-        _atomic_write_text(csv, df.to_csv(index=False))
         rounded = df.copy()
         for c in rounded.columns:
             if pd.api.types.is_float_dtype(rounded[c]):
                 rounded[c] = rounded[c].map(lambda v: "" if pd.isna(v) else float_format % v)
-        _atomic_write_text(md, _markdown(rounded) + "\n")
-        _atomic_write_text(tex, rounded.to_latex(index=False, escape=True))
-        self._record([csv, md, tex], params)
+        texts = {
+            csv: df.to_csv(index=False),
+            md: _markdown(rounded) + "\n",
+            tex: rounded.to_latex(index=False, escape=True),
+        }
+        status = {path: _write_if_changed(path, text.encode()) for path, text in texts.items()}
+        self._record([csv, md, tex], params, status)
         self.tables_written.append(name)
         return [csv, md, tex]
 

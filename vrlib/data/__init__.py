@@ -3,9 +3,10 @@
 * :mod:`~vrlib.data.schema`: :class:`Schema` (which columns are categorical and which
   continuous, and their public domains) and :func:`prepare`, which gives a table the
   dtypes every module downstream relies on and rejects NaNs;
-* :mod:`~vrlib.data.files`: where data files are looked for (``$VRLIB_DATA_DIR``, then
-  the project's ``data/`` folder), their download from the public source and the
-  SHA-256 (or git blob id) each must have before it is read;
+* :mod:`~vrlib.data.files`: where data files are looked for (``$VRLIB_DATA_DIR`` when
+  set, else ``../shared/data`` beside the checkout; then the project's ``data/`` folder:
+  :func:`search_dirs`), their download from the public source where there is one, and
+  the SHA-256 (or git blob id) each must have before it is read;
 * :mod:`~vrlib.data.datasets`: the loaders, :func:`load` (``adult``, ``census``,
   ``california``) and :func:`read_csv` for a user's CSV.
 """

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from vrlib.data.files import find_file
+from vrlib.data.files import find_file, search_dirs
 from vrlib.data.schema import Schema, prepare
 from vrlib.errors import VrlibError
 
@@ -135,7 +135,7 @@ def load_census(variant: str = "auto") -> tuple[pd.DataFrame, Schema]:
             variant = "random10000"
             warnings.warn(
                 "the full UK Census teaching file is absent: using its 10,000 random-record subset "
-                f"(put {full!r} in VRLIB_DATA_DIR for the full 569,741 rows)",
+                f"(put {full!r} in {search_dirs()[0]} for the full 569,741 rows)",
                 UserWarning,
                 stacklevel=2,
             )
@@ -221,7 +221,14 @@ def train_test_split(df: pd.DataFrame, test_size: float = 0.3, seed: int = 0) ->
 
 
 def read_csv(
-    path, categorical=(), continuous=(), dropna: bool = False, na_values=(), encoding: str = "utf-8", **read_kwargs
+    path,
+    categorical=(),
+    continuous=(),
+    dropna: bool = False,
+    na_values=(),
+    encoding: str = "utf-8",
+    ignore=(),
+    **read_kwargs,
 ) -> tuple[pd.DataFrame, Schema]:
     """Read a user's CSV with declared column types.
 
@@ -234,7 +241,7 @@ def read_csv(
     path : path-like
         A CSV file (``.gz`` compressed or not) whose first line names the columns.
     categorical, continuous : sequence of str
-        Every column of the file in exactly one of them.
+        Every column of the file in exactly one of them, or in ``ignore``.
     dropna : bool
         Drop rows with missing values (with a warning saying how many) instead of
         raising an error naming them.
@@ -242,6 +249,8 @@ def read_csv(
         Spellings that mark a missing value, in any column (e.g. ``["NA", "?"]``).
     encoding : str
         The file's text encoding.
+    ignore : sequence of str
+        Columns of the file to leave out (an identifier, free text).
     **read_kwargs
         Passed to :func:`pandas.read_csv` (e.g. ``sep``).
 
@@ -249,7 +258,8 @@ def read_csv(
     ------
     VrlibError
         For a missing, empty, undecodable or malformed file, duplicate column names,
-        and everything :func:`prepare` refuses (non-numeric or non-finite values in a
+        a named column the file does not have (named, with the nearest spelling), a
+        column of the file named nowhere, and everything :func:`prepare` refuses (non-numeric or non-finite values in a
         continuous column, undeclared columns, missing values without ``dropna``).
     """
     path = Path(path)
@@ -278,5 +288,32 @@ def read_csv(
         raise VrlibError(
             f"CSV file {str(path)!r} has duplicate column name(s) {duplicated}; give every column its own name"
         )
+    _check_named_columns(path, [str(c) for c in header], categorical, continuous, ignore)
+    df = df.drop(columns=list(ignore))
     df = df.mask(df.apply(lambda col: col.str.strip() == ""))  # an empty field holds no value
     return prepare(df, schema, dropna=dropna), schema
+
+
+def _check_named_columns(path: Path, header: list[str], categorical, continuous, ignore) -> None:
+    """Name every column given that the file lacks (with its nearest spelling), then every column given nowhere."""
+    import difflib
+
+    problems = []
+    for option, names in (("categorical", categorical), ("continuous", continuous), ("ignore", ignore)):
+        for name in names:
+            if name not in header:
+                near = difflib.get_close_matches(name, header, n=1, cutoff=0.5)
+                problems.append(f"{name!r} ({option})" + (f", did you mean {near[0]!r}?" if near else ""))
+    if problems:
+        raise VrlibError(f"CSV file {str(path)!r} has no column {'; '.join(problems)}; its columns are {header}")
+    named = set(categorical) | set(continuous) | set(ignore)
+    left = [c for c in header if c not in named]
+    if left:
+        raise VrlibError(
+            f"column(s) {left} are neither categorical nor continuous (in {str(path)!r}): declare each in "
+            "categorical or continuous (--categorical, --continuous), or leave it out with ignore "
+            "(`vrlib rank --ignore`)"
+        )
+    both = sorted(set(ignore) & (set(categorical) | set(continuous)))
+    if both:
+        raise VrlibError(f"column(s) {both} are both declared and ignored; name each column once")

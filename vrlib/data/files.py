@@ -1,7 +1,10 @@
 """Where the real data files are looked for, how they are downloaded, and the checksums they must have.
 
-Files are looked for in ``$VRLIB_DATA_DIR``, then in the project's ``data/`` folder;
-a missing file is downloaded from its public source when the network allows.  Every
+One rule, for the command line, the Python API, the notebooks and the scripts alike
+(:func:`search_dirs`): files are looked for in ``$VRLIB_DATA_DIR`` when it is set, else in
+``../shared/data`` beside the checkout (found from the package's location, not the working
+directory), and then in the project's ``data/`` folder; a missing file is downloaded into
+``data/`` from its public source, where it has one, when the network allows.  Every
 file is checked against its SHA-256 (or, for the full census file, its git blob id)
 before it is read.
 """
@@ -77,19 +80,36 @@ FILES = {
 }
 
 
+def project_root() -> Path:
+    """The checkout the package was imported from (the folder holding ``vrlib/``)."""
+    return Path(__file__).resolve().parents[2]
+
+
 def project_data_dir() -> Path:
     """The project's own ``data/`` folder (git-ignored apart from its README)."""
-    return Path(__file__).resolve().parents[2] / "data"
+    return project_root() / "data"
+
+
+def shared_data_dir() -> Path:
+    """``../shared/data`` beside the checkout, where the README puts the shared data folder."""
+    return project_root().parent / "shared" / "data"
 
 
 def search_dirs() -> list[Path]:
-    """Folders searched for data files, in order: ``$VRLIB_DATA_DIR``, then ``data/``."""
-    dirs = []
+    """Folders searched for data files, in order.
+
+    ``$VRLIB_DATA_DIR`` when it is set, else ``../shared/data`` beside the checkout when
+    that folder exists; then the project's ``data/`` (where downloads go).  The same list
+    whatever the working directory, so a notebook opened in Jupyter, ``vrlib rank`` and
+    ``vrlib.load`` find the same files.
+    """
     env = os.environ.get("VRLIB_DATA_DIR")
     if env:
-        dirs.append(Path(env).expanduser())
-    dirs.append(project_data_dir())
-    return dirs
+        first = [Path(env).expanduser()]
+    else:
+        shared = shared_data_dir()
+        first = [shared] if shared.is_dir() else []
+    return [*first, project_data_dir()]
 
 
 _verified: set[tuple] = set()  # (path, size, mtime, expected checksum) already checked in this process
@@ -157,8 +177,8 @@ def find_file(name: str, download: bool = True) -> Path:
             else f"its public source is {spec.url}"
         )
         raise VrlibError(
-            f"data file {name!r} not found in {where}; set VRLIB_DATA_DIR to the folder that holds it "
-            f"({source}; see data/README.md)"
+            f"data file {name!r} not found in {where}; put the shared data folder at {shared_data_dir()} "
+            f"or set VRLIB_DATA_DIR to the folder that holds it ({source}; see data/README.md)"
         )
     target = project_data_dir() / name
     try:
