@@ -170,27 +170,66 @@ def find_source(submission: Path, source_dir=None) -> Path:
     return best
 
 
+def _grade_id(cell):
+    gid = meta(cell).get("grade_id")
+    return gid if isinstance(gid, str) and gid else None
+
+
 def _restore(submitted, solution, notes: list[str]):
-    """The cells to run: the submission's, with read-only and test cells taken from the solution.
+    """The cells to run: their roles taken from the solution by ``grade_id``, never from the submission.
+
+    * a cell whose ``grade_id`` is one of the solution's test or read-only cells is the
+      solution's cell (hidden tests restored, edits undone);
+    * a cell whose ``grade_id`` is one of the solution's answer cells is the student's
+      source with the solution's metadata;
+    * any other cell (no ``grade_id``, an unknown one, a copy) is the student's code,
+      whatever its metadata says: it runs only in the student's process;
+    * a read-only cell the student deleted is put back from the solution (with a note).
 
     Returns the cells and the grade ids of the test cells the submission lacks.
     """
-    by_id = {meta(c)["grade_id"]: c for c in solution.cells if meta(c).get("grade_id")}
+    by_id = {_grade_id(c): c for c in solution.cells if _grade_id(c)}
     seen: set = set()
     cells = []
+    forged = 0
     for cell in submitted.cells:
-        gid = meta(cell).get("grade_id")
-        if gid is not None and gid in seen:
+        gid = _grade_id(cell)
+        original = by_id.get(gid) if gid is not None else None
+        if original is not None and gid in seen:
             notes.append(f"cell {gid!r} appears twice; the copy was ignored")
             continue
-        if gid is not None:
+        if original is None:  # the student's own cell: its metadata decides nothing
+            if meta(cell) and (meta(cell).get("grade") or meta(cell).get("locked") or meta(cell).get("solution")):
+                forged += 1
+            cell = nbformat.from_dict({k: v for k, v in dict(cell).items() if k != "metadata"})
+            cell.metadata = {}
+        else:
             seen.add(gid)
-        original = by_id.get(gid)
-        if original is not None and (is_test(original) or is_locked(original)):
-            cell = original  # hidden tests restored, edits undone
-        elif original is not None and is_solution(original) and cell.get("cell_type") != "code":
-            notes.append(f"solution cell {gid!r} was turned into {cell.get('cell_type')}; it was not run")
+            if is_test(original) or is_locked(original):
+                cell = original  # hidden tests restored, edits undone
+            else:
+                if is_solution(original) and cell.get("cell_type") != "code":
+                    notes.append(f"solution cell {gid!r} was turned into {cell.get('cell_type')}; it was not run")
+                cell = _with_meta(cell, original)
         cells.append(nbformat.from_dict(dict(cell)))
+    if forged:
+        notes.append(
+            f"{forged} cell(s) carry grading metadata the assignment does not have; they ran as the student's code"
+        )
+    # read-only cells the student deleted: back where the solution has them (after the cell before them)
+    order = [_grade_id(c) for c in solution.cells]
+    for i, original in enumerate(solution.cells):
+        gid = order[i]
+        if gid is None or gid in seen or not is_locked(original):
+            continue
+        before = [g for g in order[:i] if g is not None and g in seen]
+        at = 0
+        if before:
+            at = max(j for j, c in enumerate(cells) if _grade_id(c) == before[-1]) + 1
+        cells.insert(at, nbformat.from_dict(dict(original)))
+        seen.add(gid)
+        if original.get("cell_type") == "code":
+            notes.append(f"read-only cell {gid!r} was deleted; it was restored from the assignment")
     missing = [gid for gid, c in by_id.items() if is_test(c) and gid not in seen]
     for gid, c in by_id.items():
         if gid not in seen and is_solution(c):
@@ -199,6 +238,13 @@ def _restore(submitted, solution, notes: list[str]):
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
     return cells, missing
+
+
+def _with_meta(cell, original):
+    """The student's ``cell`` (its source and type) with the solution cell's metadata."""
+    out = nbformat.from_dict(dict(cell))
+    out.metadata = nbformat.from_dict(dict(original.get("metadata", {})))
+    return out
 
 
 class _Runner:
@@ -415,6 +461,7 @@ def grade(
     output_cap: int = 100_000,
     feedback=None,
     hidden=(),
+    sandbox: bool = True,
 ) -> GradeReport:
     """Grade one submission (see the module's description).
 
@@ -438,7 +485,11 @@ def grade(
     feedback : path, optional
         Where to write the graded notebook, each test cell followed by its result.
     hidden : list of path
-        More folders the student's code may not open (the other submissions, the gradebook).
+        Without the sandbox: more folders the student's code may not open (the other
+        submissions, the gradebook).  A sandbox holds none of them anyway.
+    sandbox : bool
+        Run the student's code in a bubblewrap box (default).  False only for code you
+        trust: without it the student's process runs as your user.
 
     Returns
     -------
@@ -447,6 +498,10 @@ def grade(
     for name, value in (("timeout", timeout), ("time_cap", time_cap)):
         check_number(name, value, above=0, allow_inf=True, want="a positive number of seconds")
     memory_cap = parse_size(memory_cap)
+    if sandbox:
+        from vrlib.classroom.sandbox import require_bwrap
+
+        require_bwrap()  # a clear stop before anything runs, naming the package
     start = time.monotonic()
     submission = Path(submission)
     submitted = read(submission)
@@ -459,7 +514,7 @@ def grade(
             cells, missing = _restore(submitted, solution, report.notes)
             last_test = max((i for i, c in enumerate(cells) if is_test(c)), default=-1)
             student = [
-                (meta(c).get("grade_id") or f"cell {i + 1}", c.source)
+                (_grade_id(c) or f"cell {i + 1}", c.source)
                 for i, c in enumerate(cells[:last_test])
                 if c.cell_type == "code" and not is_test(c)
             ]
@@ -471,7 +526,17 @@ def grade(
                 if isinstance(solution.metadata.get("vrlib"), dict)
                 else []
             )
-            fence = Fence(scratch, folders, memory_cap, output_cap, withheld)
+            fence = Fence(
+                scratch,
+                folders,
+                memory_cap,
+                output_cap,
+                withheld,
+                sandbox=sandbox,
+                library=_library(withheld) if sandbox else None,
+                submission=submission if sandbox else None,
+                cpu_cap=time_cap + max(timeout, START_TIMEOUT) if math.isfinite(time_cap) else None,
+            )
             runner = _Runner(fence, student, timeout, start + time_cap, report.notes)
             namespace: dict = {"__name__": "__main__"}
             proxies: dict = {}
@@ -484,7 +549,7 @@ def grade(
                         continue
                     if is_test(cell):
                         namespace.update(proxies)  # the student's functions, never the test's rebindings
-                        results[meta(cell)["grade_id"]] = _grade_test(cell, namespace, runner)
+                        results[_grade_id(cell) or f"cell {i + 1}"] = _grade_test(cell, namespace, runner)
                     elif is_locked(cell):
                         try:
                             with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
@@ -500,8 +565,8 @@ def grade(
                 except _CapReached:
                     pass
             finally:
+                fence.close()  # the box is gone before anything is read or written
                 report.output = fence.output()
-                fence.stop()
             for name, why in runner.errors.items():
                 report.notes.append(f"cell {name!r} {why}")
             if runner.out_of_time():
@@ -509,7 +574,7 @@ def grade(
             for cell in solution.cells:
                 if not is_test(cell):
                     continue
-                gid = meta(cell)["grade_id"]
+                gid = _grade_id(cell) or "?"
                 if gid in missing:
                     points = _points_of(cell) or 0.0
                     report.tests.append(
@@ -527,6 +592,23 @@ def grade(
                     folder.chmod(stat.S_IRWXU)
     report.seconds = time.monotonic() - start
     return report
+
+
+_LIBRARIES: dict = {}
+
+
+def _library(withheld) -> Path:
+    """The box's copy of vrlib with ``withheld`` stubbed, made once per grading process."""
+    import atexit
+
+    from vrlib.classroom.sandbox import prepare_library
+
+    key = tuple(sorted(withheld))
+    if key not in _LIBRARIES:
+        folder = Path(tempfile.mkdtemp(prefix="vrlib-box-lib-"))
+        atexit.register(shutil.rmtree, folder, True)
+        _LIBRARIES[key] = prepare_library(folder, key)
+    return _LIBRARIES[key]
 
 
 def _without_hidden_tests(source: str) -> str:
