@@ -93,8 +93,8 @@ def _cases(source):
                 "    return np.asarray(x, dtype=float) + 1"
             },
             None,
-            _all_but("test_f", "test_partial"),
-            {"test_f": "failed"},
+            FULL,  # a program started inside the box is contained (and dies with it): allowed, not cheating
+            {"test_f": "passed"},
         ),
         "calls_back_forever": (
             {"g": "def g(x):\n    while True:\n        f(x)"},
@@ -238,9 +238,10 @@ def test_each_fault_gets_its_grade(graded, student):
 
 def test_the_solution_is_untouched_and_unread(graded):
     reports, _, tmp, _, source = graded
-    classroom.check_sums(source)  # the rewrite was refused
-    assert "PermissionError" in {t.grade_id: t for t in reports["reads_the_solution"].tests}["test_f"].message
-    assert any("rewrites" in n or "PermissionError" in n for n in reports["rewrites_the_solution"].notes), reports[
+    classroom.check_sums(source)  # the rewrite did not reach it
+    # the solution's folder is not in the box at all
+    assert "FileNotFoundError" in {t.grade_id: t for t in reports["reads_the_solution"].tests}["test_f"].message
+    assert any("FileNotFoundError" in n for n in reports["rewrites_the_solution"].notes), reports[
         "rewrites_the_solution"
     ].format()
 
@@ -355,16 +356,20 @@ def test_the_wire_accepts_plain_data_only():
     import numpy as np
     import pandas as pd
 
+    from vrlib.classroom import wire
+
     value = plain((pd.Series([1, 2]), [np.float64(2.5), {"a": np.arange(3)}], np.array(["x", None], dtype=object)))
-    back = loads_untrusted(pickle.dumps(value, protocol=5))
+    back = loads_untrusted(wire.encode(value))
     assert type(back[0]) is np.ndarray and back[1][0] == 2.5 and list(back[2]) == ["x", None]
 
     class Evil:
         def __reduce__(self):
             return (print, ("owned",))
 
-    with pytest.raises(StudentError, match="refused builtins.print"):
+    with pytest.raises(StudentError, match="cannot read"):  # a pickle is not read at all
         loads_untrusted(pickle.dumps(Evil()))
+    with pytest.raises(wire.WireError, match="cannot be sent"):
+        wire.encode(Evil())
     assert parse_size("4G") == 4 * 2**30 and parse_size("100k") == 102400
     with pytest.raises(VrlibError):
         parse_size("lots")

@@ -26,7 +26,6 @@ replies come back in the typed, bounded format of :mod:`vrlib.classroom.wire` (J
 
 from __future__ import annotations
 
-import io
 import os
 import pickle
 import resource

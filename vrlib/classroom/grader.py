@@ -34,6 +34,7 @@ import ast
 import contextlib
 import io
 import math
+import re
 import shutil
 import stat
 import tempfile
@@ -107,8 +108,8 @@ class GradeReport:
             "points": self.points,
             "max_points": self.max_points,
             "seconds": round(self.seconds, 2),
-            "tests": [asdict(t) for t in self.tests],
-            "notes": list(self.notes),
+            "tests": [{**asdict(t), "message": _short(t.message)} for t in self.tests],
+            "notes": [_short(n) for n in self.notes],
         }
 
     @classmethod
@@ -129,7 +130,8 @@ class GradeReport:
         for t in self.tests:
             line = f"  {t.grade_id:<{width}}  {_num(t.points):>5} / {_num(t.max_points):<5} {t.status}"
             lines.append(line + (f": {t.message}" if t.message else ""))
-        lines += [f"  note: {n}" for n in self.notes]
+        lines = [clean_text(line) for line in lines]
+        lines += [f"  note: {_short(n)}" for n in self.notes]
         lines.append(f"total: {_num(self.points)} / {_num(self.max_points)}")
         return "\n".join(lines)
 
@@ -138,8 +140,18 @@ def _num(x: float) -> str:
     return f"{x:g}"
 
 
+_ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def clean_text(text, keep_lines: bool = False) -> str:
+    """``text`` without terminal escape sequences, control and bidirectional-override characters."""
+    text = _CONTROLS.sub("?", _ESCAPES.sub("", str(text)))
+    return text if keep_lines else text.replace("\n", " ").replace("\t", " ")
+
+
 def _short(text: str) -> str:
-    text = " ".join(str(text).split())
+    text = " ".join(clean_text(text).split())
     return text if len(text) <= MESSAGE_CAP else text[: MESSAGE_CAP - 3] + "..."
 
 
@@ -642,7 +654,9 @@ def _write_feedback(cells, results: dict, report: GradeReport, path) -> None:
     if report.output:
         nb.cells.append(
             nbformat.v4.new_markdown_cell(
-                "What your code printed while it was graded:\n\n```\n" + report.output.replace("```", "'''") + "\n```"
+                "What your code printed while it was graded:\n\n```\n"
+                + clean_text(report.output, keep_lines=True).replace("```", "'''")
+                + "\n```"
             )
         )
     Path(path).parent.mkdir(parents=True, exist_ok=True)
