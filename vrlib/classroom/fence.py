@@ -301,7 +301,9 @@ class Fence:
         )
         if self.pids is None:
             self.pids = sandbox.PidsGroup(PROCESS_CAP)
-        return command, None, str(self.scratch), (self.pids.enter if self.pids.path is not None else None)
+        # bwrap's own environment is not the grader's either: its process in the box (PID 1) shows it in /proc/1/environ
+        bare = {"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"}
+        return command, bare, str(self.scratch), (self.pids.enter if self.pids.path is not None else None)
 
     def _plain(self, config: dict):
         scratch = self.scratch / "work"
@@ -311,6 +313,10 @@ class Fence:
         data_dir = env.get("VRLIB_DATA_DIR")
         if data_dir and not os.path.isabs(data_dir):
             env["VRLIB_DATA_DIR"] = os.path.abspath(data_dir)
+        import vrlib
+
+        here = str(Path(vrlib.__file__).resolve().parents[1])  # the student's process runs this same vrlib
+        env["PYTHONPATH"] = os.pathsep.join([here] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
         env.update(
             {
                 "PYTHONDONTWRITEBYTECODE": "1",
@@ -386,7 +392,11 @@ class Fence:
             except StudentError:
                 self.stop()
                 raise
-            reply = loads_untrusted(raw)
+            try:
+                reply = loads_untrusted(raw)
+            except StudentError:
+                self.stop()  # the channel cannot be trusted any more: a fresh process for the next call
+                raise
             if not isinstance(reply, tuple) or not reply or not isinstance(reply[0], str):
                 self.stop()
                 raise StudentError("the student's process sent a message the grader does not understand")

@@ -53,7 +53,10 @@ class SandboxUnavailable(VrlibError):
 
 def bwrap_path() -> str | None:
     """The ``bwrap`` program (``$VRLIB_BWRAP`` first, then ``PATH``), or None."""
-    return os.environ.get("VRLIB_BWRAP") or shutil.which("bwrap")
+    chosen = os.environ.get("VRLIB_BWRAP")
+    if chosen is not None:
+        return chosen if os.path.isfile(chosen) and os.access(chosen, os.X_OK) else None
+    return shutil.which("bwrap")
 
 
 @functools.lru_cache(maxsize=None)
@@ -69,7 +72,9 @@ def _works(program: str) -> str:
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc)
-    return "" if done.returncode == 0 else done.stderr.decode("utf-8", "replace").strip()[:300]
+    if done.returncode == 0:
+        return ""
+    return done.stderr.decode("utf-8", "replace").strip()[:300] or f"exit status {done.returncode}"
 
 
 def require_bwrap() -> str:
