@@ -16,7 +16,6 @@ import shutil
 import socket
 import time
 
-import nbformat
 import pytest
 from nbformat.v4 import new_code_cell
 
@@ -122,106 +121,168 @@ def _attacks(paths: dict) -> dict:
         "m6_deleted_read_only_setup_cell": ({}, _drop("setup"), FULL, {"test_f": "passed"}),
         # --- files: the solutions, the other submissions, the gradebook are not in the box
         "f1_dir_fd_reads_the_solution": (
-            {"f": attempt(f"import os\nd = os.open({p['source_dir']!r}, os.O_RDONLY)\nfd = os.open('00_tiny.ipynb', os.O_RDONLY, dir_fd=d)\nOK = b'BEGIN SOLUTION' in os.read(fd, 10**6)")},
+            {
+                "f": attempt(
+                    f"import os\nd = os.open({p['source_dir']!r}, os.O_RDONLY)\nfd = os.open('00_tiny.ipynb', os.O_RDONLY, dir_fd=d)\nOK = b'BEGIN SOLUTION' in os.read(fd, 10**6)"
+                )
+            },
             None,
             CAUGHT,
             {"test_f": "failed"},
         ),
         "f2_dir_fd_copies_a_classmate": (
-            {"f": attempt(f"import os\nd = os.open({p['subs']!r}, os.O_RDONLY)\nfd = os.open('honest_a.ipynb', os.O_RDONLY, dir_fd=d)\nOK = len(os.read(fd, 100)) > 0")},
+            {
+                "f": attempt(
+                    f"import os\nd = os.open({p['subs']!r}, os.O_RDONLY)\nfd = os.open('honest_a.ipynb', os.O_RDONLY, dir_fd=d)\nOK = len(os.read(fd, 100)) > 0"
+                )
+            },
             None,
             CAUGHT,
             {"test_f": "failed"},
         ),
         "f3_forges_a_classmates_report": (
-            {"f": attempt(f"import os, json\nd = os.open({p['reports']!r}, os.O_RDONLY)\nfd = os.open('honest_b--00_tiny.json', os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644, dir_fd=d)\nos.write(fd, b'{{}}')\nOK = True")},
+            {
+                "f": attempt(
+                    f"import os, json\nd = os.open({p['reports']!r}, os.O_RDONLY)\nfd = os.open('honest_b--00_tiny.json', os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644, dir_fd=d)\nos.write(fd, b'{{}}')\nOK = True"
+                )
+            },
             None,
             CAUGHT,
             {"test_f": "failed"},
         ),
         "f4_rewrites_solution_and_sums": (
-            {"f": attempt(f"import os\nd = os.open({p['source_dir']!r}, os.O_RDONLY)\nfor name in ('00_tiny.ipynb', 'SHA256SUMS'):\n    fd = os.open(name, os.O_WRONLY | os.O_TRUNC, dir_fd=d)\n    os.write(fd, b'')\nOK = True")},
+            {
+                "f": attempt(
+                    f"import os\nd = os.open({p['source_dir']!r}, os.O_RDONLY)\nfor name in ('00_tiny.ipynb', 'SHA256SUMS'):\n    fd = os.open(name, os.O_WRONLY | os.O_TRUNC, dir_fd=d)\n    os.write(fd, b'')\nOK = True"
+                )
+            },
             None,
             CAUGHT,
             {"test_f": "failed"},
         ),
         "f5_writes_sitecustomize_into_the_venv": (
-            {"f": attempt("import sys, os, sysconfig\nopen(os.path.join(sysconfig.get_paths()['purelib'], 'zz_redteam.pth'), 'w').write('import os')\nOK = True")},
+            {
+                "f": attempt(
+                    "import sys, os, sysconfig\nopen(os.path.join(sysconfig.get_paths()['purelib'], 'zz_redteam.pth'), 'w').write('import os')\nOK = True"
+                )
+            },
             None,
             CAUGHT,
             {"test_f": "failed"},
         ),
         "f6_finds_the_graders_copy_under_tmp": (
-            {"f": attempt("import glob\nOK = bool(glob.glob('/tmp/vrlib-grade-*/solution/*.ipynb') + glob.glob('/tmp/*/solution/*.ipynb'))")},
+            {
+                "f": attempt(
+                    "import glob\nOK = bool(glob.glob('/tmp/vrlib-grade-*/solution/*.ipynb') + glob.glob('/tmp/*/solution/*.ipynb'))"
+                )
+            },
             None,
             CAUGHT,
             {"test_f": "failed"},
         ),
         "f7_fills_the_disk": (
-            {"f": attempt("with open('big', 'wb') as fh:\n    for _ in range(4096):\n        fh.write(b'0' * 2**20)\nOK = True")},
+            {
+                "f": attempt(
+                    "with open('big', 'wb') as fh:\n    for _ in range(4096):\n        fh.write(b'0' * 2**20)\nOK = True"
+                )
+            },
             None,
             CAUGHT,
             {"test_f": "failed"},
         ),
         # --- processes: nothing outlives the box, nothing reaches another box
         "p1_detached_program_rewrites_grades_later": (
-            {"f": attempt(f"import subprocess\nsubprocess.Popen(['sh', '-c', 'sleep 4; echo forged > {p['grades']}'], start_new_session=True)\nOK = False") + "\n"},
+            {
+                "f": attempt(
+                    f"import subprocess\nsubprocess.Popen(['sh', '-c', 'sleep 4; echo forged > {p['grades']}'], start_new_session=True)\nOK = False"
+                )
+                + "\n"
+            },
             None,
             CAUGHT,
             {},
         ),
         "p2_fork_exec_survivor": (
-            {"f": attempt(f"import os\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        import time\n        time.sleep(4)\n        open({p['grades']!r}, 'w').write('forged')\n    os._exit(0)\nOK = False")},
+            {
+                "f": attempt(
+                    f"import os\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        import time\n        time.sleep(4)\n        open({p['grades']!r}, 'w').write('forged')\n    os._exit(0)\nOK = False"
+                )
+            },
             None,
             CAUGHT,
             {},
         ),
         "p3_kills_every_process_it_can_see": (
-            {"f": "import os, signal\nfor pid in [int(d) for d in os.listdir('/proc') if d.isdigit()]:\n    if pid != os.getpid():\n        try:\n            os.kill(pid, signal.SIGKILL)\n        except OSError:\n            pass\n" + "def f(x):\n    return np.asarray(x, dtype=float) + 1"},
+            {
+                "f": "import os, signal\nfor pid in [int(d) for d in os.listdir('/proc') if d.isdigit()]:\n    if pid != os.getpid():\n        try:\n            os.kill(pid, signal.SIGKILL)\n        except OSError:\n            pass\n"
+                + "def f(x):\n    return np.asarray(x, dtype=float) + 1"
+            },
             None,
             FULL,
             {"test_f": "passed"},
         ),
         "p4_pidfd_signals_other_pids": (
-            {"f": "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nhits = 0\nfor pid in range(2, 4000):\n    if pid == os.getpid():\n        continue\n    fd = libc.syscall(434, pid, 0)\n    if fd >= 0:\n        hits += libc.syscall(424, fd, 9, None, 0) == 0\n        os.close(fd)\nprint('pidfd hits', hits)\n" + "def f(x):\n    return np.asarray(x, dtype=float) + 1"},
+            {
+                "f": "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nhits = 0\nfor pid in range(2, 4000):\n    if pid == os.getpid():\n        continue\n    fd = libc.syscall(434, pid, 0)\n    if fd >= 0:\n        hits += libc.syscall(424, fd, 9, None, 0) == 0\n        os.close(fd)\nprint('pidfd hits', hits)\n"
+                + "def f(x):\n    return np.asarray(x, dtype=float) + 1"
+            },
             None,
             FULL,
             {"test_f": "passed"},
         ),
         "p5_signals_its_parent_and_group": (
-            {"f": "import os, signal\nfor target in (os.getppid(), 1):\n    try:\n        os.kill(target, signal.SIGKILL)\n    except OSError:\n        pass\n" + "def f(x):\n    os.killpg(0, signal.SIGKILL)"},
+            {
+                "f": "import os, signal\nfor target in (os.getppid(), 1):\n    try:\n        os.kill(target, signal.SIGKILL)\n    except OSError:\n        pass\n"
+                + "def f(x):\n    os.killpg(0, signal.SIGKILL)"
+            },
             None,
             CAUGHT,
             {"test_f": "process ended", "test_g": "passed"},
         ),
         "p6_fork_bomb": (
-            {"f": attempt("import os, time\nkids = 0\nfor _ in range(400):\n    try:\n        if os.fork() == 0:\n            time.sleep(30)\n            os._exit(0)\n        kids += 1\n    except OSError:\n        break\nprint('forked', kids)\nOK = False")},
+            {
+                "f": attempt(
+                    "import os, time\nkids = 0\nfor _ in range(400):\n    try:\n        if os.fork() == 0:\n            time.sleep(30)\n            os._exit(0)\n        kids += 1\n    except OSError:\n        break\nprint('forked', kids)\nOK = False"
+                )
+            },
             None,
             CAUGHT,
             {},
         ),
         # --- the network and the grader's environment
         "n1_connects_to_the_host": (
-            {"f": attempt(f"import socket\ns = socket.create_connection(('127.0.0.1', {paths['port']}), timeout=2)\ns.sendall(b'leak')\nOK = True")},
+            {
+                "f": attempt(
+                    f"import socket\ns = socket.create_connection(('127.0.0.1', {paths['port']}), timeout=2)\ns.sendall(b'leak')\nOK = True"
+                )
+            },
             None,
             CAUGHT,
             {"test_f": "failed"},
         ),
         "e1_reads_the_graders_environment": (
-            {"f": attempt(f"import os, glob\nseen = ' '.join(os.environ.values())\nfor path in glob.glob('/proc/*/environ'):\n    try:\n        seen += open(path, 'rb').read().decode('latin-1')\n    except OSError:\n        pass\nprint(seen)\nOK = {TOKEN[::-1]!r}[::-1] in seen")},
+            {
+                "f": attempt(
+                    f"import os, glob\nseen = ' '.join(os.environ.values())\nfor path in glob.glob('/proc/*/environ'):\n    try:\n        seen += open(path, 'rb').read().decode('latin-1')\n    except OSError:\n        pass\nprint(seen)\nOK = {TOKEN[::-1]!r}[::-1] in seen"
+                )
+            },
             None,
             CAUGHT,
             {"test_f": "failed"},
         ),
         "e2_introspects_the_caller": (
-            {"f": "import sys\ndef f(x):\n    frames, fr = [], sys._getframe(1)\n    while fr is not None:\n        frames.append(fr)\n        fr = fr.f_back\n    for fr in frames:\n        for v in fr.f_locals.values():\n            if isinstance(v, np.ndarray) and v.shape == np.shape(x) and not np.array_equal(v, x):\n                return v\n    return np.asarray(x, dtype=float)"},
+            {
+                "f": "import sys\ndef f(x):\n    frames, fr = [], sys._getframe(1)\n    while fr is not None:\n        frames.append(fr)\n        fr = fr.f_back\n    for fr in frames:\n        for v in fr.f_locals.values():\n            if isinstance(v, np.ndarray) and v.shape == np.shape(x) and not np.array_equal(v, x):\n                return v\n    return np.asarray(x, dtype=float)"
+            },
             None,
             CAUGHT,
             {"test_f": "failed"},
         ),
         # --- the withheld reference, under another name
         "w1_reloads_the_withheld_reference": (
-            {"my_auc": "import importlib.util, vrlib.metrics\nspec = importlib.util.spec_from_file_location('m2', vrlib.metrics.__file__)\nm2 = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(m2)\ndef my_auc(y, s):\n    return m2.auc(y, s)"},
+            {
+                "my_auc": "import importlib.util, vrlib.metrics\nspec = importlib.util.spec_from_file_location('m2', vrlib.metrics.__file__)\nm2 = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(m2)\ndef my_auc(y, s):\n    return m2.auc(y, s)"
+            },
             None,
             FULL - POINTS["test_auc"],
             {"test_auc": "failed"},
@@ -234,7 +295,11 @@ def _attacks(paths: dict) -> dict:
             {"test_f": "failed"},
         ),
         "r5_pickle_written_to_the_channel": (
-            {"f": RAW_REPLY.format(payload="__import__('pickle').dumps(('ok', [1.0, 2.0, 3.0]))").replace("b'VRW1' + struct.pack('<Q', len(payload)) + ", "")},
+            {
+                "f": RAW_REPLY.format(payload="__import__('pickle').dumps(('ok', [1.0, 2.0, 3.0]))").replace(
+                    "b'VRW1' + struct.pack('<Q', len(payload)) + ", ""
+                )
+            },
             None,
             CAUGHT,
             {"test_f": "failed"},
@@ -252,7 +317,9 @@ def _attacks(paths: dict) -> dict:
             {"test_f": "failed"},
         ),
         "r3_lying_objects": (
-            {"f": "class Liar(float):\n    def __eq__(self, o):\n        return True\n    __hash__ = float.__hash__\nclass LArr(np.ndarray):\n    def __eq__(self, o):\n        return np.ones(np.shape(o), bool)\ndef f(x):\n    return np.zeros(np.shape(x)).view(LArr)"},
+            {
+                "f": "class Liar(float):\n    def __eq__(self, o):\n        return True\n    __hash__ = float.__hash__\nclass LArr(np.ndarray):\n    def __eq__(self, o):\n        return np.ones(np.shape(o), bool)\ndef f(x):\n    return np.zeros(np.shape(x)).view(LArr)"
+            },
             None,
             CAUGHT,
             {"test_f": "failed"},
@@ -271,7 +338,9 @@ def _attacks(paths: dict) -> dict:
             {"test_f": "process ended", "test_g": "passed"},
         ),
         "o2_swallows_the_interrupt": (
-            {"f": "import time\ndef f(x):\n    while True:\n        try:\n            time.sleep(10)\n        except BaseException:\n            pass"},
+            {
+                "f": "import time\ndef f(x):\n    while True:\n        try:\n            time.sleep(10)\n        except BaseException:\n            pass"
+            },
             None,
             CAUGHT,
             {"test_f": "timed out"},
@@ -421,7 +490,9 @@ def test_an_unreadable_notebook_keeps_the_assignments_max_score(attacked):
 def test_messages_reach_the_teacher_without_control_characters(attacked):
     text = (attacked["book"] / "gradebook.csv").read_text()
     assert "\x1b" not in text and "\u202e" not in text and "\r" not in text.replace("\r\n", "\n")
-    row = next(line for line in text.splitlines() if line.startswith("r4_control_characters_in_messages,00_tiny,test_f"))
+    row = next(
+        line for line in text.splitlines() if line.startswith("r4_control_characters_in_messages,00_tiny,test_f")
+    )
     assert "your f raised ValueError" in row, row
 
 

@@ -1,31 +1,36 @@
-"""Grade one submission: the student's code in a fenced process, the hidden tests in the grader.
+"""Grade one submission: the student's code in a sandbox, the hidden tests in the grader.
 
 How a submission is graded (:func:`grade`):
 
 1. The solution notebook is checked against ``SHA256SUMS`` (written by ``vrlib classroom
    generate``) and copied, read-only, into a private temporary folder; everything the
    grader trusts comes from that pristine copy.
-2. The submission's read-only and test cells are restored from it (nbgrader's
-   ``OverwriteCells``): hidden tests come back, edited tests do not count, a deleted test
-   cell scores 0 (nbgrader's rule) and is reported as deleted.
-3. The student's cells up to the last test cell (solution cells, the read-only cells
-   between them, any cell the student added) run one by one in a separate process
-   (:class:`vrlib.classroom.fence.Fence`): capped in time, memory and output, refused the
-   solutions folder.  A cell that fails, runs past the time limit or ends the process is
-   reported and skipped; the ungraded cells after the last test (the real-data part)
-   are not run.
-4. The read-only and test cells run in the grader's own process, where the functions the
-   student wrote are stand-ins that call the student's process.  The references the tests
-   compare with (vrlib's functions, ``numpy.testing``) live only in the grader, where the
-   student's code cannot rebind them; only plain data (numbers, strings, lists, numpy
-   arrays) comes back from the student's process.  A test cell that rebinds one of the
-   student's names (``kde_log_density = reference``) grades the others with that
-   reference: the student's code then calls back into the grader for it.
+2. Every cell's role comes from the solution, by ``grade_id`` (:func:`_restore`); the
+   submission's metadata decides nothing.  Test and read-only cells are the solution's
+   (hidden tests come back, edited tests do not count); a deleted test cell scores 0
+   (nbgrader's rule) and is reported as deleted; a deleted read-only cell is put back,
+   with a note; any cell that is not the solution's (added, re-tagged, without a
+   ``grade_id``) is the student's code.
+3. The student's cells up to the last test cell (answer cells, the read-only cells
+   between them, any cell the student added) run one by one in a separate process in a
+   bubblewrap box (:mod:`vrlib.classroom.sandbox`, :class:`vrlib.classroom.fence.Fence`):
+   capped in time, memory, CPU, processes and output, with no view of the solutions, the
+   other submissions, the gradebook, other processes or the grader's environment.  A cell
+   that fails, runs past the time limit or ends the process is reported and skipped; the
+   ungraded cells after the last test (the real-data part) are not run.
+4. The solution's read-only and test cells run in the grader's own process, where the
+   functions the student wrote are stand-ins that call the student's process.  Only
+   plain data (numbers, strings, lists, numpy arrays) comes back, in a typed, bounded
+   format that is never unpickled (:mod:`vrlib.classroom.wire`).  The references the
+   tests compare with live only in the grader (in the box they are stubs).  A test cell
+   that rebinds one of the student's names (``kde_log_density = reference``) grades the
+   others with that reference: the student's code then calls back into the grader for it.
 5. Each test cell scores its points when it finishes without an error, 0 otherwise, with
    the reason (the first line of the error, a timeout, the end of the student's process,
    the submission's time cap).  A test cell whose last line is a number scores that
    number (nbgrader's partial credit), clamped to ``[0, points]``.  A malformed test cell
    (bad ``points``, a syntax error) scores 0 and is reported.  Warnings never cost points.
+   Messages are stripped of control characters and terminal escape sequences.
 """
 
 from __future__ import annotations

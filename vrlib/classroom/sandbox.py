@@ -241,7 +241,9 @@ def prepare_library(dest: Path, withheld=()) -> Path:
         except (ImportError, AttributeError, TypeError, OSError) as exc:
             raise VrlibError(f"withheld reference {spec!r} cannot be found ({exc})") from None
         if root not in path.parents:
-            raise VrlibError(f"withheld reference {spec!r} is defined outside vrlib ({path.name}); withhold vrlib's own")
+            raise VrlibError(
+                f"withheld reference {spec!r} is defined outside vrlib ({path.name}); withhold vrlib's own"
+            )
         edits.setdefault(target / path.relative_to(root), []).append((obj.__name__, lineno, spec))
     for path, items in edits.items():
         text = path.read_text(encoding="utf-8")

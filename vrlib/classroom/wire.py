@@ -82,7 +82,9 @@ def _to_tree(value, arrays: list, depth: int):
     if t is dict:
         if all(type(k) is str and not k.startswith("__") for k in value):
             return {k: _to_tree(v, arrays, depth + 1) for k, v in value.items()}
-        return {"__dict__": [[_to_tree(k, arrays, depth + 1), _to_tree(v, arrays, depth + 1)] for k, v in value.items()]}
+        return {
+            "__dict__": [[_to_tree(k, arrays, depth + 1), _to_tree(v, arrays, depth + 1)] for k, v in value.items()]
+        }
     if t is np.ndarray or isinstance(value, np.generic):
         arr = np.asarray(value)
         if arr.dtype.hasobject:
