@@ -255,9 +255,20 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--compare", action="store_true", help="with --check: grade again without the sandbox; print the cost as JSON"
     )
+    parser.add_argument(
+        "--bench",
+        type=int,
+        default=0,
+        metavar="N",
+        help="grade each assignment's solution N times with and N times without the sandbox, alternately, "
+        "one at a time; print the sandbox's cost per notebook as JSON (last line)",
+    )
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from vrlib import classroom
+
+    if args.bench:
+        return _bench(classroom, args.bench, args.timeout)
 
     with tempfile.TemporaryDirectory(prefix="vrlib-mock-class-") as tmp:
         out = Path(args.out) if args.out else Path(tmp)
@@ -287,6 +298,40 @@ def main(argv=None) -> int:
                 )
             )
         return 1 if bad else 0
+
+
+def _bench(classroom, repeats: int, timeout: float) -> int:
+    """Seconds to grade each solution notebook with and without the sandbox, alternately, in this process."""
+    import statistics
+
+    with tempfile.TemporaryDirectory(prefix="vrlib-bench-") as tmp:
+        times: dict[bool, list[float]] = {True: [], False: []}
+        for name in (A1, A2, A3, A4):
+            copy = Path(tmp) / f"{name}.ipynb"
+            copy.write_bytes((SOURCE_DIR / f"{name}.ipynb").read_bytes())
+            classroom.grade(copy, timeout=timeout)  # warm: imports, the sandbox's copy of vrlib
+            for _ in range(repeats):
+                for sandbox in (True, False):
+                    start = time.monotonic()
+                    report = classroom.grade(copy, timeout=timeout, sandbox=sandbox)
+                    times[sandbox].append(time.monotonic() - start)
+                    if report.points != report.max_points:
+                        print(report.format())
+                        return 1
+        boxed, plain = statistics.median(times[True]), statistics.median(times[False])
+        print(
+            json.dumps(
+                {
+                    "notebooks": 4,
+                    "repeats": repeats,
+                    "median_seconds_sandbox": round(boxed, 3),
+                    "median_seconds_no_sandbox": round(plain, 3),
+                    "ratio": round(boxed / plain, 3),
+                    "added_seconds_per_notebook": round(boxed - plain, 3),
+                }
+            )
+        )
+    return 0
 
 
 def _grade_and_check(classroom, out: Path, book: str, expected: dict, args, sandbox: bool):

@@ -574,3 +574,16 @@ def test_a_missing_bwrap_stops_with_the_package_name(tmp_path, monkeypatch):
     classroom.sandbox._works.cache_clear()
     # trusted code, said so: graded without a box
     assert classroom.grade(sub, source=source, sandbox=False, timeout=20).points == FULL
+
+
+def test_the_command_line_names_the_package_and_has_no_sandbox(tmp_path, monkeypatch, capsys):
+    from vrlib.cli import main
+
+    source, released = make_assignment(tmp_path)
+    sub = submission(released, tmp_path / "s.ipynb")
+    monkeypatch.setenv("VRLIB_BWRAP", str(tmp_path / "no-such-bwrap"))
+    argv = ["classroom", "grade", str(sub), "--source", str(source), "--timeout", "20"]
+    assert main(argv) == 2
+    assert "'bubblewrap'" in capsys.readouterr().err
+    assert main(argv + ["--no-sandbox"]) == 0
+    assert f"total: {FULL:g} / {FULL:g}" in capsys.readouterr().out

@@ -228,7 +228,8 @@ def prepare_library(dest: Path, withheld=()) -> Path:
     """
     root = _package_root()
     target = Path(dest) / "vrlib"
-    shutil.copytree(root, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.so.tmp"))
+    # __pycache__ comes along: copy2 keeps the sources' times, so their bytecode stays valid (stubs get new)
+    shutil.copytree(root, target, ignore=shutil.ignore_patterns("*.so.tmp"))
     edits: dict[Path, list[tuple[str, int, str]]] = {}
     for spec in withheld:
         module_name, _, name = str(spec).partition(":")
@@ -250,6 +251,12 @@ def prepare_library(dest: Path, withheld=()) -> Path:
         for qualname, lineno, spec in sorted(items, key=lambda x: -x[1]):  # bottom first: line numbers hold
             text = _stub_source(text, qualname, lineno, spec)
         path.write_text(text, encoding="utf-8")
+        for stale in (path.parent / "__pycache__").glob(f"{path.stem}.*.pyc"):
+            stale.unlink()  # the original's bytecode must never stand for the stub
+    # Bytecode for what changed (or had none), once here, not at each start of a box (its copy is read-only).
+    import compileall
+
+    compileall.compile_dir(target, quiet=2, workers=1)
     return Path(dest)
 
 
