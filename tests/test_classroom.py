@@ -13,6 +13,7 @@ import time
 import nbformat
 import pytest
 
+from classroom_tiny import needs_bwrap
 from conftest import PROJECT_ROOT
 from vrlib import classroom
 from vrlib.classroom.notebooks import fill_solutions, solution_sources
@@ -188,6 +189,7 @@ def graded_class(tmp_path_factory):
     return {(s.student, s.assignment): r for s, r in results}
 
 
+@needs_bwrap
 @pytest.mark.slow
 @pytest.mark.parametrize("path", ASSIGNMENTS, ids=lambda p: p.stem)
 def test_solution_gets_full_points(graded_class, path):
@@ -196,6 +198,7 @@ def test_solution_gets_full_points(graded_class, path):
     assert not report.notes, report.format()
 
 
+@needs_bwrap
 @pytest.mark.slow
 @pytest.mark.parametrize("path", ASSIGNMENTS, ids=lambda p: p.stem)
 def test_released_stub_gets_zero_points(graded_class, path):
@@ -204,6 +207,7 @@ def test_released_stub_gets_zero_points(graded_class, path):
         assert test.points == 0 and test.status == "failed" and "NotImplementedError" in test.message, report.format()
 
 
+@needs_bwrap
 @pytest.mark.slow
 @pytest.mark.parametrize("path", ASSIGNMENTS, ids=lambda p: p.stem)
 def test_wrong_answer_loses_points(graded_class, path):
@@ -213,12 +217,14 @@ def test_wrong_answer_loses_points(graded_class, path):
     assert json.dumps(report.to_dict())  # the report serialises
 
 
+@needs_bwrap
 @pytest.mark.slow
 def test_float32_is_accepted_where_the_task_allows_it(graded_class):
     report = graded_class[("float32", "01_vulnerable_records")]
     assert report.points == report.max_points == 5, report.format()
 
 
+@needs_bwrap
 @pytest.mark.slow
 @pytest.mark.parametrize("student", ["windows", "windows_random"])
 def test_windows_of_the_pool_fail_the_training_sets_test(graded_class, student):
@@ -247,6 +253,7 @@ def test_float32_eq5_misses_the_old_tolerance():
     assert 1e-9 < error < 1e-6, error
 
 
+@needs_bwrap
 @pytest.mark.slow
 def test_questions_are_graded_on_their_own(graded_class):
     """A wrong KDE costs the KDE's points only: domias_score is graded with vrlib's KDE."""

@@ -19,14 +19,9 @@ import time
 import pytest
 from nbformat.v4 import new_code_cell
 
-from classroom_tiny import POINTS, make_assignment, submission
+from classroom_tiny import POINTS, make_assignment, needs_bwrap, submission
 from vrlib import classroom
-from vrlib.classroom.sandbox import PidsGroup, bwrap_path
-
-pytestmark = pytest.mark.skipif(
-    bwrap_path() is None and not os.environ.get("CI"),
-    reason="bubblewrap (bwrap) is not installed: scripts/setup_env.sh installs Debian's 'bubblewrap' as root",
-)
+from vrlib.classroom.sandbox import PidsGroup
 
 FULL = sum(POINTS.values())
 CAUGHT = FULL - POINTS["test_f"] - POINTS["test_partial"]  # the attack failed: f is wrong
@@ -423,6 +418,7 @@ def test_at_least_25_attack_classes():
     assert len(ATTACKS) >= 25
 
 
+@needs_bwrap
 @pytest.mark.slow
 @pytest.mark.parametrize("student", ATTACKS)
 def test_each_attack_scores_only_what_it_earned(attacked, student):
@@ -435,6 +431,7 @@ def test_each_attack_scores_only_what_it_earned(attacked, student):
     assert report.max_points == FULL
 
 
+@needs_bwrap
 @pytest.mark.slow
 def test_honest_students_are_unchanged(attacked):
     reports = attacked["reports"]
@@ -443,6 +440,7 @@ def test_honest_students_are_unchanged(attacked):
     assert reports["honest_wrong"].points == CAUGHT, reports["honest_wrong"].format()
 
 
+@needs_bwrap
 @pytest.mark.slow
 def test_the_graders_files_are_untouched_during_and_after(attacked):
     assert attacked["intact"], "the solution or SHA256SUMS changed"
@@ -460,6 +458,7 @@ def test_the_graders_files_are_untouched_during_and_after(attacked):
     assert attacked["connections"] == 0, "a submission reached the host's network"
 
 
+@needs_bwrap
 @pytest.mark.slow
 def test_nothing_of_the_graders_environment_reaches_a_student(attacked):
     book = attacked["book"]
@@ -469,6 +468,7 @@ def test_nothing_of_the_graders_environment_reaches_a_student(attacked):
     assert "attack failed" in feedback or "PATH" in feedback  # the output is there, the token is not
 
 
+@needs_bwrap
 @pytest.mark.slow
 def test_a_copy_is_graded_by_the_stated_rule_and_noted(attacked):
     report = attacked["reports"]["dupe"]
@@ -476,6 +476,7 @@ def test_a_copy_is_graded_by_the_stated_rule_and_noted(attacked):
     assert any("00_tiny-Copy1.ipynb" in n and "rule" in n for n in report.notes), report.format()
 
 
+@needs_bwrap
 @pytest.mark.slow
 def test_an_unreadable_notebook_keeps_the_assignments_max_score(attacked):
     report = attacked["reports"]["broken"]
@@ -486,6 +487,7 @@ def test_an_unreadable_notebook_keeps_the_assignments_max_score(attacked):
     assert float(grades["broken"]["max_score"]) == FULL
 
 
+@needs_bwrap
 @pytest.mark.slow
 def test_messages_reach_the_teacher_without_control_characters(attacked):
     text = (attacked["book"] / "gradebook.csv").read_text()
@@ -496,6 +498,7 @@ def test_messages_reach_the_teacher_without_control_characters(attacked):
     assert "your f raised ValueError" in row, row
 
 
+@needs_bwrap
 @pytest.mark.slow
 def test_replies_and_deleted_cells(attacked):
     reports = attacked["reports"]
@@ -505,6 +508,7 @@ def test_replies_and_deleted_cells(attacked):
     assert any("metadata" in n for n in reports["m2_fake_zero_point_test"].notes)
 
 
+@needs_bwrap
 @pytest.mark.slow
 def test_fork_bomb_is_capped_where_the_kernel_allows(attacked):
     output = (attacked["book"] / "feedback" / "p6_fork_bomb" / "00_tiny.ipynb").read_text()
@@ -519,6 +523,7 @@ def test_fork_bomb_is_capped_where_the_kernel_allows(attacked):
 # --------------------------------------------------------------------------- one grading process, in order
 
 
+@needs_bwrap
 @pytest.mark.slow
 def test_a_cheat_leaves_nothing_for_the_next_student(tmp_path):
     """Graded one after the other in one process: a patch of numpy.testing by one never helps the next."""
@@ -535,6 +540,7 @@ def test_a_cheat_leaves_nothing_for_the_next_student(tmp_path):
     assert scores == [CAUGHT, CAUGHT, FULL, CAUGHT]
 
 
+@needs_bwrap
 @pytest.mark.slow
 def test_two_gradings_at_once_do_not_see_each_other(tmp_path):
     """Two boxes at the same time: what one writes to /tmp and its home is not in the other."""

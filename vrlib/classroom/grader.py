@@ -515,10 +515,6 @@ def grade(
     for name, value in (("timeout", timeout), ("time_cap", time_cap)):
         check_number(name, value, above=0, allow_inf=True, want="a positive number of seconds")
     memory_cap = parse_size(memory_cap)
-    if sandbox:
-        from vrlib.classroom.sandbox import require_bwrap
-
-        require_bwrap()  # a clear stop before anything runs, naming the package
     start = time.monotonic()
     submission = Path(submission)
     submitted = read(submission)
@@ -528,6 +524,10 @@ def grade(
         work = Path(tmp)
         try:
             solution = read(_pristine(source, work))
+            if sandbox:
+                from vrlib.classroom.sandbox import require_bwrap
+
+                require_bwrap()  # bad input reported first; then a clear stop, naming the package
             cells, missing = _restore(submitted, solution, report.notes)
             last_test = max((i for i, c in enumerate(cells) if is_test(c)), default=-1)
             student = [
