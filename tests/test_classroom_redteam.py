@@ -81,6 +81,13 @@ def _drop(gid: str):
     return edit
 
 
+def _nested_userns_disabled() -> bool:
+    """bwrap 0.8 and later disable user namespaces inside the box (--disable-userns)."""
+    from vrlib.classroom.sandbox import _supports, bwrap_path
+
+    return bwrap_path() is not None and _supports(bwrap_path(), "--disable-userns")
+
+
 def _attacks(paths: dict) -> dict:
     """student -> (answers, edit, expected points, {test: status}), one per attack class."""
     p = {k: str(v) for k, v in paths.items()}
@@ -242,6 +249,16 @@ def _attacks(paths: dict) -> dict:
             },
             None,
             CAUGHT,
+            {},
+        ),
+        "p7_nested_user_namespace": (
+            {
+                "f": attempt(
+                    "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nOK = libc.unshare(0x10000000) == 0  # CLONE_NEWUSER: capabilities inside"
+                )
+            },
+            None,
+            CAUGHT if _nested_userns_disabled() else FULL,
             {},
         ),
         # --- the network and the grader's environment

@@ -77,6 +77,17 @@ def _works(program: str) -> str:
     return done.stderr.decode("utf-8", "replace").strip()[:300] or f"exit status {done.returncode}"
 
 
+@functools.lru_cache(maxsize=None)
+def _supports(program: str, option: str) -> bool:
+    import subprocess
+
+    try:
+        done = subprocess.run([program, "--help"], capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return option.encode() in done.stdout + done.stderr
+
+
 def require_bwrap() -> str:
     """The ``bwrap`` program, checked to make a box; a :class:`SandboxUnavailable` saying what to do otherwise."""
     program = bwrap_path()
@@ -146,6 +157,8 @@ def box_command(
     """
     args = [require_bwrap(), "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     args += ["--unshare-user", "--uid", "1000", "--gid", "1000", "--hostname", "sandbox"]
+    if _supports(args[0], "--disable-userns"):  # bwrap >= 0.8: no user namespace inside the box either
+        args += ["--disable-userns"]
     args += _system_binds()
     args += ["--ro-bind", str(library), LIBRARY]
     if data_dir and os.path.isdir(data_dir):
