@@ -192,6 +192,19 @@ def _attacks(paths: dict) -> dict:
             CAUGHT,
             {"test_f": "failed"},
         ),
+        "f8_fills_memory_through_an_unsized_tmpfs": (
+            {
+                "f": attempt(
+                    "written = 0\nfor folder in ('', '/dev', '/opt', '/home'):\n    for i in range(3):\n"
+                    "        try:\n            with open(f'{folder}/fill{i}', 'wb') as fh:\n"
+                    "                fh.write(b'0' * 50 * 2**20)\n            written += 50\n"
+                    "        except OSError:\n            pass\nOK = written >= 300"
+                )
+            },
+            None,
+            CAUGHT,
+            {"test_f": "failed"},
+        ),
         # --- processes: nothing outlives the box, nothing reaches another box
         "p1_detached_program_rewrites_grades_later": (
             {

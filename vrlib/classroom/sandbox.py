@@ -12,7 +12,8 @@ Each start of a student's process is one ``bwrap`` box with
   their file under another name gives the stub too); the data folder read-only when there
   is one; a fresh ``/proc`` (the box's processes only) and ``/dev``; and a private,
   size-capped, writable ``tmpfs`` as home, working directory and ``/tmp`` holding the
-  submission's own notebook only.  The solutions, the other submissions, the gradebook
+  submission's own notebook only (and a small ``/dev/shm``); the rest of the box, its root
+  and ``/dev`` included, is read-only.  The solutions, the other submissions, the gradebook
   and the grader's files are not in it;
 * an environment made from an allow-list (``--clearenv``): nothing of the grader's
   (tokens, keys) reaches the student's code;
@@ -43,6 +44,7 @@ __all__ = ["SandboxUnavailable", "bwrap_path", "require_bwrap", "box_command", "
 HOME = "/home/student"  # the box's writable scratch folder (tmpfs)
 LIBRARY = "/opt/vrlib"  # the box's copy of the vrlib package (read-only)
 DATA = "/opt/vrlib-data"  # the data folder (read-only), when the grader has one
+SHM_SIZE = 64 * 2**20  # bytes of the box's /dev/shm
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "nsswitch.conf", "alternatives")
 
@@ -163,11 +165,13 @@ def box_command(
     args += ["--ro-bind", str(library), LIBRARY]
     if data_dir and os.path.isdir(data_dir):
         args += ["--ro-bind", data_dir, DATA]
-    args += ["--proc", "/proc", "--dev", "/dev"]
+    # /dev and the box's root are tmpfs without a size: read-only, so that only the sized scratch folder
+    # (and a small /dev/shm, for semaphores) can hold what the student's code writes.
+    args += ["--proc", "/proc", "--dev", "/dev", "--size", str(SHM_SIZE), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
     args += ["--size", str(int(scratch_size)), "--tmpfs", HOME, "--symlink", HOME, "/tmp"]
     for name, fd in (files or {}).items():
         args += ["--perms", "0644", "--file", str(fd), f"{HOME}/{name}"]
-    args += ["--chdir", HOME, "--clearenv"]
+    args += ["--remount-ro", "/", "--chdir", HOME, "--clearenv"]
     for key, value in env.items():
         args += ["--setenv", key, value]
     return args + ["--", *argv]
