@@ -623,3 +623,48 @@ def test_the_command_line_names_the_package_and_has_no_sandbox(tmp_path, monkeyp
     assert "'bubblewrap'" in capsys.readouterr().err
     assert main(argv + ["--no-sandbox"]) == 0
     assert f"total: {FULL:g} / {FULL:g}" in capsys.readouterr().out
+
+
+@needs_bwrap
+def test_a_process_that_stops_reading_costs_its_own_time_only(tmp_path):
+    """A cell that answers for itself and then never reads its channel: a large request still ends at its deadline."""
+    import numpy as np
+
+    from vrlib.classroom.fence import Fence, StudentTimeout
+    from vrlib.classroom.grader import _library
+
+    hijack = (
+        "import os, stat, fcntl, struct, time\n"
+        'body = b\'{"__tuple__":["ok",null]}\'\n'
+        "reply = b'VRW1' + struct.pack('<Q', len(body)) + body\n"
+        "for fd in range(3, 64):\n"
+        "    try:\n        st = os.fstat(fd)\n    except OSError:\n        continue\n"
+        "    if stat.S_ISFIFO(st.st_mode) and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY:\n"
+        "        os.write(fd, struct.pack('<Q', len(reply)) + reply)\n"
+        "while True:\n    time.sleep(1)\n"
+    )
+    fence = Fence(tmp_path / "box", memory_cap=2**30, sandbox=True, library=_library(()))
+    try:
+        fence.start(time.monotonic() + 60)
+        fence.run_cell(hijack, "hijack", time.monotonic() + 10)  # its own reply: the grader goes on
+        import threading
+
+        outcome = []
+
+        def call():
+            try:
+                fence.call("f", (np.zeros(2_000_000),), {}, time.monotonic() + 3)  # 16 MB: far over a pipe's buffer
+            except BaseException as exc:  # noqa: BLE001
+                outcome.append(exc)
+
+        worker = threading.Thread(target=call, daemon=True)
+        worker.start()
+        worker.join(30)
+        stuck = worker.is_alive()
+        if stuck:
+            fence.stop()  # frees the grader's write
+        assert not stuck, "the grader was stuck writing to a process that stopped reading"
+        assert len(outcome) == 1 and isinstance(outcome[0], StudentTimeout), outcome
+        assert not fence.alive
+    finally:
+        fence.close()

@@ -78,12 +78,25 @@ def parse_size(text) -> int:
 # --------------------------------------------------------------------------- messages
 
 
-def send(fd: int, obj) -> None:
-    """Write one message (a pickle, length first) to ``fd``."""
+def send(fd: int, obj, deadline: float | None = None) -> None:
+    """Write one message (a pickle, length first) to ``fd``, by ``deadline`` (:class:`StudentTimeout` past it).
+
+    With a deadline ``fd`` must be non-blocking: a student's process that stops reading its
+    channel then costs its own time limit, never a grader stuck in a write.
+    """
+    import select
+
     data = pickle.dumps(obj, protocol=5)
     view = memoryview(_HEADER.pack(len(data)) + data)
     while view:
-        n = os.write(fd, view)
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [fd], [], left)[1]:
+                raise StudentTimeout()
+        try:
+            n = os.write(fd, view)
+        except BlockingIOError:
+            continue
         view = view[n:]
 
 
@@ -279,6 +292,7 @@ class Fence:
             for fd in (to_child_r, from_child_w, *extra_fds):
                 os.close(fd)
         self._to, self._from = to_child_w, from_child_r
+        os.set_blocking(self._to, False)  # writes to the student's process have deadlines too
         reply = self._wait(deadline)
         if reply[0] != "ready":
             self.stop()
@@ -410,7 +424,15 @@ class Fence:
                     raise
                 except Exception as exc:  # the reference raised: tell the student's code
                     message = ("error", f"{type(exc).__name__}: {exc}")
-                send(self._to, message)
+                try:
+                    send(self._to, message, deadline)
+                except StudentTimeout:
+                    self.stop()
+                    raise
+                except OSError:
+                    reason = self._describe_exit()
+                    self.stop()
+                    raise StudentDied(reason) from None
                 continue
             return reply
 
@@ -419,7 +441,10 @@ class Fence:
         if not self.alive:
             raise StudentDied("the process is not running")
         try:
-            send(self._to, message)
+            send(self._to, message, deadline)
+        except StudentTimeout:
+            self.stop()
+            raise
         except (BrokenPipeError, OSError):
             reason = self._describe_exit()
             self.stop()
