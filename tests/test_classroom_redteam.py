@@ -668,3 +668,35 @@ def test_a_process_that_stops_reading_costs_its_own_time_only(tmp_path):
         assert not fence.alive
     finally:
         fence.close()
+
+
+@needs_bwrap
+@pytest.mark.slow
+def test_a_grading_process_that_dies_takes_no_classmate_with_it(tmp_path, monkeypatch):
+    """A worker of the pool dies while grading one notebook: the others are graded again, each alone."""
+    from vrlib.classroom import batch
+
+    source, released = make_assignment(tmp_path)
+    for name in ("a_honest", "b_dies", "c_honest", "d_honest"):
+        submission(released, tmp_path / "subs" / f"{name}.ipynb")
+    real = batch.grade
+
+    def grade(path, **kwargs):  # the pool's processes are forked: they see this
+        if "dies" in str(path):
+            os._exit(9)
+        return real(path, **kwargs)
+
+    monkeypatch.setattr(batch, "grade", grade)
+    results = {
+        s.student: r
+        for s, r in classroom.grade_class(
+            tmp_path / "subs", tmp_path / "book", source_dir=source.parent, jobs=2, timeout=20
+        )
+    }
+    assert {k: r.points for k, r in results.items()} == {
+        "a_honest": FULL,
+        "b_dies": 0,
+        "c_honest": FULL,
+        "d_honest": FULL,
+    }
+    assert results["b_dies"].max_points == FULL and "died" in " ".join(results["b_dies"].notes)

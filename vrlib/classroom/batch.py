@@ -268,23 +268,42 @@ def grade_class(
         for sub, stamp, saved in todo:
             keep(sub, stamp, saved, _grade_one(sub, options, feedback_dir, hidden))
     else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = {
-                pool.submit(_grade_one, sub, options, feedback_dir, hidden): (sub, stamp, saved)
-                for sub, stamp, saved in todo
-            }
-            for future in as_completed(futures):
-                sub = futures[future][0]
-                try:
-                    data = future.result()
-                except VrlibError:
-                    raise
-                except Exception as exc:  # noqa: BLE001 (a grading process that died: this student only)
-                    data = _not_graded(sub, f"its grading process failed ({type(exc).__name__}: {exc})").to_dict()
-                keep(*futures[future], data)
+        broken = _pool(todo, jobs, options, feedback_dir, hidden, keep)
+        # A grading process that died (the machine's memory, a crash) takes the pool with it: the
+        # submissions it held are graded again, each alone, so only the one that kills its process
+        # ends up "not graded".
+        for item in broken:
+            for again in _pool([item], 1, options, feedback_dir, hidden, keep):
+                sub, stamp, saved = again
+                keep(sub, stamp, saved, _not_graded(sub, "its grading process died (twice)").to_dict())
     results = [(sub, done[sub.key]) for sub in subs]
     write_gradebook(results, book)
     return results
+
+
+def _pool(todo, jobs: int, options: dict, feedback_dir, hidden, keep) -> list:
+    """Grade ``todo`` in a pool of ``jobs`` processes, keeping each report; return those whose process died."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    broken = []
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = {
+            pool.submit(_grade_one, sub, options, feedback_dir, hidden): (sub, stamp, saved)
+            for sub, stamp, saved in todo
+        }
+        for future in as_completed(futures):
+            sub = futures[future][0]
+            try:
+                data = future.result()
+            except VrlibError:
+                raise
+            except BrokenProcessPool:
+                broken.append(futures[future])
+                continue
+            except Exception as exc:  # noqa: BLE001 (this student only)
+                data = _not_graded(sub, f"its grading process failed ({type(exc).__name__}: {exc})").to_dict()
+            keep(*futures[future], data)
+    return broken
 
 
 def write_gradebook(results, folder) -> tuple[Path, Path]:
