@@ -617,6 +617,7 @@ _LIBRARIES: dict = {}
 def _library(withheld) -> Path:
     """The box's copy of vrlib with ``withheld`` stubbed, made once per grading process."""
     import atexit
+    from multiprocessing import util
 
     from vrlib.classroom.sandbox import prepare_library
 
@@ -624,6 +625,7 @@ def _library(withheld) -> Path:
     if key not in _LIBRARIES:
         folder = Path(tempfile.mkdtemp(prefix="vrlib-box-lib-"))
         atexit.register(shutil.rmtree, folder, True)
+        util.Finalize(None, shutil.rmtree, args=(folder, True), exitpriority=0)  # a pool's process skips atexit
         _LIBRARIES[key] = prepare_library(folder, key)
     return _LIBRARIES[key]
 

@@ -298,6 +298,7 @@ class PidsGroup:
                 continue
             if base == Path("/sys/fs/cgroup") and "pids" not in _read(base / "cgroup.subtree_control"):
                 continue
+            _sweep(base)
             path = base / f"vrlib-grade-{uuid.uuid4().hex[:12]}"
             try:
                 path.mkdir()
@@ -339,8 +340,27 @@ class PidsGroup:
         """Remove the group (once its processes are gone)."""
         if self.path is None:
             return
+        import time
+
+        for _ in range(100):  # the kernel lets go of a group a moment after its last process exits
+            try:
+                self.path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                self.kill_all()
+                time.sleep(0.02)
+
+
+def _sweep(base: Path) -> None:
+    """Remove the empty groups a grading process that was killed left behind (older than a minute)."""
+    import time
+
+    for stale in base.glob("vrlib-grade-*"):
         try:
-            self.path.rmdir()
+            if time.time() - stale.stat().st_mtime > 60 and not _read(stale / "cgroup.procs").strip():
+                stale.rmdir()
         except OSError:
             pass
 
