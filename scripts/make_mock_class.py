@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Build a mock class of about 30 submissions of the four assignments, and (``--check``) grade it.
 
-    .venv/bin/python scripts/make_mock_class.py [--out DIR] [--check] [--jobs 2] [--timeout 20]
+    .venv/bin/python scripts/make_mock_class.py [--out DIR] [--check] [--jobs 2] [--timeout 20] [--compare]
 
 The submissions sit in nbgrader's layout, ``DIR/submitted/<student>/<assignment>/<notebook>.ipynb``:
 the solutions; correct answers written differently (one of them emitting a ``RuntimeWarning``);
@@ -12,12 +12,15 @@ the solution notebook, edits a test to print a huge number of points, deletes a 
 student's expected points are listed below.  With ``--check`` the class is graded with
 ``vrlib classroom grade`` into ``DIR/gradebook`` and the script exits 1 unless every submission
 got its expected points and the solutions still match their ``SHA256SUMS``.  Needs no data
-files (the tests of the assignments make their own data).
+files (the tests of the assignments make their own data).  Each submission runs in a
+bubblewrap sandbox; ``--compare`` grades the class a second time without it (``--no-sandbox``),
+in the same process, and prints the sandbox's cost as one JSON line, last.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -248,9 +251,24 @@ def main(argv=None) -> int:
     parser.add_argument("--check", action="store_true", help="grade the class and check every expected grade")
     parser.add_argument("--jobs", type=int, default=2, help="submissions graded at once (default 2)")
     parser.add_argument("--timeout", type=float, default=20, help="seconds per cell or call (default 20)")
+    parser.add_argument("--no-sandbox", action="store_true", help="grade without the bwrap sandbox")
+    parser.add_argument(
+        "--compare", action="store_true", help="with --check: grade again without the sandbox; print the cost as JSON"
+    )
+    parser.add_argument(
+        "--bench",
+        type=int,
+        default=0,
+        metavar="N",
+        help="grade each assignment's solution N times with and N times without the sandbox, alternately, "
+        "one at a time; print the sandbox's cost per notebook as JSON (last line)",
+    )
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from vrlib import classroom
+
+    if args.bench:
+        return _bench(classroom, args.bench, args.timeout)
 
     with tempfile.TemporaryDirectory(prefix="vrlib-mock-class-") as tmp:
         out = Path(args.out) if args.out else Path(tmp)
@@ -258,30 +276,86 @@ def main(argv=None) -> int:
         print(f"built {len(expected)} submissions under {out / 'submitted'}")
         if not args.check:
             return 0
-        start = time.monotonic()
-        results = classroom.grade_class(
-            out, out / "gradebook", jobs=args.jobs, timeout=args.timeout, time_cap=300, memory_cap="4G"
-        )
-        seconds = time.monotonic() - start
-        bad = 0
-        for sub, report in results:
-            want = expected[(sub.student, sub.assignment)]
-            ok = report.points == want
-            bad += not ok
-            statuses = ", ".join(f"{t.grade_id} {t.status}" for t in report.tests)
-            print(
-                f"{'ok ' if ok else 'BAD'} {sub.student:<26} {report.points:>3g} / {report.max_points:g}"
-                f" (expected {want:g}; {report.seconds:.0f} s) {statuses}"
-            )
-            if not ok:
-                print("    " + report.format().replace("\n", "\n    "))
-        for path in classroom.assignments(SOURCE_DIR):
-            classroom.check_sums(path)  # raises if a submission rewrote a solution
+        bad, seconds, results = _grade_and_check(classroom, out, "gradebook", expected, args, not args.no_sandbox)
         print(
-            f"graded {len(results)} submissions in {seconds:.0f} s with --jobs {args.jobs}; "
+            f"graded {len(results)} submissions in {seconds:.0f} s with --jobs {args.jobs}"
+            f"{' without the sandbox' if args.no_sandbox else ' (each in a bwrap sandbox)'}; "
             f"{len(results) - bad} as expected, {bad} not; gradebook in {out / 'gradebook'}"
         )
+        if args.compare:
+            bad_plain, plain_seconds, _ = _grade_and_check(classroom, out, "gradebook-plain", expected, args, False)
+            bad += bad_plain
+            print(
+                json.dumps(
+                    {
+                        "submissions": len(results),
+                        "jobs": args.jobs,
+                        "seconds_sandbox": round(seconds, 1),
+                        "seconds_no_sandbox": round(plain_seconds, 1),
+                        "ratio": round(seconds / plain_seconds, 3),
+                        "added_seconds_per_notebook": round((seconds - plain_seconds) * args.jobs / len(results), 2),
+                    }
+                )
+            )
         return 1 if bad else 0
+
+
+def _bench(classroom, repeats: int, timeout: float) -> int:
+    """Seconds to grade each solution notebook with and without the sandbox, alternately, in this process."""
+    import statistics
+
+    with tempfile.TemporaryDirectory(prefix="vrlib-bench-") as tmp:
+        times: dict[bool, list[float]] = {True: [], False: []}
+        for name in (A1, A2, A3, A4):
+            copy = Path(tmp) / f"{name}.ipynb"
+            copy.write_bytes((SOURCE_DIR / f"{name}.ipynb").read_bytes())
+            classroom.grade(copy, timeout=timeout)  # warm: imports, the sandbox's copy of vrlib
+            for _ in range(repeats):
+                for sandbox in (True, False):
+                    start = time.monotonic()
+                    report = classroom.grade(copy, timeout=timeout, sandbox=sandbox)
+                    times[sandbox].append(time.monotonic() - start)
+                    if report.points != report.max_points:
+                        print(report.format())
+                        return 1
+        boxed, plain = statistics.median(times[True]), statistics.median(times[False])
+        print(
+            json.dumps(
+                {
+                    "notebooks": 4,
+                    "repeats": repeats,
+                    "median_seconds_sandbox": round(boxed, 3),
+                    "median_seconds_no_sandbox": round(plain, 3),
+                    "ratio": round(boxed / plain, 3),
+                    "added_seconds_per_notebook": round(boxed - plain, 3),
+                }
+            )
+        )
+    return 0
+
+
+def _grade_and_check(classroom, out: Path, book: str, expected: dict, args, sandbox: bool):
+    """Grade the class into ``out/book``; print each grade against the expected one; (wrong, seconds, results)."""
+    start = time.monotonic()
+    results = classroom.grade_class(
+        out, out / book, jobs=args.jobs, timeout=args.timeout, time_cap=300, memory_cap="4G", sandbox=sandbox
+    )
+    seconds = time.monotonic() - start
+    bad = 0
+    for sub, report in results:
+        want = expected[(sub.student, sub.assignment)]
+        ok = report.points == want
+        bad += not ok
+        statuses = ", ".join(f"{t.grade_id} {t.status}" for t in report.tests)
+        print(
+            f"{'ok ' if ok else 'BAD'} {sub.student:<26} {report.points:>3g} / {report.max_points:g}"
+            f" (expected {want:g}; {report.seconds:.0f} s) {statuses}"
+        )
+        if not ok:
+            print("    " + report.format().replace("\n", "\n    "))
+    for path in classroom.assignments(SOURCE_DIR):
+        classroom.check_sums(path)  # raises if a submission rewrote a solution
+    return bad, seconds, results
 
 
 if __name__ == "__main__":

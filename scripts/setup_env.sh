@@ -20,6 +20,18 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
   fi
 fi
 
+# bubblewrap (Debian's package): the classroom grader runs each submission in a bwrap sandbox and refuses
+# to grade untrusted code without it (vrlib classroom grade --no-sandbox is for code the teacher trusts).
+if ! command -v bwrap >/dev/null; then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+    echo "setup: installing Debian's bubblewrap (the classroom grader's sandbox)"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; } \
+      || echo "setup: could not install bubblewrap; grading students' notebooks will stop until it is installed" >&2
+  else
+    echo "setup: bwrap is missing; the classroom grader needs it (install Debian's 'bubblewrap')" >&2
+  fi
+fi
+
 # nbgrader starts its helpers (alembic) by name: a .pth file puts the venv's bin/ on PATH for every
 # Python of the venv, so .venv/bin/nbgrader works without activating the venv.
 venv_bin_on_path() {

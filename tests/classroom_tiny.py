@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import os
+
 import nbformat
+import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from vrlib import classroom
 from vrlib.classroom.notebooks import fill_solutions
+from vrlib.classroom.sandbox import bwrap_path
+
+# Grading runs each submission in a bubblewrap box: skipped where bwrap is missing, except in CI (where
+# scripts/setup_env.sh installs it, so a missing bwrap fails loudly there).
+needs_bwrap = pytest.mark.skipif(
+    bwrap_path() is None and not os.environ.get("CI"),
+    reason="bubblewrap (bwrap) is not installed: scripts/setup_env.sh installs Debian's 'bubblewrap' as root",
+)
 
 F_SOLUTION = "def f(x):\n    ### BEGIN SOLUTION\n    return np.asarray(x, dtype=float) + 1\n    ### END SOLUTION"
 G_SOLUTION = "def g(x):\n    ### BEGIN SOLUTION\n    return f(x) * 2\n    ### END SOLUTION"

@@ -13,6 +13,7 @@ import time
 import nbformat
 import pytest
 
+from classroom_tiny import needs_bwrap
 from conftest import PROJECT_ROOT
 from vrlib import classroom
 from vrlib.classroom.notebooks import fill_solutions, solution_sources
@@ -122,10 +123,58 @@ def _wrong_submission(path, wrong, out):
     return out
 
 
+# Answers a grader must judge by the task, not by accident: float32 eq. 5 (the task allows it) passes;
+# datasets of assignment 2 drawn as windows of the pool (fixed, or at a random offset) fail.
+FLOAT32_A1 = {
+    "a1_distance": """def generalised_cosine(a, b):
+    f_cat, f_cont = a.n_categorical, a.n_continuous
+    f = f_cat + f_cont
+    d = np.ones((len(a), len(b)), dtype=np.float32)
+    if f_cat:
+        h_a, h_b = a.onehot.astype(np.float32), b.onehot.astype(np.float32)
+        d -= np.float32(f_cat / f) * (h_a @ h_b.T) / np.float32(f_cat)
+    if f_cont:
+        c_a, c_b = a.continuous.astype(np.float32), b.continuous.astype(np.float32)
+        na, nb = np.linalg.norm(c_a, axis=1), np.linalg.norm(c_b, axis=1)
+        za, zb = na == 0, nb == 0
+        cos = (c_a @ c_b.T) / np.outer(np.where(za, 1, na), np.where(zb, 1, nb)).astype(np.float32)
+        cos[za[:, None] | zb[None, :]] = 0
+        cos[za[:, None] & zb[None, :]] = 1
+        d -= np.float32(f_cont / f) * cos
+    return d""",
+    "a1_vk": """def v_k(distances, k):
+    d = np.array(distances, dtype=np.float32)
+    np.fill_diagonal(d, np.inf)
+    return np.sort(d, axis=1)[:, :k].mean(axis=1, dtype=np.float32)""",
+}
+WINDOWS = """def training_sets(pool, target, n_records, n_datasets, rng):
+    pool = np.asarray(pool)
+    n_in = n_datasets // 2
+    sets = []
+    for i in range(n_datasets):
+        start = {start}
+        window = np.take(pool, np.arange(start, start + n_records), mode="wrap")
+        sets.append(np.append(window[: n_records - 1], target) if i < n_in else window)
+    return sets, np.array([1] * n_in + [0] * (n_datasets - n_in))"""
+EXTRA = {
+    ("float32", "01_vulnerable_records"): FLOAT32_A1,
+    ("windows", "02_privacy_game"): {"a2_training_sets": WINDOWS.format(start="(7 * i) % len(pool)")},
+    ("windows_random", "02_privacy_game"): {"a2_training_sets": WINDOWS.format(start="int(rng.integers(len(pool)))")},
+}
+
+
 @pytest.fixture(scope="module")
 def graded_class(tmp_path_factory):
     """Every solution, every stub and every wrong answer, graded in one call (a folder per 'student')."""
     tmp = tmp_path_factory.mktemp("assignments")
+    for (student, name), answers in EXTRA.items():
+        path = SOURCE_DIR / f"{name}.ipynb"
+        nb = fill_solutions(
+            nbformat.read(RELEASE_DIR / path.name, as_version=4),
+            {**solution_sources(nbformat.read(path, as_version=4)), **answers},
+        )
+        (tmp / "subs" / student).mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, tmp / "subs" / student / path.name)
     for path in ASSIGNMENTS:
         (tmp / "subs" / "solution").mkdir(parents=True, exist_ok=True)
         (tmp / "subs" / "stub").mkdir(exist_ok=True)
@@ -140,6 +189,7 @@ def graded_class(tmp_path_factory):
     return {(s.student, s.assignment): r for s, r in results}
 
 
+@needs_bwrap
 @pytest.mark.slow
 @pytest.mark.parametrize("path", ASSIGNMENTS, ids=lambda p: p.stem)
 def test_solution_gets_full_points(graded_class, path):
@@ -148,6 +198,7 @@ def test_solution_gets_full_points(graded_class, path):
     assert not report.notes, report.format()
 
 
+@needs_bwrap
 @pytest.mark.slow
 @pytest.mark.parametrize("path", ASSIGNMENTS, ids=lambda p: p.stem)
 def test_released_stub_gets_zero_points(graded_class, path):
@@ -156,6 +207,7 @@ def test_released_stub_gets_zero_points(graded_class, path):
         assert test.points == 0 and test.status == "failed" and "NotImplementedError" in test.message, report.format()
 
 
+@needs_bwrap
 @pytest.mark.slow
 @pytest.mark.parametrize("path", ASSIGNMENTS, ids=lambda p: p.stem)
 def test_wrong_answer_loses_points(graded_class, path):
@@ -165,6 +217,43 @@ def test_wrong_answer_loses_points(graded_class, path):
     assert json.dumps(report.to_dict())  # the report serialises
 
 
+@needs_bwrap
+@pytest.mark.slow
+def test_float32_is_accepted_where_the_task_allows_it(graded_class):
+    report = graded_class[("float32", "01_vulnerable_records")]
+    assert report.points == report.max_points == 5, report.format()
+
+
+@needs_bwrap
+@pytest.mark.slow
+@pytest.mark.parametrize("student", ["windows", "windows_random"])
+def test_windows_of_the_pool_fail_the_training_sets_test(graded_class, student):
+    tests = {t.grade_id: t for t in graded_class[(student, "02_privacy_game")].tests}
+    assert tests["a2_test_training_sets"].points == 0, tests["a2_test_training_sets"]
+    assert tests["a2_test_query_features"].points == 3
+
+
+def test_float32_eq5_misses_the_old_tolerance():
+    """The float32 answer above really differs from float64 by more than the 1e-9 the test once asked."""
+    import numpy as np
+    import pandas as pd
+
+    from vrlib.data import Schema, prepare
+    from vrlib.distance import pairwise_distances
+    from vrlib.encoding import TableEncoder
+
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"c0": rng.choice(["a", "b", "c"], 40), "x0": rng.integers(0, 3, 40).astype(float),
+                       "x1": rng.integers(0, 3, 40).astype(float)})  # fmt: skip
+    schema = Schema(["c0"], ["x0", "x1"])
+    enc = TableEncoder(schema).fit(prepare(df, schema)).transform(prepare(df, schema))
+    namespace = {"np": np}
+    exec(FLOAT32_A1["a1_distance"], namespace)
+    error = np.abs(namespace["generalised_cosine"](enc, enc) - pairwise_distances(enc)).max()
+    assert 1e-9 < error < 1e-6, error
+
+
+@needs_bwrap
 @pytest.mark.slow
 def test_questions_are_graded_on_their_own(graded_class):
     """A wrong KDE costs the KDE's points only: domias_score is graded with vrlib's KDE."""

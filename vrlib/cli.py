@@ -118,7 +118,7 @@ def _add_classroom(sub) -> None:
     grade = action.add_parser(
         "grade",
         help="grade a submission or a class of them into a gradebook",
-        description="Grade submissions: the student's code in a fenced process, the hidden tests in the grader. "
+        description="Grade submissions: the student's code in a bubblewrap sandbox, the hidden tests in the grader. "
         "SUBMISSIONS is a notebook, a folder of <student>.ipynb, a folder of <student>/ folders, "
         "or nbgrader's submitted/<student>/<assignment>/ layout.",
     )
@@ -141,6 +141,11 @@ def _add_classroom(sub) -> None:
     grade.add_argument("--time-cap", type=float, default=600, help="seconds a whole submission may use (default 600)")
     grade.add_argument("--memory-cap", default="4G", help="address space of the student's process (default 4G)")
     grade.add_argument("--output-cap", default="100k", help="printed output kept per submission (default 100k)")
+    grade.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run the students' code without the bubblewrap sandbox: only for code you trust",
+    )
     grade.add_argument("--format", choices=("table", "json"), default="table", help="output format")
     grade.add_argument(
         "--executed",
@@ -283,6 +288,7 @@ def _classroom(args) -> str:
         "time_cap": args.time_cap,
         "memory_cap": parse_size(args.memory_cap),
         "output_cap": parse_size(args.output_cap),
+        "sandbox": not args.no_sandbox,
     }
     path = Path(args.submissions)
     if path.is_file() and args.gradebook is None:

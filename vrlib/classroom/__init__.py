@@ -1,11 +1,14 @@
-"""Classroom assignments: student versions generated from solution notebooks, fenced autograding.
+"""Classroom assignments: student versions generated from solution notebooks, sandboxed autograding.
 
 * :mod:`vrlib.classroom.notebooks`: the notebooks, their nbgrader metadata, the student
   release (byte-identical to nbgrader's ``generate_assignment``) and ``SHA256SUMS``;
-* :mod:`vrlib.classroom.fence`: the separate process the student's code runs in (time,
-  output and memory caps, an audit hook keeping it out of the solutions; not a security
-  boundary);
-* :mod:`vrlib.classroom.grader`: one submission, hidden tests in the grader's process;
+* :mod:`vrlib.classroom.sandbox`: the bubblewrap box each submission runs in (namespaces,
+  a read-only system, a private scratch folder, an allow-listed environment);
+* :mod:`vrlib.classroom.fence`: the student's process in its box (time, output, memory,
+  CPU, file and process limits) and the channel to it;
+* :mod:`vrlib.classroom.wire`: the typed, bounded format of the student's replies;
+* :mod:`vrlib.classroom.grader`: one submission, cell roles from the solution, hidden tests
+  in the grader's process;
 * :mod:`vrlib.classroom.batch`: a class, in parallel and resumably, into a gradebook.
 """
 

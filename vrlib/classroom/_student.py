@@ -1,10 +1,12 @@
 """The student's process: runs a submission's cells and calls its functions for the grader.
 
-Started by :class:`vrlib.classroom.fence.Fence` as ``python -m vrlib.classroom._student``;
-not meant to be run by hand.  Its configuration comes in ``VRLIB_STUDENT_CONFIG`` (JSON);
-it then caps itself (memory, file sizes, printed output), withholds the references the
-grader compares with, installs its audit hook and answers the grader's requests until the
-channel closes.
+Started by :class:`vrlib.classroom.fence.Fence` as ``python -m vrlib.classroom._student``
+(in a bubblewrap box by default); not meant to be run by hand.  Its configuration comes
+in ``VRLIB_STUDENT_CONFIG`` (JSON); it then caps itself (memory, CPU, file sizes,
+processes, printed output) before any student code runs and answers the grader's
+requests until the channel closes, its replies in :mod:`vrlib.classroom.wire`'s format.
+Outside a box (code the teacher trusts) it also withholds the references the grader
+compares with and installs an audit hook.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import pickle
 import signal
 import sys
 
-from vrlib.classroom.fence import apply_limits, plain, receive_bytes, send
+from vrlib.classroom.fence import apply_limits, plain, receive_bytes, send_reply
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _PATH_EVENTS = {
@@ -223,24 +225,31 @@ def main() -> None:
     rfd, wfd = config["read_fd"], config["write_fd"]
     os.set_inheritable(rfd, False)
     os.set_inheritable(wfd, False)
-    apply_limits(config["memory_cap"], config["file_cap"])
+    boxed = config.get("sandboxed", False)
+    apply_limits(
+        config["memory_cap"],
+        config["file_cap"],
+        config.get("cpu_cap"),
+        config.get("process_cap") if boxed else None,  # outside a box the count would include the grader's user
+    )
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a full output file fails the write, it does not kill
     signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.stdout = _Capped(sys.stdout, config["output_cap"])
     sys.stderr = _Capped(sys.stderr, config["output_cap"])
     import numpy  # noqa: F401  (the grader's plain data)
 
-    if config["withheld"]:
-        sys.meta_path.insert(0, _Withholder(config["withheld"]))
-    sys.addaudithook(make_hook(config["scratch"], config["hidden"]))
+    if not boxed:  # in a box the references are stubs in its copy of vrlib, and the OS fences the rest
+        if config["withheld"]:
+            sys.meta_path.insert(0, _Withholder(config["withheld"]))
+        sys.addaudithook(make_hook(config["scratch"], config["hidden"]))
     namespace = {"__name__": "__main__", "__builtins__": builtins}
-    send(wfd, ("ready",))
+    send_reply(wfd, ("ready",))
 
     def reply(message):
         try:
-            send(wfd, message)
-        except Exception as exc:  # an answer that cannot be pickled
-            send(wfd, ("raised", f"the answer cannot be sent to the grader ({_one_line(exc)})"))
+            send_reply(wfd, message)
+        except Exception as exc:  # an answer the format cannot carry
+            send_reply(wfd, ("raised", f"the answer cannot be sent to the grader ({_one_line(exc)})"))
 
     while True:
         try:
@@ -277,7 +286,7 @@ def _callback(name: str, rfd: int, wfd: int):
     """A stand-in for ``name`` that asks the grader (which holds the reference) to compute it."""
 
     def call_grader(*args, **kwargs):
-        send(wfd, ("callback", name, plain(args), plain(kwargs)))
+        send_reply(wfd, ("callback", name, plain(args), plain(kwargs)))
         answer = pickle.loads(receive_bytes(rfd))
         if answer[0] == "result":
             return answer[1]

@@ -25,8 +25,8 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from vrlib.classroom.grader import GradeReport, TestResult, find_source, grade
-from vrlib.classroom.notebooks import sha256
+from vrlib.classroom.grader import GradeReport, TestResult, clean_text, find_source, grade
+from vrlib.classroom.notebooks import is_test, meta, read, sha256
 from vrlib.errors import VrlibError
 from vrlib.params import check_integer
 
@@ -57,6 +57,8 @@ class Submission:
     path: Path
     source: Path
     timestamp: str = ""
+    error: str = ""  # why it cannot be graded (found while discovering)
+    note: str = ""  # said in its report (e.g. which of two copies was graded)
 
     @property
     def assignment(self) -> str:
@@ -103,26 +105,93 @@ def discover(submissions, source_dir=None) -> list[Submission]:
         try:
             source = find_source(path, source_dir)
         except VrlibError as exc:  # reported in the gradebook, not fatal to the class
-            source = Path(f"unknown-{path.stem}.ipynb")
-            out.append(Submission(student, path, source, when))
-            out[-1].error = str(exc)  # type: ignore[attr-defined]
+            out.append(Submission(student, path, _guess_source(path, source_dir), when, error=str(exc)))
             continue
         out.append(Submission(student, path, source, when))
-    keys = [s.key for s in out]
-    dupes = sorted({k for k in keys if keys.count(k) > 1})
-    if dupes:
-        raise VrlibError(f"two notebooks of the same student and assignment: {', '.join(dupes)}")
+    return _one_per_assignment(out)
+
+
+def _guess_source(path: Path, source_dir) -> Path:
+    """The solution a notebook that cannot be read was meant for (by its file name), or a placeholder."""
+    from vrlib.classroom.notebooks import assignments
+
+    try:
+        for candidate in assignments(source_dir):
+            if path.stem == candidate.stem or path.stem.startswith(candidate.stem):
+                return candidate
+    except VrlibError:
+        pass
+    return Path(f"unknown-{path.stem}.ipynb")
+
+
+def _one_per_assignment(subs: list[Submission]) -> list[Submission]:
+    """One notebook per student and assignment.
+
+    The rule, when a student's folder holds several notebooks of one assignment (a Jupyter
+    ``-Copy1``, a renamed copy): the one named exactly like the assignment's notebook is
+    graded; failing that, the first by file name.  The graded one's report names the others.
+    """
+    groups: dict[str, list[Submission]] = {}
+    for sub in subs:
+        groups.setdefault(sub.key, []).append(sub)
+    out = []
+    for sub in subs:
+        group = groups[sub.key]
+        if len(group) == 1:
+            out.append(sub)
+            continue
+        if sub is not group[0]:
+            continue
+        exact = [s for s in group if s.path.name == s.source.name and not s.error]
+        chosen = exact[0] if exact else sorted(group, key=lambda s: (bool(s.error), s.path.name))[0]
+        others = ", ".join(s.path.name for s in group if s is not chosen)
+        chosen.note = (
+            f"{len(group)} notebooks of this assignment: graded {chosen.path.name}, not {others} "
+            "(rule: the notebook named like the assignment, else the first by name)"
+        )
+        out.append(chosen)
     return out
 
 
+def _max_points(source: Path) -> list[TestResult]:
+    """The assignment's tests, each at 0 of its points: the report of a submission that was not graded."""
+    try:
+        nb = read(source)
+    except VrlibError:
+        return []
+    tests = []
+    for cell in nb.cells:
+        if is_test(cell):
+            try:
+                points = float(meta(cell).get("points", 0) or 0)
+            except (TypeError, ValueError):
+                points = 0.0
+            tests.append(TestResult(str(meta(cell).get("grade_id") or "?"), 0.0, points, "not graded", ""))
+    return tests
+
+
+def _not_graded(sub: Submission, why: str) -> GradeReport:
+    tests = _max_points(sub.source)
+    for t in tests:
+        t.message = clean_text(why)[:300]
+    return GradeReport(str(sub.path), str(sub.source), tests, notes=[f"not graded: {why}"])
+
+
 def _grade_one(sub: Submission, options: dict, feedback_dir, hidden) -> dict:
+    """One submission's report; whatever goes wrong stays this student's ("not graded: why")."""
     feedback = None if feedback_dir is None else Path(feedback_dir) / sub.key.replace("--", os.sep, 1)
     if feedback is not None:
         feedback = feedback.with_suffix(".ipynb")
     try:
         report = grade(sub.path, source=sub.source, feedback=feedback, hidden=hidden, **options)
     except VrlibError as exc:
-        report = GradeReport(str(sub.path), str(sub.source), notes=[f"not graded: {exc}"])
+        if type(exc).__name__ == "SandboxUnavailable":
+            raise
+        report = _not_graded(sub, str(exc))
+    except Exception as exc:  # noqa: BLE001 (one notebook never stops the class)
+        report = _not_graded(sub, f"the grader failed on it ({type(exc).__name__}: {exc})")
+    if sub.note:
+        report.notes.append(sub.note)
     return report.to_dict()
 
 
@@ -153,6 +222,10 @@ def grade_class(
     list of (Submission, GradeReport)
     """
     check_integer("jobs", jobs, minimum=1)
+    if options.get("sandbox", True):
+        from vrlib.classroom.sandbox import require_bwrap
+
+        require_bwrap()  # stop before grading anyone, naming the package to install
     subs = discover(submissions, source_dir)
     book = Path(gradebook)
     reports_dir = book / "reports"
@@ -165,8 +238,10 @@ def grade_class(
     done: dict[str, GradeReport] = {}
     todo = []
     for sub in subs:
-        if getattr(sub, "error", None):
-            done[sub.key] = GradeReport(str(sub.path), "", notes=[f"not graded: {sub.error}"])
+        if sub.error:
+            done[sub.key] = _not_graded(sub, sub.error)
+            if sub.note:
+                done[sub.key].notes.append(sub.note)
             continue
         stamp = f"{sha256(sub.path)} {sha256(sub.source)} {settings} {feedback}"
         saved = reports_dir / f"{sub.key}.json"
@@ -193,49 +268,94 @@ def grade_class(
         for sub, stamp, saved in todo:
             keep(sub, stamp, saved, _grade_one(sub, options, feedback_dir, hidden))
     else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = {
-                pool.submit(_grade_one, sub, options, feedback_dir, hidden): (sub, stamp, saved)
-                for sub, stamp, saved in todo
-            }
-            for future in as_completed(futures):
-                keep(*futures[future], future.result())
+        broken = _pool(todo, jobs, options, feedback_dir, hidden, keep)
+        # A grading process that died (the machine's memory, a crash) takes the pool with it: the
+        # submissions it held are graded again, each alone, so only the one that kills its process
+        # ends up "not graded".
+        for item in broken:
+            for again in _pool([item], 1, options, feedback_dir, hidden, keep):
+                sub, stamp, saved = again
+                keep(sub, stamp, saved, _not_graded(sub, "its grading process died (twice)").to_dict())
     results = [(sub, done[sub.key]) for sub in subs]
     write_gradebook(results, book)
     return results
 
 
+def _pool(todo, jobs: int, options: dict, feedback_dir, hidden, keep) -> list:
+    """Grade ``todo`` in a pool of ``jobs`` processes, keeping each report; return those whose process died."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    broken = []
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = {
+            pool.submit(_grade_one, sub, options, feedback_dir, hidden): (sub, stamp, saved)
+            for sub, stamp, saved in todo
+        }
+        for future in as_completed(futures):
+            sub = futures[future][0]
+            try:
+                data = future.result()
+            except VrlibError:
+                raise
+            except BrokenProcessPool:
+                broken.append(futures[future])
+                continue
+            except Exception as exc:  # noqa: BLE001 (this student only)
+                data = _not_graded(sub, f"its grading process failed ({type(exc).__name__}: {exc})").to_dict()
+            keep(*futures[future], data)
+    return broken
+
+
 def write_gradebook(results, folder) -> tuple[Path, Path]:
-    """Write ``gradebook.csv`` (per test) and ``grades.csv`` (per submission, nbgrader's columns)."""
+    """Write ``gradebook.csv`` (per test) and ``grades.csv`` (per submission, nbgrader's columns).
+
+    Each file is written whole beside its place and then renamed into it: a reader sees the
+    old table or the new one, never half of one.
+    """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     per_test, per_submission = folder / "gradebook.csv", folder / "grades.csv"
-    with open(per_test, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(GRADEBOOK_COLUMNS)
-        for sub, report in results:
-            tests = report.tests or [TestResult("(notebook)", 0.0, 0.0, "not graded", "; ".join(report.notes))]
-            for t in tests:
-                writer.writerow(
-                    [sub.student, sub.assignment, t.grade_id, f"{t.points:g}", f"{t.max_points:g}", t.status, t.message]
-                )
-    with open(per_submission, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(GRADES_COLUMNS)
-        for sub, report in results:
-            writer.writerow(
+    rows = []
+    for sub, report in results:
+        tests = report.tests or [TestResult("(notebook)", 0.0, 0.0, "not graded", "; ".join(report.notes))]
+        for t in tests:
+            message = t.message if t.message or t.status != "not graded" else "; ".join(report.notes)
+            rows.append(
                 [
-                    sub.assignment,
-                    "",
-                    sub.timestamp,
-                    sub.student,
-                    "",
-                    "",
-                    "",
-                    f"{report.points:g}",
-                    "0",
-                    f"{report.points:g}",
-                    f"{report.max_points:g}",
+                    clean_text(sub.student),
+                    clean_text(sub.assignment),
+                    clean_text(t.grade_id),
+                    f"{t.points:g}",
+                    f"{t.max_points:g}",
+                    t.status,
+                    clean_text(message),
                 ]
             )
+    _write_csv(per_test, GRADEBOOK_COLUMNS, rows)
+    rows = [
+        [
+            clean_text(sub.assignment),
+            "",
+            clean_text(sub.timestamp),
+            clean_text(sub.student),
+            "",
+            "",
+            "",
+            f"{report.points:g}",
+            "0",
+            f"{report.points:g}",
+            f"{report.max_points:g}",
+        ]
+        for sub, report in results
+    ]
+    _write_csv(per_submission, GRADES_COLUMNS, rows)
     return per_test, per_submission
+
+
+def _write_csv(path: Path, header: list, rows: list) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        writer.writerows(rows)
+    os.replace(tmp, path)

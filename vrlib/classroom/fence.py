@@ -1,32 +1,31 @@
-"""Run a student's code in a separate, fenced process, and talk to it.
+"""Run a student's code in a separate process, in a sandbox, and talk to it.
 
 The grader never runs a submission's code in its own process.  A :class:`Fence` starts
-``python -m vrlib.classroom._student`` with
+``python -m vrlib.classroom._student``, by default inside a bubblewrap box
+(:mod:`vrlib.classroom.sandbox`: its own namespaces, a read-only system, a private
+scratch folder, an allow-listed environment, killed whole when grading ends), with
 
 * a **time cap**: every request (run a cell, call a function) has a deadline; past it
-  the process group is killed (an interrupt a loop could swallow is not relied on);
+  the box is killed (an interrupt a loop could swallow is not relied on);
 * an **output cap**: ``print`` output beyond ``output_cap`` bytes is dropped (and
   reported as truncated); the files behind stdout and stderr cannot grow beyond
   ``FILE_CAP`` bytes (``RLIMIT_FSIZE``), and the grader reads at most ``output_cap``;
-* a **memory cap**: ``RLIMIT_AS`` (soft and hard, so the student cannot raise it);
-* an **audit hook** (:func:`sys.addaudithook`) that refuses opening or listing the
-  folders named in ``hidden`` (the solutions, the other submissions, the gradebook),
-  writing, renaming or deleting anything outside the scratch folder, starting programs
-  and signalling other processes.
+* **resource limits** set before any student code runs (soft and hard, so the student
+  cannot raise them): address space, CPU time, file size, processes.
 
-This is a fence against accidents and casual cheating, **not a security boundary**: code
-that loads a C library through ``ctypes``, for instance, is not stopped by an audit
-hook.  Grade untrusted code in an account or container that holds nothing of value.
+Without the sandbox (``sandbox=False``, for code the teacher trusts) the process runs
+as the grader's user, fenced only by an audit hook (:func:`sys.addaudithook`) that
+refuses opening the folders named in ``hidden``, writing outside the scratch folder,
+starting programs and signalling other processes: a fence against accidents, **not a
+security boundary** (the standard library walks around audit hooks).
 
-Messages go both ways over two pipes as length-prefixed pickles.  What the student's
-process sends is read with :func:`loads_untrusted`, which rebuilds only plain data
-(numbers, strings, lists, tuples, dicts, sets and numpy arrays): nothing the student
-writes can run code in the grader.
+Requests go to the student's process as length-prefixed pickles (the grader's data);
+replies come back in the typed, bounded format of :mod:`vrlib.classroom.wire` (JSON and
+``.npy``, never unpickled), their size checked before they are read.
 """
 
 from __future__ import annotations
 
-import io
 import os
 import pickle
 import resource
@@ -42,7 +41,9 @@ from vrlib.errors import VrlibError
 __all__ = ["Fence", "StudentError", "StudentTimeout", "StudentDied", "plain", "loads_untrusted", "parse_size"]
 
 FILE_CAP = 64 * 2**20  # bytes any file the student's process writes may reach (RLIMIT_FSIZE)
-MESSAGE_CAP = 512 * 2**20  # bytes of one message from the student's process
+MESSAGE_CAP = 256 * 2**20  # bytes of one message from the student's process, checked before it is read
+SCRATCH_CAP = 256 * 2**20  # bytes of the box's writable scratch folder (tmpfs)
+PROCESS_CAP = 64  # processes (and threads) of one box
 _HEADER = struct.Struct("<Q")
 
 
@@ -77,9 +78,33 @@ def parse_size(text) -> int:
 # --------------------------------------------------------------------------- messages
 
 
-def send(fd: int, obj) -> None:
-    """Write one message (a pickle, length first) to ``fd``."""
+def send(fd: int, obj, deadline: float | None = None) -> None:
+    """Write one message (a pickle, length first) to ``fd``, by ``deadline`` (:class:`StudentTimeout` past it).
+
+    With a deadline ``fd`` must be non-blocking: a student's process that stops reading its
+    channel then costs its own time limit, never a grader stuck in a write.
+    """
+    import select
+
     data = pickle.dumps(obj, protocol=5)
+    view = memoryview(_HEADER.pack(len(data)) + data)
+    while view:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [fd], [], left)[1]:
+                raise StudentTimeout()
+        try:
+            n = os.write(fd, view)
+        except BlockingIOError:
+            continue
+        view = view[n:]
+
+
+def send_reply(fd: int, obj) -> None:
+    """Write one reply of the student's process to ``fd`` (:mod:`vrlib.classroom.wire`, length first)."""
+    from vrlib.classroom import wire
+
+    data = wire.encode(obj)
     view = memoryview(_HEADER.pack(len(data)) + data)
     while view:
         n = os.write(fd, view)
@@ -114,57 +139,14 @@ def receive_bytes(fd: int, deadline: float | None = None) -> bytes:
     return _read_exact(fd, size, deadline)
 
 
-_SAFE_GLOBALS = {
-    ("builtins", "set"), ("builtins", "frozenset"), ("builtins", "complex"), ("builtins", "slice"),
-    ("builtins", "bytearray"), ("builtins", "range"),
-    ("numpy", "ndarray"), ("numpy", "dtype"),
-    ("numpy._core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "_reconstruct"),
-    ("numpy._core.multiarray", "scalar"), ("numpy.core.multiarray", "scalar"),
-    ("numpy._core.numeric", "_frombuffer"), ("numpy.core.numeric", "_frombuffer"),
-}  # fmt: skip
-
-
-class _PlainUnpickler(pickle.Unpickler):
-    def find_class(self, module, name):
-        if (module, name) in _SAFE_GLOBALS or (module == "numpy.dtypes" and name.endswith("DType")):
-            return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"refused {module}.{name}: only plain data and numpy arrays are accepted")
-
-
 def loads_untrusted(data: bytes):
-    """Unpickle data sent by the student's process, rebuilding plain data and numpy arrays only."""
+    """Read a reply of the student's process: plain data and numpy arrays only, never unpickled."""
+    from vrlib.classroom import wire
+
     try:
-        value = _PlainUnpickler(io.BytesIO(data)).load()
-    except Exception as exc:
+        return wire.decode(data)
+    except wire.WireError as exc:
         raise StudentError(f"the student's process sent something the grader cannot read ({exc})") from None
-    _check_plain(value)
-    return value
-
-
-def _check_plain(value, depth: int = 0) -> None:
-    import numpy as np
-
-    if depth > 50:
-        raise StudentError("the answer is nested too deeply to grade")
-    if value is None or type(value) in (bool, int, float, complex, str, bytes, bytearray, range, slice):
-        return
-    if type(value) in (list, tuple, set, frozenset):
-        for v in value:
-            _check_plain(v, depth + 1)
-        return
-    if type(value) is dict:
-        for k, v in value.items():
-            _check_plain(k, depth + 1)
-            _check_plain(v, depth + 1)
-        return
-    if type(value) is np.ndarray:
-        if value.dtype.hasobject:
-            for v in value.ravel():
-                _check_plain(v, depth + 1)
-        return
-    if isinstance(value, np.generic) and type(value).__module__ == "numpy":
-        return
-    raise StudentError(f"the answer holds a {type(value).__name__}, which the grader does not accept")
 
 
 def plain(value, depth: int = 0):
@@ -215,24 +197,49 @@ class Fence:
     Parameters
     ----------
     scratch : path
-        The only folder the student's code may write to (also its working directory).
+        The grader's private folder for this process: its printed output (and, without
+        the sandbox, the student's working directory, the only one it may write to).
     hidden : list of path
-        Folders the student's code may not open or list.
+        Without the sandbox: folders the student's code may not open or list.
     memory_cap : int
-        Bytes of address space (``RLIMIT_AS``).
+        Bytes of address space (``RLIMIT_AS``) of each process of the student's.
     output_cap : int
         Bytes of printed output kept; the rest is dropped.
     withheld : list of str
-        References (``"module:name"``) replaced by a stub before any student code runs,
-        so that an answer cannot simply call vrlib's implementation of the question.
+        References (``"module:name"``) the student's code finds replaced by a stub, so that an
+        answer cannot simply call vrlib's implementation of the question.
+    sandbox : bool
+        Run in a bubblewrap box (default); False only for code the teacher trusts.
+    library : path, optional
+        With the sandbox: the box's copy of vrlib (:func:`vrlib.classroom.sandbox.prepare_library`).
+    submission : path, optional
+        With the sandbox: the notebook copied into the box's scratch folder.
+    cpu_cap : float, optional
+        CPU seconds of each process of the student's (``RLIMIT_CPU``).
     """
 
-    def __init__(self, scratch, hidden=(), memory_cap: int = 4 * 2**30, output_cap: int = 100_000, withheld=()):
+    def __init__(
+        self,
+        scratch,
+        hidden=(),
+        memory_cap: int = 4 * 2**30,
+        output_cap: int = 100_000,
+        withheld=(),
+        sandbox: bool = False,
+        library=None,
+        submission=None,
+        cpu_cap: float | None = None,
+    ):
         self.scratch = Path(scratch).resolve()
         self.scratch.mkdir(parents=True, exist_ok=True)
         self.hidden = [str(Path(h).resolve()) for h in hidden]
         self.memory_cap, self.output_cap, self.withheld = int(memory_cap), int(output_cap), list(withheld)
+        self.sandbox, self.library, self.submission = bool(sandbox), library, submission
+        self.cpu_cap = None if cpu_cap is None or cpu_cap == float("inf") else int(max(1, cpu_cap))
+        if self.sandbox and library is None:
+            raise ValueError("a sandboxed Fence needs the box's library (prepare_library)")
         self.proc: subprocess.Popen | None = None
+        self.pids = None
         self._starts = 0
 
     # ----------------------------------------------------------------- process
@@ -246,55 +253,101 @@ class Fence:
         config = {
             "read_fd": to_child_r,
             "write_fd": from_child_w,
-            "scratch": str(self.scratch),
+            "sandboxed": self.sandbox,
             "hidden": self.hidden,
             "memory_cap": self.memory_cap,
             "output_cap": self.output_cap,
             "file_cap": FILE_CAP,
+            "cpu_cap": self.cpu_cap,
+            "process_cap": PROCESS_CAP,
             "withheld": self.withheld,
         }
+        n = self._starts
+        self._out = open(self.scratch / f".stdout-{n}", "wb")
+        self._err = open(self.scratch / f".stderr-{n}", "wb")
+        extra_fds: list[int] = []
+        try:
+            if self.sandbox:
+                command, env, cwd, preexec = self._box(config, extra_fds)
+            else:
+                command, env, cwd, preexec = self._plain(config)
+            self.proc = subprocess.Popen(
+                command,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=self._out,
+                stderr=self._err,
+                pass_fds=(to_child_r, from_child_w, *extra_fds),
+                start_new_session=True,
+                preexec_fn=preexec,
+            )
+        except BaseException:
+            for fd in (to_child_w, from_child_r):
+                os.close(fd)
+            self._out.close()
+            self._err.close()
+            raise
+        finally:
+            for fd in (to_child_r, from_child_w, *extra_fds):
+                os.close(fd)
+        self._to, self._from = to_child_w, from_child_r
+        os.set_blocking(self._to, False)  # writes to the student's process have deadlines too
+        reply = self._wait(deadline)
+        if reply[0] != "ready":
+            self.stop()
+            raise StudentDied(f"the student's process did not start: {reply}")
+
+    def _box(self, config: dict, extra_fds: list):
+        from vrlib.classroom import sandbox
+
+        config["scratch"] = sandbox.HOME
+        data_dir = os.environ.get("VRLIB_DATA_DIR")
+        data_dir = os.path.abspath(data_dir) if data_dir else None
+        env = sandbox.box_env({"VRLIB_STUDENT_CONFIG": _json(config)}, data_dir)
+        files = {}
+        if self.submission is not None:
+            fd = os.open(self.submission, os.O_RDONLY)
+            extra_fds.append(fd)
+            files["submission.ipynb"] = fd
+        command = sandbox.box_command(
+            [sys.executable, "-m", "vrlib.classroom._student"], env, SCRATCH_CAP, Path(self.library), files, data_dir
+        )
+        if self.pids is None:
+            self.pids = sandbox.PidsGroup(PROCESS_CAP)
+        # bwrap's own environment is not the grader's either: its process in the box (PID 1) shows it in /proc/1/environ
+        bare = {"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"}
+        return command, bare, str(self.scratch), (self.pids.enter if self.pids.path is not None else None)
+
+    def _plain(self, config: dict):
+        scratch = self.scratch / "work"
+        scratch.mkdir(exist_ok=True)
+        config["scratch"] = str(scratch)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("JPY_", "JUPYTER_TOKEN"))}
         data_dir = env.get("VRLIB_DATA_DIR")
         if data_dir and not os.path.isabs(data_dir):
             env["VRLIB_DATA_DIR"] = os.path.abspath(data_dir)
+        import vrlib
+
+        here = str(Path(vrlib.__file__).resolve().parents[1])  # the student's process runs this same vrlib
+        env["PYTHONPATH"] = os.pathsep.join([here] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
         env.update(
             {
                 "PYTHONDONTWRITEBYTECODE": "1",
                 "MPLBACKEND": "Agg",
-                "MPLCONFIGDIR": str(self.scratch / ".mpl"),
-                "XDG_CACHE_HOME": str(self.scratch / ".cache"),
+                "MPLCONFIGDIR": str(scratch / ".mpl"),
+                "XDG_CACHE_HOME": str(scratch / ".cache"),
                 "OMP_NUM_THREADS": "1",
                 "OPENBLAS_NUM_THREADS": "1",
                 "MKL_NUM_THREADS": "1",
                 "MALLOC_ARENA_MAX": "2",
                 "PYTHONUNBUFFERED": "1",
-                "TMPDIR": str(self.scratch),
-                "HOME": str(self.scratch),
+                "TMPDIR": str(scratch),
+                "HOME": str(scratch),
                 "VRLIB_STUDENT_CONFIG": _json(config),
             }
         )
-        n = self._starts
-        self._out = open(self.scratch / f".stdout-{n}", "wb")
-        self._err = open(self.scratch / f".stderr-{n}", "wb")
-        try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "vrlib.classroom._student"],
-                cwd=self.scratch,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=self._out,
-                stderr=self._err,
-                pass_fds=(to_child_r, from_child_w),
-                start_new_session=True,
-            )
-        finally:
-            os.close(to_child_r)
-            os.close(from_child_w)
-        self._to, self._from = to_child_w, from_child_r
-        reply = self._wait(deadline)
-        if reply[0] != "ready":
-            self.stop()
-            raise StudentDied(f"the student's process did not start: {reply}")
+        return [sys.executable, "-m", "vrlib.classroom._student"], env, str(scratch), None
 
     @property
     def alive(self) -> bool:
@@ -305,13 +358,15 @@ class Fence:
         if self.proc is None:
             return
         try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
+            os.killpg(self.proc.pid, signal.SIGKILL)  # bwrap: its box (a PID namespace) dies with it
         except (ProcessLookupError, PermissionError):
             pass
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
+        if self.pids is not None:
+            self.pids.kill_all()
         for fd in (self._to, self._from):
             try:
                 os.close(fd)
@@ -351,7 +406,11 @@ class Fence:
             except StudentError:
                 self.stop()
                 raise
-            reply = loads_untrusted(raw)
+            try:
+                reply = loads_untrusted(raw)
+            except StudentError:
+                self.stop()  # the channel cannot be trusted any more: a fresh process for the next call
+                raise
             if not isinstance(reply, tuple) or not reply or not isinstance(reply[0], str):
                 self.stop()
                 raise StudentError("the student's process sent a message the grader does not understand")
@@ -365,7 +424,15 @@ class Fence:
                     raise
                 except Exception as exc:  # the reference raised: tell the student's code
                     message = ("error", f"{type(exc).__name__}: {exc}")
-                send(self._to, message)
+                try:
+                    send(self._to, message, deadline)
+                except StudentTimeout:
+                    self.stop()
+                    raise
+                except OSError:
+                    reason = self._describe_exit()
+                    self.stop()
+                    raise StudentDied(reason) from None
                 continue
             return reply
 
@@ -374,7 +441,10 @@ class Fence:
         if not self.alive:
             raise StudentDied("the process is not running")
         try:
-            send(self._to, message)
+            send(self._to, message, deadline)
+        except StudentTimeout:
+            self.stop()
+            raise
         except (BrokenPipeError, OSError):
             reason = self._describe_exit()
             self.stop()
@@ -394,6 +464,13 @@ class Fence:
     def call(self, name: str, args, kwargs, deadline: float, overrides=(), on_callback=None):
         """Call the student's function ``name``; names in ``overrides`` call back into the grader."""
         return self.request(("call", name, tuple(args), dict(kwargs), list(overrides)), deadline, on_callback)
+
+    def close(self) -> None:
+        """Stop the process and remove what the box left on the machine (its control group)."""
+        self.stop()
+        if self.pids is not None:
+            self.pids.remove()
+            self.pids = None
 
     def output(self) -> str:
         """What the student's code printed (stdout then stderr, each cut at ``output_cap`` bytes)."""
@@ -441,9 +518,14 @@ def _json(obj) -> str:
     return json.dumps(obj)
 
 
-def apply_limits(memory_cap: int, file_cap: int) -> None:
-    """Cap this process's address space and file sizes (soft and hard: they cannot be raised again)."""
-    for limit, value in ((resource.RLIMIT_AS, memory_cap), (resource.RLIMIT_FSIZE, file_cap)):
+def apply_limits(memory_cap: int, file_cap: int, cpu_cap: int | None = None, process_cap: int | None = None) -> None:
+    """Cap this process's address space, file sizes, CPU time and processes (soft and hard: final)."""
+    limits = [(resource.RLIMIT_AS, memory_cap), (resource.RLIMIT_FSIZE, file_cap)]
+    if cpu_cap is not None:
+        limits.append((resource.RLIMIT_CPU, int(cpu_cap)))
+    if process_cap is not None:
+        limits.append((resource.RLIMIT_NPROC, int(process_cap)))
+    for limit, value in limits:
         try:
             resource.setrlimit(limit, (value, value))
         except (ValueError, OSError):

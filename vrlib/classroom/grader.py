@@ -1,31 +1,36 @@
-"""Grade one submission: the student's code in a fenced process, the hidden tests in the grader.
+"""Grade one submission: the student's code in a sandbox, the hidden tests in the grader.
 
 How a submission is graded (:func:`grade`):
 
 1. The solution notebook is checked against ``SHA256SUMS`` (written by ``vrlib classroom
    generate``) and copied, read-only, into a private temporary folder; everything the
    grader trusts comes from that pristine copy.
-2. The submission's read-only and test cells are restored from it (nbgrader's
-   ``OverwriteCells``): hidden tests come back, edited tests do not count, a deleted test
-   cell scores 0 (nbgrader's rule) and is reported as deleted.
-3. The student's cells up to the last test cell (solution cells, the read-only cells
-   between them, any cell the student added) run one by one in a separate process
-   (:class:`vrlib.classroom.fence.Fence`): capped in time, memory and output, refused the
-   solutions folder.  A cell that fails, runs past the time limit or ends the process is
-   reported and skipped; the ungraded cells after the last test (the real-data part)
-   are not run.
-4. The read-only and test cells run in the grader's own process, where the functions the
-   student wrote are stand-ins that call the student's process.  The references the tests
-   compare with (vrlib's functions, ``numpy.testing``) live only in the grader, where the
-   student's code cannot rebind them; only plain data (numbers, strings, lists, numpy
-   arrays) comes back from the student's process.  A test cell that rebinds one of the
-   student's names (``kde_log_density = reference``) grades the others with that
-   reference: the student's code then calls back into the grader for it.
+2. Every cell's role comes from the solution, by ``grade_id`` (:func:`_restore`); the
+   submission's metadata decides nothing.  Test and read-only cells are the solution's
+   (hidden tests come back, edited tests do not count); a deleted test cell scores 0
+   (nbgrader's rule) and is reported as deleted; a deleted read-only cell is put back,
+   with a note; any cell that is not the solution's (added, re-tagged, without a
+   ``grade_id``) is the student's code.
+3. The student's cells up to the last test cell (answer cells, the read-only cells
+   between them, any cell the student added) run one by one in a separate process in a
+   bubblewrap box (:mod:`vrlib.classroom.sandbox`, :class:`vrlib.classroom.fence.Fence`):
+   capped in time, memory, CPU, processes and output, with no view of the solutions, the
+   other submissions, the gradebook, other processes or the grader's environment.  A cell
+   that fails, runs past the time limit or ends the process is reported and skipped; the
+   ungraded cells after the last test (the real-data part) are not run.
+4. The solution's read-only and test cells run in the grader's own process, where the
+   functions the student wrote are stand-ins that call the student's process.  Only
+   plain data (numbers, strings, lists, numpy arrays) comes back, in a typed, bounded
+   format that is never unpickled (:mod:`vrlib.classroom.wire`).  The references the
+   tests compare with live only in the grader (in the box they are stubs).  A test cell
+   that rebinds one of the student's names (``kde_log_density = reference``) grades the
+   others with that reference: the student's code then calls back into the grader for it.
 5. Each test cell scores its points when it finishes without an error, 0 otherwise, with
    the reason (the first line of the error, a timeout, the end of the student's process,
    the submission's time cap).  A test cell whose last line is a number scores that
    number (nbgrader's partial credit), clamped to ``[0, points]``.  A malformed test cell
    (bad ``points``, a syntax error) scores 0 and is reported.  Warnings never cost points.
+   Messages are stripped of control characters and terminal escape sequences.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import ast
 import contextlib
 import io
 import math
+import re
 import shutil
 import stat
 import tempfile
@@ -107,8 +113,8 @@ class GradeReport:
             "points": self.points,
             "max_points": self.max_points,
             "seconds": round(self.seconds, 2),
-            "tests": [asdict(t) for t in self.tests],
-            "notes": list(self.notes),
+            "tests": [{**asdict(t), "message": _short(t.message)} for t in self.tests],
+            "notes": [_short(n) for n in self.notes],
         }
 
     @classmethod
@@ -129,7 +135,8 @@ class GradeReport:
         for t in self.tests:
             line = f"  {t.grade_id:<{width}}  {_num(t.points):>5} / {_num(t.max_points):<5} {t.status}"
             lines.append(line + (f": {t.message}" if t.message else ""))
-        lines += [f"  note: {n}" for n in self.notes]
+        lines = [clean_text(line) for line in lines]
+        lines += [f"  note: {_short(n)}" for n in self.notes]
         lines.append(f"total: {_num(self.points)} / {_num(self.max_points)}")
         return "\n".join(lines)
 
@@ -138,8 +145,18 @@ def _num(x: float) -> str:
     return f"{x:g}"
 
 
+_ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def clean_text(text, keep_lines: bool = False) -> str:
+    """``text`` without terminal escape sequences, control and bidirectional-override characters."""
+    text = _CONTROLS.sub("?", _ESCAPES.sub("", str(text)))
+    return text if keep_lines else text.replace("\n", " ").replace("\t", " ")
+
+
 def _short(text: str) -> str:
-    text = " ".join(str(text).split())
+    text = " ".join(clean_text(text).split())
     return text if len(text) <= MESSAGE_CAP else text[: MESSAGE_CAP - 3] + "..."
 
 
@@ -170,27 +187,66 @@ def find_source(submission: Path, source_dir=None) -> Path:
     return best
 
 
+def _grade_id(cell):
+    gid = meta(cell).get("grade_id")
+    return gid if isinstance(gid, str) and gid else None
+
+
 def _restore(submitted, solution, notes: list[str]):
-    """The cells to run: the submission's, with read-only and test cells taken from the solution.
+    """The cells to run: their roles taken from the solution by ``grade_id``, never from the submission.
+
+    * a cell whose ``grade_id`` is one of the solution's test or read-only cells is the
+      solution's cell (hidden tests restored, edits undone);
+    * a cell whose ``grade_id`` is one of the solution's answer cells is the student's
+      source with the solution's metadata;
+    * any other cell (no ``grade_id``, an unknown one, a copy) is the student's code,
+      whatever its metadata says: it runs only in the student's process;
+    * a read-only cell the student deleted is put back from the solution (with a note).
 
     Returns the cells and the grade ids of the test cells the submission lacks.
     """
-    by_id = {meta(c)["grade_id"]: c for c in solution.cells if meta(c).get("grade_id")}
+    by_id = {_grade_id(c): c for c in solution.cells if _grade_id(c)}
     seen: set = set()
     cells = []
+    forged = 0
     for cell in submitted.cells:
-        gid = meta(cell).get("grade_id")
-        if gid is not None and gid in seen:
+        gid = _grade_id(cell)
+        original = by_id.get(gid) if gid is not None else None
+        if original is not None and gid in seen:
             notes.append(f"cell {gid!r} appears twice; the copy was ignored")
             continue
-        if gid is not None:
+        if original is None:  # the student's own cell: its metadata decides nothing
+            if meta(cell) and (meta(cell).get("grade") or meta(cell).get("locked") or meta(cell).get("solution")):
+                forged += 1
+            cell = nbformat.from_dict({k: v for k, v in dict(cell).items() if k != "metadata"})
+            cell.metadata = {}
+        else:
             seen.add(gid)
-        original = by_id.get(gid)
-        if original is not None and (is_test(original) or is_locked(original)):
-            cell = original  # hidden tests restored, edits undone
-        elif original is not None and is_solution(original) and cell.get("cell_type") != "code":
-            notes.append(f"solution cell {gid!r} was turned into {cell.get('cell_type')}; it was not run")
+            if is_test(original) or is_locked(original):
+                cell = original  # hidden tests restored, edits undone
+            else:
+                if is_solution(original) and cell.get("cell_type") != "code":
+                    notes.append(f"solution cell {gid!r} was turned into {cell.get('cell_type')}; it was not run")
+                cell = _with_meta(cell, original)
         cells.append(nbformat.from_dict(dict(cell)))
+    if forged:
+        notes.append(
+            f"{forged} cell(s) carry grading metadata the assignment does not have; they ran as the student's code"
+        )
+    # read-only cells the student deleted: back where the solution has them (after the cell before them)
+    order = [_grade_id(c) for c in solution.cells]
+    for i, original in enumerate(solution.cells):
+        gid = order[i]
+        if gid is None or gid in seen or not is_locked(original):
+            continue
+        before = [g for g in order[:i] if g is not None and g in seen]
+        at = 0
+        if before:
+            at = max(j for j, c in enumerate(cells) if _grade_id(c) == before[-1]) + 1
+        cells.insert(at, nbformat.from_dict(dict(original)))
+        seen.add(gid)
+        if original.get("cell_type") == "code":
+            notes.append(f"read-only cell {gid!r} was deleted; it was restored from the assignment")
     missing = [gid for gid, c in by_id.items() if is_test(c) and gid not in seen]
     for gid, c in by_id.items():
         if gid not in seen and is_solution(c):
@@ -199,6 +255,13 @@ def _restore(submitted, solution, notes: list[str]):
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
     return cells, missing
+
+
+def _with_meta(cell, original):
+    """The student's ``cell`` (its source and type) with the solution cell's metadata."""
+    out = nbformat.from_dict(dict(cell))
+    out.metadata = nbformat.from_dict(dict(original.get("metadata", {})))
+    return out
 
 
 class _Runner:
@@ -415,6 +478,7 @@ def grade(
     output_cap: int = 100_000,
     feedback=None,
     hidden=(),
+    sandbox: bool = True,
 ) -> GradeReport:
     """Grade one submission (see the module's description).
 
@@ -438,7 +502,11 @@ def grade(
     feedback : path, optional
         Where to write the graded notebook, each test cell followed by its result.
     hidden : list of path
-        More folders the student's code may not open (the other submissions, the gradebook).
+        Without the sandbox: more folders the student's code may not open (the other
+        submissions, the gradebook).  A sandbox holds none of them anyway.
+    sandbox : bool
+        Run the student's code in a bubblewrap box (default).  False only for code you
+        trust: without it the student's process runs as your user.
 
     Returns
     -------
@@ -456,10 +524,14 @@ def grade(
         work = Path(tmp)
         try:
             solution = read(_pristine(source, work))
+            if sandbox:
+                from vrlib.classroom.sandbox import require_bwrap
+
+                require_bwrap()  # bad input reported first; then a clear stop, naming the package
             cells, missing = _restore(submitted, solution, report.notes)
             last_test = max((i for i, c in enumerate(cells) if is_test(c)), default=-1)
             student = [
-                (meta(c).get("grade_id") or f"cell {i + 1}", c.source)
+                (_grade_id(c) or f"cell {i + 1}", c.source)
                 for i, c in enumerate(cells[:last_test])
                 if c.cell_type == "code" and not is_test(c)
             ]
@@ -471,7 +543,17 @@ def grade(
                 if isinstance(solution.metadata.get("vrlib"), dict)
                 else []
             )
-            fence = Fence(scratch, folders, memory_cap, output_cap, withheld)
+            fence = Fence(
+                scratch,
+                folders,
+                memory_cap,
+                output_cap,
+                withheld,
+                sandbox=sandbox,
+                library=_library(withheld) if sandbox else None,
+                submission=submission if sandbox else None,
+                cpu_cap=time_cap + max(timeout, START_TIMEOUT) if math.isfinite(time_cap) else None,
+            )
             runner = _Runner(fence, student, timeout, start + time_cap, report.notes)
             namespace: dict = {"__name__": "__main__"}
             proxies: dict = {}
@@ -484,7 +566,7 @@ def grade(
                         continue
                     if is_test(cell):
                         namespace.update(proxies)  # the student's functions, never the test's rebindings
-                        results[meta(cell)["grade_id"]] = _grade_test(cell, namespace, runner)
+                        results[_grade_id(cell) or f"cell {i + 1}"] = _grade_test(cell, namespace, runner)
                     elif is_locked(cell):
                         try:
                             with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
@@ -500,8 +582,8 @@ def grade(
                 except _CapReached:
                     pass
             finally:
+                fence.close()  # the box is gone before anything is read or written
                 report.output = fence.output()
-                fence.stop()
             for name, why in runner.errors.items():
                 report.notes.append(f"cell {name!r} {why}")
             if runner.out_of_time():
@@ -509,7 +591,7 @@ def grade(
             for cell in solution.cells:
                 if not is_test(cell):
                     continue
-                gid = meta(cell)["grade_id"]
+                gid = _grade_id(cell) or "?"
                 if gid in missing:
                     points = _points_of(cell) or 0.0
                     report.tests.append(
@@ -527,6 +609,25 @@ def grade(
                     folder.chmod(stat.S_IRWXU)
     report.seconds = time.monotonic() - start
     return report
+
+
+_LIBRARIES: dict = {}
+
+
+def _library(withheld) -> Path:
+    """The box's copy of vrlib with ``withheld`` stubbed, made once per grading process."""
+    import atexit
+    from multiprocessing import util
+
+    from vrlib.classroom.sandbox import prepare_library
+
+    key = tuple(sorted(withheld))
+    if key not in _LIBRARIES:
+        folder = Path(tempfile.mkdtemp(prefix="vrlib-box-lib-"))
+        atexit.register(shutil.rmtree, folder, True)
+        util.Finalize(None, shutil.rmtree, args=(folder, True), exitpriority=0)  # a pool's process skips atexit
+        _LIBRARIES[key] = prepare_library(folder, key)
+    return _LIBRARIES[key]
 
 
 def _without_hidden_tests(source: str) -> str:
@@ -560,7 +661,9 @@ def _write_feedback(cells, results: dict, report: GradeReport, path) -> None:
     if report.output:
         nb.cells.append(
             nbformat.v4.new_markdown_cell(
-                "What your code printed while it was graded:\n\n```\n" + report.output.replace("```", "'''") + "\n```"
+                "What your code printed while it was graded:\n\n```\n"
+                + clean_text(report.output, keep_lines=True).replace("```", "'''")
+                + "\n```"
             )
         )
     Path(path).parent.mkdir(parents=True, exist_ok=True)
