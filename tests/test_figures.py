@@ -145,6 +145,17 @@ def test_sweep_refuses_mismatched_input():
         lost_figures.plot_sweep(rmsd, miss, ["a"], "setting")
     with pytest.raises(VrlibError, match="n_high"):
         lost_figures.plot_sweep(rmsd, miss.drop(columns="n_high"), ["a", "b"], "setting")
+    with pytest.raises(VrlibError, match="floor"):
+        lost_figures.plot_sweep(rmsd.drop(columns="floor"), miss, ["a", "b"], "setting")
+
+
+def test_sweep_draws_error_bars_only_where_the_table_has_the_interval():
+    rmsd, miss = _sweep([[50, 12, 3, 0], [40, 4, 1, 2]])
+    with_interval = lost_figures.plot_sweep(rmsd, miss, ["a", "b"], "setting").axes[0]
+    without = lost_figures.plot_sweep(rmsd.drop(columns=["rmsd_low", "rmsd_high"]), miss, ["a", "b"], "setting").axes[0]
+    assert len(with_interval.containers) == 1 and not without.containers
+    (line,) = [ln for ln in without.get_lines() if ln.get_label() == "traditional vs model-seeded"]
+    assert list(line.get_ydata()) == list(rmsd.rmsd)
 
 
 # --------------------------------------------------------------------------- TableGAN-MCA

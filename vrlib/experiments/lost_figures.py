@@ -23,8 +23,8 @@ def plot_sweep(rmsd: pd.DataFrame, miss: pd.DataFrame, labels, xlabel: str, few:
     Parameters
     ----------
     rmsd : DataFrame
-        One row per setting, in the sweep's order: ``rmsd, rmsd_low, rmsd_high, floor``
-        (:func:`summarise_rmsd` or the ``lost_fig*_rmsd`` table).
+        One row per setting, in the sweep's order: ``rmsd, floor`` and, drawn as error bars
+        where present, ``rmsd_low, rmsd_high`` (:func:`summarise_rmsd` or the ``lost_fig*_rmsd`` table).
     miss : DataFrame
         ``t, miss_rate, miss_rate_noise, n_high``, one row per setting and threshold, the
         settings in ``rmsd``'s order (:func:`summarise_miss` or the ``lost_fig*_miss`` table).
@@ -37,7 +37,7 @@ def plot_sweep(rmsd: pd.DataFrame, miss: pd.DataFrame, labels, xlabel: str, few:
     import matplotlib.pyplot as plt
 
     for name, frame, columns in [
-        ("rmsd", rmsd, ["rmsd", "rmsd_low", "rmsd_high", "floor"]),
+        ("rmsd", rmsd, ["rmsd", "floor"]),
         ("miss", miss, ["t", "miss_rate", "miss_rate_noise", "n_high"]),
     ]:
         missing = [c for c in columns if c not in frame.columns]
@@ -53,8 +53,11 @@ def plot_sweep(rmsd: pd.DataFrame, miss: pd.DataFrame, labels, xlabel: str, few:
     ]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 4.8), layout="constrained")
     x = np.arange(len(rmsd))
-    ax1.errorbar(x, rmsd.rmsd, yerr=[rmsd.rmsd - rmsd.rmsd_low, rmsd.rmsd_high - rmsd.rmsd], marker="o", capsize=3,
-                 label="traditional vs model-seeded (95 % interval)")  # fmt: skip
+    if {"rmsd_low", "rmsd_high"} <= set(rmsd.columns):
+        ax1.errorbar(x, rmsd.rmsd, yerr=[rmsd.rmsd - rmsd.rmsd_low, rmsd.rmsd_high - rmsd.rmsd], marker="o", capsize=3,
+                     label="traditional vs model-seeded (95 % interval)")  # fmt: skip
+    else:  # tables written before the intervals were computed
+        ax1.plot(x, rmsd.rmsd, marker="o", label="traditional vs model-seeded")
     ax1.plot(x, rmsd.floor, marker="x", ls="--", label="noise floor")
     ax1.axhspan(rmsd_range["low"], rmsd_range["high"], color="0.85", zorder=0,
                 label=f"paper's RMSD range {rmsd_range['low']:g}–{rmsd_range['high']:g}")  # fmt: skip
