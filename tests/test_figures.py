@@ -126,6 +126,10 @@ def test_sweep_marks_miss_rates_from_one_to_three_records_and_the_papers_ranges(
     assert solid_points == {(r.setting, round(r.miss_rate, 9)) for r in miss.itertuples() if r.n_high > 3}
     labels = sorted(t.get_text() for t in ax2.texts)
     assert labels == ["n=1", "n=2", "n=3"]
+    inside = _box(ax2.patch, fig)
+    for text in ax2.texts:  # each count inside the axes, clear of the tick labels
+        box = _box(text, fig)
+        assert inside.x0 <= box.x0 and box.x1 <= inside.x1 + 30 and inside.y0 <= box.y0 and box.y1 <= inside.y1
     for ax, (low, high) in [(ax1, (0.04, 0.11)), (ax2, (0.73, 0.94))]:
         (band,) = [p for p in ax.patches if str(p.get_label()).startswith("paper's")]
         # axhspan: a rectangle in data units along y, the axes' width along x

@@ -78,8 +78,9 @@ def plot_sweep(rmsd: pd.DataFrame, miss: pd.DataFrame, labels, xlabel: str, few:
         hollow = (n >= 1) & (n <= few)
         ax2.plot(x[hollow], rate[hollow], "o", mfc="white", mec=color, color=color, gid="miss-rate-few")
         for xi, yi, ni in zip(x[hollow], rate[hollow], n[hollow]):
-            ax2.annotate(f"n={ni}", (xi, yi), xytext=(4, -9 - 8 * (i % 2)), textcoords="offset points", fontsize=6,
-                         color=color)  # fmt: skip
+            # above a point in the lower half, below one in the upper half: the count stays inside the axes
+            dy = 4 + 8 * (i % 2) if yi < 0.5 else -(9 + 8 * (i % 2))
+            ax2.annotate(f"n={ni}", (xi, yi), xytext=(4, dy), textcoords="offset points", fontsize=6, color=color)
         ax2.plot(x, m.miss_rate_noise.to_numpy(float), marker="x", ls="--", color=color)
     ax2.plot([], [], "o", mfc="white", mec="0.3", ls="", label=f"from 1–{few} high-risk records (n beside)")
     ax2.set(xticks=x, xticklabels=labels, xlabel=xlabel, ylabel="miss rate (dashed: noise alone)", ylim=(-0.02, 1.02))
