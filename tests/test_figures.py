@@ -107,7 +107,7 @@ def _sweep(n_high):
     rows = []
     for i, counts in enumerate(n_high):
         for t, n in zip(lost.THRESHOLDS, counts):
-            rate = np.nan if n == 0 else 0.1 * (i + 1) + t / 10
+            rate = np.nan if n == 0 else 0.0 if n == 1 else 0.1 * (i + 1) + t / 10  # 0: a count by the axis
             rows.append({"setting": i, "t": t, "n_high": n, "miss_rate": rate, "miss_rate_noise": rate / 2})
     return rmsd, pd.DataFrame(rows)
 
