@@ -227,3 +227,21 @@ def test_fig4_titles_name_the_census_subset():
     fig = achilles_figures.plot_fig4(pd.DataFrame(rows))
     titles = [ax.get_title() for ax in fig.axes]
     assert "subset" in titles[0] and titles[0].startswith("UK Census") and titles[1] == "Adult"
+
+
+def test_panel_titles_fit_the_four_panels_of_figs_1_and_2():
+    # Figs. 1 and 2: one panel per dataset and generator, 3.2 inches each (notebooks 01 and 02)
+    fig, axes = plt.subplots(1, 4, figsize=(12.8, 3.6), sharey=True)
+    for ax, (d, n, g) in zip(
+        axes,
+        [
+            ("adult", 4_000, "synthpop"),
+            ("adult", 4_000, "baynet"),
+            ("census", 10_000, "synthpop"),
+            ("census", 10_000, "baynet"),
+        ],
+    ):
+        ax.set_title(achilles_figures.panel_title(d, g, achilles.omega_label(d, n)))
+    fig.tight_layout()
+    boxes = [_box(ax.title, fig) for ax in axes]
+    assert all(not _overlap(a, b) for a, b in zip(boxes, boxes[1:]))

@@ -31,12 +31,11 @@ def panel_title(dataset: str, generator: str | None = None, omega: str | None = 
     """
     if dataset not in PAPER_OMEGA:
         raise VrlibError(f"achilles experiments use 'adult' or 'census', not {dataset!r}")
-
     title = DATASET_NAMES[dataset] + (f", {generator}" if generator else "")
     if omega is not None and omega_is_subset(omega):
         n = re.search(r"\d[\d,]*", omega)
-        size = f"{n.group(0)} records" if n else "a subset"
-        title += f"\nΩ: a subset, {size} (paper: all {PAPER_OMEGA[dataset]:,})"
+        # short: the panels of Figs. 1 and 2 are about 3 inches wide
+        title += f"\nΩ subset: {n.group(0) if n else '?'} of {PAPER_OMEGA[dataset]:,} records"
     return title
 
 
