@@ -1,0 +1,428 @@
+"""Many BNAF flows of one shape trained at once: their weights stacked, one vectorised step for all.
+
+DOMIAS fits many flows of one architecture (seeds × settings × the two densities ``p_G`` and
+``p_R``).  :func:`fit_bnaf_ensemble` trains K of them together: each member is initialised,
+split and batched from its own seed exactly as :meth:`BNAF.fit` would do it, and its loss is
+computed by the same flow code mapped over the members with ``torch.func.vmap``.  The
+optimiser (AMSGrad Adam with per-member gradient clipping, learning rate and plateau
+decay) works on one flat ``(K, parameters)`` buffer, a few operations per step for all
+members.  Each member keeps its own validation split, early stopping and best weights;
+a member that stops is dropped from the stack, so the others carry on at its cost no more.
+
+A member's result equals its single fit up to float rounding: the same function, summed
+in another order and updated by a hand-written Adam instead of PyTorch's fused one.  Over
+thousands of steps training amplifies rounding, so a member's fitted log densities are
+close to, not equal to, the single fit's; what it computes does not depend on which
+other members share its stack (tested).  Caches must therefore tell the two apart
+(:data:`TRAINER`).
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import math
+import sys
+import time
+import warnings
+
+import numpy as np
+import torch
+from torch.func import functional_call, vmap
+
+from vrlib.cache import Cache, make_key, source_hash
+from vrlib.density import bnaf as bnaf_module
+from vrlib.density.base import check_matrix
+from vrlib.density.bnaf import BNAF, _build_bnaf
+from vrlib.errors import VrlibError
+from vrlib.parallel import run, width
+from vrlib.torch_setup import resolve_device, torch_threads
+
+__all__ = [
+    "SHAPE_PARAMS",
+    "TRAINER",
+    "fit_bnaf_ensemble",
+    "fit_flows",
+    "fit_key",
+    "flow_entry",
+    "flow_from_entry",
+    "shape_of",
+]
+
+# What members of one stack must share: the architecture and the batch size.
+SHAPE_PARAMS = ("n_flows", "n_layers", "hidden_per_dim", "batch_size")
+
+# Names the training path in cache keys: a member's numbers differ from a single fit's in rounding.
+TRAINER = "bnaf-ensemble-v1"
+
+_BETA1, _BETA2, _EPS = 0.9, 0.999, 1e-8  # torch.optim.Adam's defaults, which BNAF.fit uses
+
+
+def shape_of(estimator: BNAF, n_features: int) -> tuple:
+    """The key under which flows can share a stack: data width and the :data:`SHAPE_PARAMS`."""
+    return (int(n_features), *(getattr(estimator, p) for p in SHAPE_PARAMS))
+
+
+class _Member:
+    """One flow's data, split, seeded batch order and early-stopping state (as in :meth:`BNAF._fit`)."""
+
+    def __init__(self, est: BNAF, X, device):
+        est._check_params()
+        X = check_matrix(X, "the data of the flow", min_rows=2)
+        n, d = X.shape
+        self.est = est
+        est.d_ = d
+        est.mean_ = X.mean(axis=0)
+        std = X.std(axis=0)
+        est.scale_ = np.where(std > 0, std, 1.0)
+        self.Z = (X - est.mean_) / est.scale_
+        self.rng = np.random.default_rng(est.seed)
+        order = self.rng.permutation(n)
+        n_val = est._n_validation(n)
+        self.val_idx, self.train_idx = order[:n_val], order[n_val:]
+        if n_val == 0:
+            self.val_idx = self.train_idx
+        gen = torch.Generator().manual_seed(int(est.seed))
+        self.model = _build_bnaf(d, est.n_flows, est.n_layers, est.hidden_per_dim, gen).to(device)
+        self.val_data = torch.as_tensor(self.Z[self.val_idx], dtype=torch.float32, device=device)
+        self.sched_opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=est.lr)
+        # the plateau rule of BNAF.fit, run on a stand-in optimiser whose lr is read back every epoch
+        self.sched = torch.optim.lr_scheduler.ReduceLROnPlateau(
+            self.sched_opt, factor=0.5, patience=est.lr_patience, min_lr=1e-4
+        )
+        self.best, self.best_flat, self.best_epoch, self.waited = math.inf, None, 0, 0
+        est.history_ = []
+        self.batches = []
+
+    def new_epoch(self):
+        perm = self.train_idx[self.rng.permutation(len(self.train_idx))]
+        bs = self.est.batch_size
+        self.batches = [perm[s : s + bs] for s in range(0, len(perm), bs)]
+
+
+def _loss_fn(template):
+    def member_loss(params, batch, weight):
+        log_p = functional_call(template, params, (batch,))
+        # padded rows (weight 0) are left out of the sum exactly, even if their density were not finite
+        return -torch.where(weight > 0, log_p, 0.0).sum() / weight.sum()
+
+    return vmap(member_loss)
+
+
+def fit_bnaf_ensemble(estimators, datasets, *, device=None, threads: int | None = 1) -> list[BNAF]:
+    """Fit each ``estimators[k]`` on ``datasets[k]``, all in one stacked training loop.
+
+    Parameters
+    ----------
+    estimators : list of BNAF
+        Unfitted flows sharing :data:`SHAPE_PARAMS`; their seeds, epochs, learning rates,
+        patience, clipping and validation shares may differ.  They are fitted in place
+        (``model_``, ``history_``, ``best_epoch_`` ... as by :meth:`BNAF.fit`).
+    datasets : list of array-like
+        ``datasets[k]`` (n_k, d), the same number of columns for all; the rows may differ.
+    device : str, optional
+        As :class:`BNAF`'s ``device`` (default: the GPU when present).
+    threads : int, optional
+        Torch CPU threads while training (restored afterwards); ``None`` leaves them alone.
+
+    Returns
+    -------
+    list of BNAF
+        The estimators, fitted.  Their ``compiled_`` is False and ``trainer_`` is :data:`TRAINER`.
+    """
+    estimators, datasets = list(estimators), list(datasets)
+    if len(estimators) != len(datasets):
+        raise VrlibError(f"{len(estimators)} estimators but {len(datasets)} datasets; give one dataset per flow")
+    if not estimators:
+        return []
+    bad = [e for e in estimators if not isinstance(e, BNAF)]
+    if bad:
+        raise VrlibError(f"fit_bnaf_ensemble fits BNAF flows only, got {type(bad[0]).__name__}")
+    with torch_threads(threads), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=FutureWarning, module=r"torch\.")
+        # the gradients are views of one flat buffer on purpose (see leaves() in _fit)
+        warnings.filterwarnings("ignore", message="grad and param do not obey the gradient layout contract")
+        return _fit(estimators, datasets, resolve_device(device))
+
+
+def _fit(estimators, datasets, device):
+    members = [_Member(e, X, device) for e, X in zip(estimators, datasets)]
+    shapes = {shape_of(m.est, m.Z.shape[1]) for m in members}
+    if len(shapes) > 1:
+        raise VrlibError(
+            f"the flows of one ensemble must share the data width and {SHAPE_PARAMS}; got {sorted(shapes)}: "
+            "group them by vrlib.density.bnaf_ensemble.shape_of first"
+        )
+    template = copy.deepcopy(members[0].model)
+    names = [name for name, _ in template.named_parameters()]
+    shapes_ = [p.shape for _, p in template.named_parameters()]
+    sizes = [p.numel() for _, p in template.named_parameters()]
+    loss_of = _loss_fn(template)
+
+    # flat state of the members still training, one row each
+    flat = torch.stack([torch.nn.utils.parameters_to_vector(m.model.parameters()).detach() for m in members])
+    m1, m2, vmax = torch.zeros_like(flat), torch.zeros_like(flat), torch.zeros_like(flat)
+    steps = torch.zeros(len(members), dtype=torch.float64, device=device)
+    lr = torch.tensor([m.est.lr for m in members], dtype=torch.float64, device=device)
+    clip = torch.tensor([m.est.clip_norm for m in members], dtype=torch.float32, device=device)
+    n_max = max(len(m.Z) for m in members)
+    data = torch.zeros(len(members), n_max, members[0].Z.shape[1], dtype=torch.float32, device=device)
+    for k, m in enumerate(members):
+        data[k, : len(m.Z)] = torch.as_tensor(m.Z, dtype=torch.float32, device=device)
+    active = list(range(len(members)))  # member index of each row of the stack
+    bs = members[0].est.batch_size
+
+    def views(buffer):
+        out, off = {}, 0
+        for name, shape, size in zip(names, shapes_, sizes):
+            out[name] = buffer[:, off : off + size].view(len(buffer), *shape)
+            off += size
+        return out
+
+    def leaves():
+        # the parameters are views of `flat` and their gradients views of `grad`: the optimiser
+        # then updates all members in a few operations on the flat buffers
+        grad = torch.zeros_like(flat)
+        params = {}
+        for (name, p), g in zip(views(flat).items(), views(grad).values()):
+            leaf = p.detach().requires_grad_(True)
+            leaf.grad = g
+            params[name] = leaf
+        return params, grad
+
+    params, grad = leaves()
+    scratch = torch.empty_like(flat)
+    epoch = 0
+    while active:
+        epoch += 1
+        for k in active:
+            members[k].new_epoch()
+        n_steps = max(len(members[k].batches) for k in active)
+        rows = torch.as_tensor(active, device=device)
+        totals = torch.zeros(len(active), dtype=torch.float64, device=device)
+        counts = torch.zeros(len(active), dtype=torch.float64, device=device)
+        for s in range(n_steps):
+            idx = np.zeros((len(active), bs), dtype=np.int64)
+            weight = np.zeros((len(active), bs), dtype=np.float32)
+            for r, k in enumerate(active):
+                batches = members[k].batches
+                if s < len(batches):
+                    b = batches[s]
+                    idx[r, : len(b)] = b
+                    idx[r, len(b) :] = b[0]  # padding: a real row, weighted 0
+                    weight[r, : len(b)] = 1.0
+                else:
+                    idx[r] = batches[0][0]
+            idx_t = torch.as_tensor(idx, device=device)
+            weight_t = torch.as_tensor(weight, device=device)
+            batch = data[rows[:, None], idx_t]
+            losses = loss_of(params, batch, weight_t)
+            n_rows = weight_t.sum(dim=1)
+            ok = torch.isfinite(losses) & (n_rows > 0)  # a diverging step is skipped, as in BNAF.fit
+            grad.zero_()
+            torch.where(ok, losses, 0.0).sum().backward()
+            with torch.no_grad():
+                norm = torch.linalg.vector_norm(grad, dim=1)
+                grad.mul_((clip / (norm + 1e-6)).clamp(max=1.0)[:, None])
+                all_ok = bool(ok.all())
+                if not all_ok:  # members without a batch this step, or with a non-finite loss, stay as they are
+                    skip = torch.nonzero(~ok).flatten()
+                    saved = [x.index_select(0, skip) for x in (flat, m1, m2, vmax)]
+                steps.add_(ok.to(steps.dtype))
+                t = steps.clamp(min=1)
+                step_size = (lr / (1 - _BETA1**t)).to(flat.dtype)[:, None]
+                bc2_sqrt = torch.sqrt(1 - _BETA2**t).to(flat.dtype)[:, None]
+                # AMSGrad as torch.optim.Adam does it, in place (fresh buffers of this size cost page faults)
+                m1.lerp_(grad, 1 - _BETA1)
+                m2.mul_(_BETA2).addcmul_(grad, grad, value=1 - _BETA2)
+                torch.maximum(vmax, m2, out=vmax)
+                torch.sqrt(vmax, out=scratch)
+                scratch.div_(bc2_sqrt).add_(_EPS)
+                torch.div(m1, scratch, out=scratch)
+                flat.addcmul_(scratch, step_size, value=-1.0)
+                if not all_ok:
+                    for x, old in zip((flat, m1, m2, vmax), saved):
+                        x.index_copy_(0, skip, old)
+                totals += torch.where(ok, losses.detach().double() * n_rows, 0.0)
+                counts += torch.where(ok, n_rows.double(), 0.0)
+        keep = []
+        for r, k in enumerate(active):
+            m = members[k]
+            with torch.no_grad():
+                member_params = {name: p[r] for name, p in params.items()}
+                parts = [
+                    functional_call(template, member_params, (m.val_data[s : s + 8192],))
+                    for s in range(0, len(m.val_data), 8192)
+                ]
+                val = float(-torch.cat(parts).mean())
+            train = float(totals[r]) / max(float(counts[r]), 1.0)
+            m.est.history_.append((epoch, train, val))
+            if m.est.verbose:
+                print(f"member {k}, epoch {epoch}: train nll {train:.4f}, validation nll {val:.4f}")
+            m.sched.step(val)
+            lr[r] = m.sched_opt.param_groups[0]["lr"]
+            done = False
+            if val < m.best - 1e-4:
+                m.best, m.best_epoch, m.waited = val, epoch, 0
+                m.best_flat = flat[r].detach().clone()
+            else:
+                m.waited += 1
+                done = m.waited >= m.est.patience
+            if done or epoch >= m.est.epochs:
+                _finish(m, template, device)
+            else:
+                keep.append(r)
+        if len(keep) < len(active):  # drop the members that stopped from the stack
+            sel = torch.as_tensor(keep, dtype=torch.long, device=device)
+            flat, m1, m2, vmax = (x.index_select(0, sel) for x in (flat, m1, m2, vmax))
+            steps, lr, clip = steps[sel], lr[sel], clip[sel]
+            active = [active[r] for r in keep]
+            params, grad = leaves()
+            scratch = torch.empty_like(flat)
+    return estimators
+
+
+def _finish(m: _Member, template, device) -> None:
+    if m.best_flat is None:
+        raise VrlibError("the flow diverged in every epoch; lower lr or standardise the data")
+    model = copy.deepcopy(template)
+    torch.nn.utils.vector_to_parameters(m.best_flat, model.parameters())
+    model.eval()
+    m.est.model_ = model
+    m.est.best_epoch_ = m.best_epoch
+    m.est.compiled_ = False
+    m.est.trainer_ = TRAINER
+    m.est.device_ = device
+    m.model = m.val_data = None
+
+
+def flow_params(estimator: BNAF) -> dict:
+    """Every constructor parameter of ``estimator`` (what, with the data, determines a fit)."""
+    names = [p for p in inspect.signature(BNAF.__init__).parameters if p != "self"]
+    return {name: getattr(estimator, name) for name in names}
+
+
+def fit_key(params: dict, X) -> str:
+    """The cache key of one flow fitted in a stack: its data, every parameter, :data:`TRAINER` and the code."""
+    est = BNAF(**params)
+    full = flow_params(est)
+    full.pop("verbose")  # printing changes nothing fitted
+    X = check_matrix(X, "the data of the flow", min_rows=2)
+    return make_key(
+        kind="bnaf-fit", trainer=TRAINER, params=full, data=X, code=source_hash(bnaf_module, sys.modules[__name__])
+    )
+
+
+def flow_entry(est: BNAF) -> tuple[dict, dict]:
+    """A fitted flow as a cache entry ``(arrays, meta)`` (read back by :func:`flow_from_entry`)."""
+    arrays = {
+        "weights": torch.nn.utils.parameters_to_vector(est.model_.parameters()).detach().cpu().numpy(),
+        "mean": np.asarray(est.mean_, dtype=np.float64),
+        "scale": np.asarray(est.scale_, dtype=np.float64),
+        "history": np.asarray(est.history_, dtype=np.float64).reshape(-1, 3),
+    }
+    return arrays, {
+        "best_epoch": int(est.best_epoch_),
+        "trainer": est.trainer_,
+        "seconds": getattr(est, "seconds_", 0.0),
+    }
+
+
+def flow_from_entry(params: dict, arrays: dict, meta: dict) -> BNAF:
+    """The fitted :class:`BNAF` of a cache entry made by :func:`flow_entry`."""
+    est = BNAF(**params)
+    d = len(arrays["mean"])
+    device = resolve_device(est.device)
+    model = _build_bnaf(d, est.n_flows, est.n_layers, est.hidden_per_dim, torch.Generator().manual_seed(0))
+    weights = torch.as_tensor(arrays["weights"], dtype=torch.float32)
+    n_weights = sum(p.numel() for p in model.parameters())
+    if weights.shape != (n_weights,):
+        raise ValueError(f"{weights.shape[0]} weights stored, the flow has {n_weights}")
+    torch.nn.utils.vector_to_parameters(weights, model.parameters())
+    model.eval()
+    est.model_ = model.to(device)
+    est.device_ = device
+    est.d_, est.mean_, est.scale_ = d, arrays["mean"], arrays["scale"]
+    est.history_ = [(int(e), float(tr), float(v)) for e, tr, v in arrays["history"]]
+    est.best_epoch_ = int(meta["best_epoch"])
+    est.compiled_ = False
+    est.trainer_ = meta["trainer"]
+    est.seconds_ = float(meta.get("seconds", 0.0))
+    return est
+
+
+def _chunk_task(chunk: list[tuple[dict, np.ndarray]]) -> list[tuple[dict, dict]]:
+    """Fit one stack (a worker-process task): the cache entries of its flows, in order."""
+    start = time.process_time()
+    estimators = [BNAF(**params) for params, _ in chunk]
+    threads = estimators[0].threads
+    fit_bnaf_ensemble(estimators, [X for _, X in chunk], device=estimators[0].device, threads=threads)
+    share = (time.process_time() - start) / len(chunk)  # CPU seconds, shared out evenly
+    for est in estimators:
+        est.seconds_ = share
+    return [flow_entry(est) for est in estimators]
+
+
+def fit_flows(
+    jobs,
+    *,
+    cache: Cache | None = None,
+    n_jobs: int | None = None,
+    max_members: int = 64,
+    min_members: int = 16,
+    progress: bool = False,
+) -> list[BNAF]:
+    """Fit many flows, those of one shape in stacks, each fit cached on its own.
+
+    Parameters
+    ----------
+    jobs : list of (dict, array)
+        ``(BNAF parameters, data)`` per flow.
+    cache : Cache, optional
+        Where each fitted flow is kept (key :func:`fit_key`); the fits it holds are read,
+        not made again, and each stack's fits are saved as soon as it finishes, so an
+        interrupted run loses at most the stacks in flight.
+    n_jobs : int, optional
+        Worker processes (:func:`vrlib.parallel.run`); the stacks of a shape are split so
+        that every worker gets one, down to ``min_members`` flows a stack.
+    max_members : int
+        Most flows in one stack (memory grows with it; the gain levels off well before).
+
+    Returns
+    -------
+    list of BNAF
+        Fitted, in the order of ``jobs``; each has ``seconds_``, its share of the CPU
+        seconds of its stack when it was fitted.
+    """
+    jobs = [(dict(params), check_matrix(X, "the data of the flow", min_rows=2)) for params, X in jobs]
+    keys = [fit_key(params, X) for params, X in jobs]
+    out: list = [None] * len(jobs)
+    if cache is not None:
+        for i, key in enumerate(keys):
+            out[i] = cache.get(key, lambda arrays, meta, p=jobs[i][0]: flow_from_entry(p, arrays, meta))
+    missing = [i for i in range(len(jobs)) if out[i] is None]
+    groups: dict[tuple, list[int]] = {}
+    for i in missing:
+        groups.setdefault(shape_of(BNAF(**jobs[i][0]), jobs[i][1].shape[1]), []).append(i)
+    workers = width(n_jobs)
+    chunks = []
+    for members in groups.values():
+        members.sort(key=lambda i: len(jobs[i][1]))  # like sizes together: fewer padded steps
+        size = min(max_members, max(min_members, math.ceil(len(members) / workers)))
+        chunks += [members[s : s + size] for s in range(0, len(members), size)]
+
+    def keep(c: int, entries) -> None:
+        for i, (arrays, meta) in zip(chunks[c], entries):
+            if cache is not None:
+                cache.save(keys[i], arrays, meta)
+            out[i] = flow_from_entry(jobs[i][0], arrays, meta)
+
+    run(
+        _chunk_task,
+        [[jobs[i] for i in chunk] for chunk in chunks],
+        n_jobs=n_jobs,
+        desc="flow stacks",
+        progress=progress,
+        on_result=keep,
+    )
+    return out
