@@ -3,14 +3,13 @@
 DOMIAS fits many flows of one architecture (seeds × settings × the two densities ``p_G`` and
 ``p_R``).  :func:`fit_bnaf_ensemble` trains K of them together: each member is initialised,
 split and batched from its own seed exactly as :meth:`BNAF.fit` would do it, and its loss is
-computed by the same flow code mapped over the members with ``torch.func.vmap``.  The
-optimiser (AMSGrad Adam with per-member gradient clipping, learning rate and plateau
-decay) works on one flat ``(K, parameters)`` buffer, a few operations per step for all
-members.  Each member keeps its own validation split, early stopping and best weights;
+computed by the same flow code mapped over the members with ``torch.func.vmap``; the
+gradients land in one ``(K, parameters)`` buffer, clipped per member in two operations.  Each member keeps its own validation split, early stopping and best weights;
 a member that stops is dropped from the stack, so the others carry on at its cost no more.
 
-A member's result equals its single fit up to float rounding: the same function, summed
-in another order and updated by a hand-written Adam instead of PyTorch's fused one.  Over
+A member's result equals its single fit up to float rounding: the same function, the same
+optimiser (each member keeps its own fused AMSGrad Adam and plateau schedule on its flat
+weights), but batched matrix products that sum in another order.  Over
 thousands of steps training amplifies rounding, so a member's fitted log densities are
 close to, not equal to, the single fit's; what it computes does not depend on which
 other members share its stack (tested).  Caches must therefore tell the two apart
@@ -55,7 +54,6 @@ SHAPE_PARAMS = ("n_flows", "n_layers", "hidden_per_dim", "batch_size")
 # Names the training path in cache keys: a member's numbers differ from a single fit's in rounding.
 TRAINER = "bnaf-ensemble-v1"
 
-_BETA1, _BETA2, _EPS = 0.9, 0.999, 1e-8  # torch.optim.Adam's defaults, which BNAF.fit uses
 
 
 def shape_of(estimator: BNAF, n_features: int) -> tuple:
@@ -85,10 +83,12 @@ class _Member:
         gen = torch.Generator().manual_seed(int(est.seed))
         self.model = _build_bnaf(d, est.n_flows, est.n_layers, est.hidden_per_dim, gen).to(device)
         self.val_data = torch.as_tensor(self.Z[self.val_idx], dtype=torch.float32, device=device)
-        self.sched_opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=est.lr)
-        # the plateau rule of BNAF.fit, run on a stand-in optimiser whose lr is read back every epoch
+        # the member's weights as one flat leaf, with BNAF.fit's optimiser and plateau rule on it
+        flat = torch.nn.utils.parameters_to_vector(self.model.parameters()).detach().clone()
+        self.flat = flat.requires_grad_(True)
+        self.opt = torch.optim.Adam([self.flat], lr=est.lr, amsgrad=True, fused=True)
         self.sched = torch.optim.lr_scheduler.ReduceLROnPlateau(
-            self.sched_opt, factor=0.5, patience=est.lr_patience, min_lr=1e-4
+            self.opt, factor=0.5, patience=est.lr_patience, min_lr=1e-4
         )
         self.best, self.best_flat, self.best_epoch, self.waited = math.inf, None, 0, 0
         est.history_ = []
@@ -159,18 +159,13 @@ def _fit(estimators, datasets, device):
     sizes = [p.numel() for _, p in template.named_parameters()]
     loss_of = _loss_fn(template)
 
-    # flat state of the members still training, one row each
-    flat = torch.stack([torch.nn.utils.parameters_to_vector(m.model.parameters()).detach() for m in members])
-    m1, m2, vmax = torch.zeros_like(flat), torch.zeros_like(flat), torch.zeros_like(flat)
-    steps = torch.zeros(len(members), dtype=torch.float64, device=device)
-    lr = torch.tensor([m.est.lr for m in members], dtype=torch.float64, device=device)
-    clip = torch.tensor([m.est.clip_norm for m in members], dtype=torch.float32, device=device)
     n_max = max(len(m.Z) for m in members)
     data = torch.zeros(len(members), n_max, members[0].Z.shape[1], dtype=torch.float32, device=device)
     for k, m in enumerate(members):
         data[k, : len(m.Z)] = torch.as_tensor(m.Z, dtype=torch.float32, device=device)
-    active = list(range(len(members)))  # member index of each row of the stack
+    clip_all = torch.tensor([m.est.clip_norm for m in members], dtype=torch.float32, device=device)
     bs = members[0].est.batch_size
+    active = list(range(len(members)))  # the members still training, one row of the stack each
 
     def views(buffer):
         out, off = {}, 0
@@ -179,19 +174,6 @@ def _fit(estimators, datasets, device):
             off += size
         return out
 
-    def leaves():
-        # the parameters are views of `flat` and their gradients views of `grad`: the optimiser
-        # then updates all members in a few operations on the flat buffers
-        grad = torch.zeros_like(flat)
-        params = {}
-        for (name, p), g in zip(views(flat).items(), views(grad).values()):
-            leaf = p.detach().requires_grad_(True)
-            leaf.grad = g
-            params[name] = leaf
-        return params, grad
-
-    params, grad = leaves()
-    scratch = torch.empty_like(flat)
     epoch = 0
     while active:
         epoch += 1
@@ -199,8 +181,12 @@ def _fit(estimators, datasets, device):
             members[k].new_epoch()
         n_steps = max(len(members[k].batches) for k in active)
         rows = torch.as_tensor(active, device=device)
+        clip = clip_all[rows]
         totals = torch.zeros(len(active), dtype=torch.float64, device=device)
         counts = torch.zeros(len(active), dtype=torch.float64, device=device)
+        grad = torch.zeros(len(active), sum(sizes), device=device)
+        for k, r in zip(active, range(len(active))):
+            members[k].flat.grad = grad[r]  # the optimiser of each member reads its row of the stacked gradient
         for s in range(n_steps):
             idx = np.zeros((len(active), bs), dtype=np.int64)
             weight = np.zeros((len(active), bs), dtype=np.float32)
@@ -216,40 +202,30 @@ def _fit(estimators, datasets, device):
             idx_t = torch.as_tensor(idx, device=device)
             weight_t = torch.as_tensor(weight, device=device)
             batch = data[rows[:, None], idx_t]
+            # the stacked weights: a copy of the members' rows, whose gradient lands in `grad`
+            stacked = torch.stack([members[k].flat.detach() for k in active])
+            params = {}
+            for (name, p), g in zip(views(stacked).items(), views(grad).values()):
+                leaf = p.detach().requires_grad_(True)
+                leaf.grad = g
+                params[name] = leaf
             losses = loss_of(params, batch, weight_t)
             n_rows = weight_t.sum(dim=1)
             ok = torch.isfinite(losses) & (n_rows > 0)  # a diverging step is skipped, as in BNAF.fit
             grad.zero_()
             torch.where(ok, losses, 0.0).sum().backward()
             with torch.no_grad():
-                norm = torch.linalg.vector_norm(grad, dim=1)
+                norm = torch.linalg.vector_norm(grad, dim=1)  # clip_grad_norm_ per member
                 grad.mul_((clip / (norm + 1e-6)).clamp(max=1.0)[:, None])
-                all_ok = bool(ok.all())
-                if not all_ok:  # members without a batch this step, or with a non-finite loss, stay as they are
-                    skip = torch.nonzero(~ok).flatten()
-                    saved = [x.index_select(0, skip) for x in (flat, m1, m2, vmax)]
-                steps.add_(ok.to(steps.dtype))
-                t = steps.clamp(min=1)
-                step_size = (lr / (1 - _BETA1**t)).to(flat.dtype)[:, None]
-                bc2_sqrt = torch.sqrt(1 - _BETA2**t).to(flat.dtype)[:, None]
-                # AMSGrad as torch.optim.Adam does it, in place (fresh buffers of this size cost page faults)
-                m1.lerp_(grad, 1 - _BETA1)
-                m2.mul_(_BETA2).addcmul_(grad, grad, value=1 - _BETA2)
-                torch.maximum(vmax, m2, out=vmax)
-                torch.sqrt(vmax, out=scratch)
-                scratch.div_(bc2_sqrt).add_(_EPS)
-                torch.div(m1, scratch, out=scratch)
-                flat.addcmul_(scratch, step_size, value=-1.0)
-                if not all_ok:
-                    for x, old in zip((flat, m1, m2, vmax), saved):
-                        x.index_copy_(0, skip, old)
                 totals += torch.where(ok, losses.detach().double() * n_rows, 0.0)
                 counts += torch.where(ok, n_rows.double(), 0.0)
+            for r in torch.nonzero(ok).flatten().tolist():
+                members[active[r]].opt.step()
         keep = []
         for r, k in enumerate(active):
             m = members[k]
             with torch.no_grad():
-                member_params = {name: p[r] for name, p in params.items()}
+                member_params = {name: p[0] for name, p in views(m.flat.detach()[None]).items()}
                 parts = [
                     functional_call(template, member_params, (m.val_data[s : s + 8192],))
                     for s in range(0, len(m.val_data), 8192)
@@ -260,25 +236,18 @@ def _fit(estimators, datasets, device):
             if m.est.verbose:
                 print(f"member {k}, epoch {epoch}: train nll {train:.4f}, validation nll {val:.4f}")
             m.sched.step(val)
-            lr[r] = m.sched_opt.param_groups[0]["lr"]
             done = False
             if val < m.best - 1e-4:
                 m.best, m.best_epoch, m.waited = val, epoch, 0
-                m.best_flat = flat[r].detach().clone()
+                m.best_flat = m.flat.detach().clone()
             else:
                 m.waited += 1
                 done = m.waited >= m.est.patience
             if done or epoch >= m.est.epochs:
                 _finish(m, template, device)
             else:
-                keep.append(r)
-        if len(keep) < len(active):  # drop the members that stopped from the stack
-            sel = torch.as_tensor(keep, dtype=torch.long, device=device)
-            flat, m1, m2, vmax = (x.index_select(0, sel) for x in (flat, m1, m2, vmax))
-            steps, lr, clip = steps[sel], lr[sel], clip[sel]
-            active = [active[r] for r in keep]
-            params, grad = leaves()
-            scratch = torch.empty_like(flat)
+                keep.append(k)
+        active = keep
     return estimators
 
 
@@ -293,7 +262,7 @@ def _finish(m: _Member, template, device) -> None:
     m.est.compiled_ = False
     m.est.trainer_ = TRAINER
     m.est.device_ = device
-    m.model = m.val_data = None
+    m.model = m.val_data = m.flat = m.opt = m.sched = None
 
 
 def flow_params(estimator: BNAF) -> dict:
@@ -369,7 +338,7 @@ def fit_flows(
     cache: Cache | None = None,
     n_jobs: int | None = None,
     max_members: int = 64,
-    min_members: int = 16,
+    min_members: int = 4,
     progress: bool = False,
 ) -> list[BNAF]:
     """Fit many flows, those of one shape in stacks, each fit cached on its own.
