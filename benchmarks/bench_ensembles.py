@@ -53,6 +53,7 @@ def main() -> None:
     from vrlib.data import load_california
     from vrlib.density import BNAF
     from vrlib.density.bnaf_ensemble import fit_bnaf_ensemble
+    from vrlib.experiments import domias  # noqa: F401  (registers the profiles of the DOMIAS family)
     from vrlib.experiments.profiles import profile_settings
 
     torch.set_num_threads(1)
