@@ -155,3 +155,9 @@ def test_domias_scores_under_the_stacked_trainer(tmp_path, monkeypatch):
             np.testing.assert_array_equal(a[name][0], b[name][0])
     with pytest.raises(VrlibError, match="flow_trainer"):
         ds.flow_trainer({"flow_trainer": "stacked"})
+    assert ds.flow_trainer({}) == "single"
+    monkeypatch.setenv("VRLIB_FLOW_TRAINER", "ensemble")
+    assert ds.flow_trainer({}) == "ensemble" and ds.flow_trainer({"flow_trainer": "single"}) == "single"
+    monkeypatch.setenv("VRLIB_FLOW_TRAINER", "fast")
+    with pytest.raises(VrlibError, match="VRLIB_FLOW_TRAINER"):
+        ds.flow_trainer({})

@@ -6,7 +6,8 @@ setting: the scores the cache holds are read back (namespace ``domias-scores``),
 once per reference set and estimator, and one worker task per setting fits ``p_G`` (shared by
 ``domias_*`` and ``eq1_*``) and the other attacks.
 
-The flows (BNAF) can be trained one by one or, under ``settings["flow_trainer"] = "ensemble"``, all
+The flows (BNAF) can be trained one by one or, under ``settings["flow_trainer"] = "ensemble"``
+(or ``$VRLIB_FLOW_TRAINER=ensemble``, see :func:`flow_trainer`), all
 those of a section that share a shape in stacks (:mod:`vrlib.density.bnaf_ensemble`): then the
 plan fits every missing ``p_R`` and ``p_G`` flow first, each cached on its own (namespace
 ``bnaf-fits``, so an interrupted section keeps the flows it finished), and the settings' tasks
@@ -21,6 +22,7 @@ this module, not the experiments' figure code, so that editing a figure keeps ho
 from __future__ import annotations
 
 import math
+import os
 import time
 
 import numpy as np
@@ -108,10 +110,15 @@ def _density_params(estimator: str, settings: dict, seed: int, what: str) -> dic
 
 
 def flow_trainer(settings: dict) -> str:
-    """How the section's flows are trained: ``settings["flow_trainer"]``, ``"single"`` when absent."""
-    trainer = settings.get("flow_trainer", "single")
+    """How the section's flows are trained: ``"single"`` (one by one) or ``"ensemble"`` (in stacks).
+
+    ``settings["flow_trainer"]`` when the settings have it, else ``$VRLIB_FLOW_TRAINER``
+    (so that a run can choose without a new profile setting), else ``"single"``.  Either
+    way the choice is in the flow scores' keys.
+    """
+    trainer = settings.get("flow_trainer") or os.environ.get("VRLIB_FLOW_TRAINER") or "single"
     if trainer not in FLOW_TRAINERS:
-        raise VrlibError(f"flow_trainer must be one of {FLOW_TRAINERS}, not {trainer!r}")
+        raise VrlibError(f"flow_trainer must be one of {FLOW_TRAINERS}, not {trainer!r} (check $VRLIB_FLOW_TRAINER)")
     return trainer
 
 
