@@ -55,7 +55,6 @@ SHAPE_PARAMS = ("n_flows", "n_layers", "hidden_per_dim", "batch_size")
 TRAINER = "bnaf-ensemble-v1"
 
 
-
 def shape_of(estimator: BNAF, n_features: int) -> tuple:
     """The key under which flows can share a stack: data width and the :data:`SHAPE_PARAMS`."""
     return (int(n_features), *(getattr(estimator, p) for p in SHAPE_PARAMS))
@@ -187,20 +186,20 @@ def _fit(estimators, datasets, device):
         grad = torch.zeros(len(active), sum(sizes), device=device)
         for k, r in zip(active, range(len(active))):
             members[k].flat.grad = grad[r]  # the optimiser of each member reads its row of the stacked gradient
+        # the epoch's batches of every member, padded, sent to the device once
+        idx = np.zeros((n_steps, len(active), bs), dtype=np.int64)
+        weight = np.zeros((n_steps, len(active), bs), dtype=np.float32)
+        for r, k in enumerate(active):
+            batches = members[k].batches
+            for s, b in enumerate(batches):
+                idx[s, r, : len(b)] = b
+                idx[s, r, len(b) :] = b[0]  # padding: a real row, weighted 0
+                weight[s, r, : len(b)] = 1.0
+            idx[len(batches) :, r] = batches[0][0]  # no batch left this epoch: weight 0, no step
+        idx_all = torch.as_tensor(idx, device=device)
+        weight_all = torch.as_tensor(weight, device=device)
         for s in range(n_steps):
-            idx = np.zeros((len(active), bs), dtype=np.int64)
-            weight = np.zeros((len(active), bs), dtype=np.float32)
-            for r, k in enumerate(active):
-                batches = members[k].batches
-                if s < len(batches):
-                    b = batches[s]
-                    idx[r, : len(b)] = b
-                    idx[r, len(b) :] = b[0]  # padding: a real row, weighted 0
-                    weight[r, : len(b)] = 1.0
-                else:
-                    idx[r] = batches[0][0]
-            idx_t = torch.as_tensor(idx, device=device)
-            weight_t = torch.as_tensor(weight, device=device)
+            idx_t, weight_t = idx_all[s], weight_all[s]
             batch = data[rows[:, None], idx_t]
             # the stacked weights: a copy of the members' rows, whose gradient lands in `grad`
             stacked = torch.stack([members[k].flat.detach() for k in active])
