@@ -161,3 +161,12 @@ def test_domias_scores_under_the_stacked_trainer(tmp_path, monkeypatch):
     monkeypatch.setenv("VRLIB_FLOW_TRAINER", "fast")
     with pytest.raises(VrlibError, match="VRLIB_FLOW_TRAINER"):
         ds.flow_trainer({})
+
+
+def test_stacks_split_over_workers_give_the_same_flows():
+    jobs = [(dict(TINY, epochs=2, seed=s), _data(150, seed=30 + s)) for s in range(6)]
+    spread = be.fit_flows(jobs, n_jobs=2, min_members=2)  # stacks of 3 in two worker processes
+    together = be.fit_flows(jobs, n_jobs=1)  # one stack of 6 here
+    Q = _query()
+    for a, b in zip(spread, together):
+        np.testing.assert_array_equal(a.log_density(Q), b.log_density(Q))
