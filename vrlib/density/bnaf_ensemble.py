@@ -321,11 +321,11 @@ def flow_from_entry(params: dict, arrays: dict, meta: dict) -> BNAF:
 
 def _chunk_task(chunk: list[tuple[dict, np.ndarray]]) -> list[tuple[dict, dict]]:
     """Fit one stack (a worker-process task): the cache entries of its flows, in order."""
-    start = time.process_time()
+    start = time.perf_counter()
     estimators = [BNAF(**params) for params, _ in chunk]
     threads = estimators[0].threads
     fit_bnaf_ensemble(estimators, [X for _, X in chunk], device=estimators[0].device, threads=threads)
-    share = (time.process_time() - start) / len(chunk)  # CPU seconds, shared out evenly
+    share = (time.perf_counter() - start) / len(chunk)  # seconds of the stack, shared out evenly
     for est in estimators:
         est.seconds_ = share
     return [flow_entry(est) for est in estimators]
@@ -359,8 +359,8 @@ def fit_flows(
     Returns
     -------
     list of BNAF
-        Fitted, in the order of ``jobs``; each has ``seconds_``, its share of the CPU
-        seconds of its stack when it was fitted.
+        Fitted, in the order of ``jobs``; each has ``seconds_``, its share of the (wall)
+        seconds its stack took when it was fitted.
     """
     jobs = [(dict(params), check_matrix(X, "the data of the flow", min_rows=2)) for params, X in jobs]
     keys = [fit_key(params, X) for params, X in jobs]
