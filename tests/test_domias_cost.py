@@ -1,5 +1,6 @@
 """Notebook 05's predicted cost: its units counted by hand on made-up settings, the scaling by hand, the refusals."""
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -176,3 +177,27 @@ def test_measured_units_on_california(tmp_path, monkeypatch):
     assert measured.loc["kde", "measured_size"] == smoke["n_syn"] * 2 * smoke["n_mem"]
     assert (measured[["fixed_cpu_s", "per_length_cpu_s"]] >= 0).all().all()
     assert not (tmp_path / "cache").exists()  # nothing cached
+
+
+def test_a_stacked_flow_unit_is_measured_as_its_share_of_a_stack(monkeypatch):
+    from vrlib.density import bnaf_ensemble
+
+    rng = np.random.default_rng(0)
+    data = type("Data", (), {"seed": 3})()
+    smoke = {**profile_settings("domias", "smoke"), "flow_trainer": "ensemble"}
+    reference, test = rng.normal(size=(120, 2)), rng.normal(size=(10, 2))
+    stacks = []
+    real = bnaf_ensemble.fit_bnaf_ensemble
+
+    def counting(estimators, datasets, **kw):
+        stacks.append((len(estimators), {e.seed for e in estimators}))
+        return real(estimators, datasets, **kw)
+
+    monkeypatch.setattr(bnaf_ensemble, "fit_bnaf_ensemble", counting)
+    out = dc._run_attack("flow", data, smoke, 1, None, reference, test)
+    assert out.shape == (10,) and np.isfinite(out).all()
+    assert stacks[0][0] == dc.FLOW_STACK and len(stacks[0][1]) == dc.FLOW_STACK  # its own seed each
+    # the single trainer fits one flow, no stack
+    stacks.clear()
+    dc._run_attack("flow", data, profile_settings("domias", "smoke"), 1, None, reference, test)
+    assert stacks == []

@@ -39,7 +39,7 @@ from vrlib.data import load
 from vrlib.density import get_density
 from vrlib.errors import VrlibError
 from vrlib.experiments import domias
-from vrlib.experiments.domias_scoring import applies
+from vrlib.experiments.domias_scoring import applies, flow_trainer
 from vrlib.parallel import derive_seed
 
 SECTIONS = ("fig3a", "fig3b", "fig4", "fig6", "fig13", "fig5")
@@ -86,6 +86,10 @@ GROUPS = {
 # its balanced classes; the published LOGAN D1: its steps, in proportion to the records scored).
 # The generators are measured at each training size the run uses; MC and GAN-Leaks (tree
 # searches, a fraction of a second) at the profile's sizes, counted as such everywhere.
+# Under settings["flow_trainer"] = "ensemble" a flow unit is measured as its share of a stack of this many
+# (DOMIAS's sections stack far more flows than this; the share per flow hardly falls beyond it on a CPU).
+FLOW_STACK = 16
+
 SCALED = ("flow", "kde", "logan_0", "logan_d1", "logan_d1_published")
 
 _COLUMNS = ["section", "what", "kind", "data", "variant", "size", "length"]
@@ -407,6 +411,13 @@ def _run_attack(kind: str, data: _Data, s: dict, length: int, synthetic, referen
     seed = derive_seed(data.seed, "attack", kind)
     if kind == "flow":
         params = {**s["flow"], "epochs": int(length), "seed": seed, "compile": flow_compile}
+        if flow_trainer(s) == "ensemble":  # FLOW_STACK flows in one stack, each on the reference set
+            from vrlib.density import BNAF
+            from vrlib.density.bnaf_ensemble import fit_bnaf_ensemble
+
+            params["compile"] = False
+            flows = [BNAF(**{**params, "seed": derive_seed(seed, "stack", k)}) for k in range(FLOW_STACK)]
+            return fit_bnaf_ensemble(flows, [reference] * FLOW_STACK)[0].log_density(test)
         return get_density("flow", **params).fit(reference).log_density(test)
     if kind == "kde":
         return get_density("kde").fit(synthetic).log_density(test)
@@ -446,6 +457,8 @@ def _measure_one(kind: str, data: _Data, s: dict, variant: int, full: float, fra
         size = unit_size(kind, n_fit=len(data.reference) if kind == "flow" else len(syn), n_syn=len(syn),
                          n_ref=len(data.reference), n_test=len(data.test))  # fmt: skip
     warm.add(warm_key)
+    if kind == "flow" and flow_trainer(s) == "ensemble":  # a flow's share of its stack
+        runs = [(cpu / FLOW_STACK, out) for cpu, out in runs]
     if iterative:
         fixed, per = per_length(lengths[0], runs[0][0], lengths[1], runs[1][0])
     else:
@@ -587,6 +600,7 @@ __all__ = [
     "GENERATORS",
     "GROUPS",
     "SCALED",
+    "FLOW_STACK",
     "check_sections",
     "section_attacks",
     "unit_size",

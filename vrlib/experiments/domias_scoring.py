@@ -6,6 +6,14 @@ setting: the scores the cache holds are read back (namespace ``domias-scores``),
 once per reference set and estimator, and one worker task per setting fits ``p_G`` (shared by
 ``domias_*`` and ``eq1_*``) and the other attacks.
 
+The flows (BNAF) can be trained one by one or, under ``settings["flow_trainer"] = "ensemble"``
+(or ``$VRLIB_FLOW_TRAINER=ensemble``, see :func:`flow_trainer`), all
+those of a section that share a shape in stacks (:mod:`vrlib.density.bnaf_ensemble`): then the
+plan fits every missing ``p_R`` and ``p_G`` flow first, each cached on its own (namespace
+``bnaf-fits``, so an interrupted section keeps the flows it finished), and the settings' tasks
+score with them.  A stacked fit rounds differently from a single one, so the trainer is part
+of the score key: a score made one way is never read as the other's.
+
 A score's key (:func:`score_key`) holds the exact arrays scored, every constructor parameter of
 the attack and the code that shapes it: the attack's module, the density estimator it uses, and
 this module, not the experiments' figure code, so that editing a figure keeps hours of BNAF fits.
@@ -14,6 +22,7 @@ this module, not the experiments' figure code, so that editing a figure keeps ho
 from __future__ import annotations
 
 import math
+import os
 import time
 
 import numpy as np
@@ -22,12 +31,24 @@ from vrlib.attacks.domias import ATTACKS, DOMIAS, Eq1
 from vrlib.attacks.registry import make_attack
 from vrlib.audit.scores import density_view
 from vrlib.cache import Cache, make_key, source_hash
-from vrlib.density import base as density_base, bnaf, get_density, kde
+from vrlib.density import base as density_base, bnaf, bnaf_ensemble, get_density, kde
 from vrlib.errors import VrlibError
 from vrlib.parallel import derive_seed, run
 from vrlib.play.pointwise import score_pointwise
 
-__all__ = ["ATTACKS", "ESTIMATOR_MODULES", "Setting", "applies", "check_attacks", "score_key", "score_settings"]
+__all__ = [
+    "ATTACKS",
+    "ESTIMATOR_MODULES",
+    "FLOW_TRAINERS",
+    "Setting",
+    "applies",
+    "check_attacks",
+    "flow_trainer",
+    "score_key",
+    "score_settings",
+]
+
+FLOW_TRAINERS = ("single", "ensemble")
 
 
 def check_attacks(attacks) -> tuple:
@@ -88,6 +109,19 @@ def _density_params(estimator: str, settings: dict, seed: int, what: str) -> dic
     return {**settings["flow"], "seed": derive_seed(seed, "density", what)}
 
 
+def flow_trainer(settings: dict) -> str:
+    """How the section's flows are trained: ``"single"`` (one by one) or ``"ensemble"`` (in stacks).
+
+    ``settings["flow_trainer"]`` when the settings have it, else ``$VRLIB_FLOW_TRAINER``
+    (so that a run can choose without a new profile setting), else ``"single"``.  Either
+    way the choice is in the flow scores' keys.
+    """
+    trainer = settings.get("flow_trainer") or os.environ.get("VRLIB_FLOW_TRAINER") or "single"
+    if trainer not in FLOW_TRAINERS:
+        raise VrlibError(f"flow_trainer must be one of {FLOW_TRAINERS}, not {trainer!r} (check $VRLIB_FLOW_TRAINER)")
+    return trainer
+
+
 def _reference_task(task: dict):
     """Fit ``p_R`` once for every setting that shares a reference set (a worker-process task)."""
     start = time.perf_counter()
@@ -105,16 +139,21 @@ def _setting_task(task: dict) -> dict:
     setting, settings = task["setting"], task["settings"]
     out = {}
     p_g = {}
+    fitted = task.get("synthetic_densities", {})  # flows fitted in stacks by the plan: (density, seconds)
     for name in task["attacks"]:
         start = time.perf_counter()
         seconds = 0.0
         if name.startswith(("domias_", "eq1_")):
             estimator = name.split("_", 1)[1]
             if estimator not in p_g:  # p_G is shared by domias_* and eq1_*; its fit is charged to the first
-                params = _density_params(estimator, settings, setting.seed, "syn")
-                p_g[estimator] = get_density(estimator, **params).fit(setting.synthetic)
+                if estimator in fitted:
+                    p_g[estimator], seconds = fitted[estimator]
+                else:
+                    params = _density_params(estimator, settings, setting.seed, "syn")
+                    p_g[estimator] = get_density(estimator, **params).fit(setting.synthetic)
             if name.startswith("domias_"):
-                p_r, seconds = task["reference_densities"][estimator]
+                p_r, ref_seconds = task["reference_densities"][estimator]
+                seconds += ref_seconds
                 attack = DOMIAS(estimator, synthetic_density=p_g[estimator], reference_density=p_r)
             else:
                 attack = Eq1(estimator, synthetic_density=p_g[estimator])
@@ -150,6 +189,9 @@ def score_key(setting_key: str, name: str, settings: dict, seed: int, n_test: in
             "ref": _density_params(estimator, settings, seed, "ref"),
         }
         estimator_code = (ESTIMATOR_MODULES[estimator],)  # only the estimator it uses: a BNAF change keeps KDE scores
+        if estimator == "flow" and flow_trainer(settings) == "ensemble":
+            full["densities"]["trainer"] = bnaf_ensemble.TRAINER
+            estimator_code += (bnaf_ensemble,)
     # density_base: every attack checks its inputs with it; density_view: Adult's encoding (encode_adult)
     # lives there; score_pointwise: the loop that stores the scores
     code = source_hash(
@@ -188,14 +230,23 @@ def score_settings(
     """
     attacks = check_attacks(attacks)
 
+    stacked = flow_trainer(settings) == "ensemble"
+
     def plan(missing: list[tuple[int, list[str]]]) -> list[dict]:
         # one p_R per (reference set, estimator) that a missing domias_* score needs
-        ref_tasks = {}
+        ref_tasks, flow_jobs = {}, {}
         for i, names in missing:
             st = settings_list[i]
             for name in names:
-                if name.startswith("domias_"):
-                    est = name.split("_", 1)[1]
+                est = name.split("_", 1)[1]
+                if stacked and est == "flow" and name.startswith(("domias_", "eq1_")):
+                    flow_jobs.setdefault(("syn", i), (_density_params(est, settings, st.seed, "syn"), st.synthetic))
+                    if name.startswith("domias_"):
+                        flow_jobs.setdefault(
+                            ("ref", st.reference_key),
+                            (_density_params(est, settings, st.seed, "ref"), st.reference),
+                        )
+                elif name.startswith("domias_"):
                     ref_tasks.setdefault(
                         (st.reference_key, est),
                         {
@@ -208,11 +259,23 @@ def score_settings(
             _reference_task, list(ref_tasks.values()), n_jobs=n_jobs, desc="reference densities", progress=progress
         )
         ref_density = dict(zip(ref_tasks, fitted))
+        flows = bnaf_ensemble.fit_flows(
+            list(flow_jobs.values()),
+            cache=Cache(namespace="bnaf-fits") if cache else None,
+            n_jobs=n_jobs,
+            progress=progress,
+        )
+        flows = {job: (flow, flow.seconds_) for job, flow in zip(flow_jobs, flows)}
         tasks = []
         for i, names in missing:
             st = settings_list[i]
             refs = {est: ref_density[(rk, est)] for (rk, est) in ref_density if rk == st.reference_key}
-            tasks.append({"setting": st, "settings": settings, "attacks": names, "reference_densities": refs})
+            task = {"setting": st, "settings": settings, "attacks": names, "reference_densities": refs}
+            if ("ref", st.reference_key) in flows:
+                refs["flow"] = flows[("ref", st.reference_key)]
+            if ("syn", i) in flows:
+                task["synthetic_densities"] = {"flow": flows[("syn", i)]}
+            tasks.append(task)
         return tasks
 
     scored = score_pointwise(

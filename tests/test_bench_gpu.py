@@ -1,0 +1,35 @@
+"""The GPU benchmark runs end to end in its tiny mode on a CPU and ends with its JSON line."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.realdata
+def test_bench_gpu_tiny_mode_runs_end_to_end():
+    pytest.importorskip("torch")
+    from vrlib.data import load_california
+
+    try:
+        load_california()
+    except Exception as exc:  # noqa: BLE001  (no data here: say why and skip)
+        pytest.skip(f"California Housing not available: {exc}")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_gpu.py"), "--tiny"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["tiny"] is True and result["ensemble_k"] == 3
+    for key in ("wgan_gp_300_epochs_wall_min", "ensemble_throughput_ratio", "bnaf_fig6_fit_s"):
+        assert result[key] > 0, key
