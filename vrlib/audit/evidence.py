@@ -44,7 +44,7 @@ from vrlib.errors import VrlibError
 from vrlib.parallel import derive_seed
 from vrlib.params import check_integer, check_number
 
-__all__ = ["gower_view", "closeness_scores", "NullTail", "copy_resolution"]
+__all__ = ["gower_view", "closeness_scores", "NullTail", "copy_evidence", "copy_resolution"]
 
 
 def gower_view(encoder: TableEncoder, df: pd.DataFrame) -> tuple[EncodedTable, float]:
@@ -235,39 +235,115 @@ class NullTail:
         return {"passed": bool(passed), "alpha": alpha, "tests": rows}
 
 
-def copy_resolution(tail: NullTail, neighbourhood, n_records: int, q: float, resolution_eps: float) -> dict:
+def copy_evidence(
+    train: pd.DataFrame,
+    holdout: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    schema: Schema,
+    k: int = 5,
+    resolution: float = 0.002,
+    seed: int = 0,
+) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """Closeness of every training and holdout record in each view, and the training records' p-values.
+
+    Views: ``all`` (every column) and, when the table has both kinds, ``continuous`` (the
+    continuous columns alone: a record copied with one category changed is an exact copy
+    there).  Each view's p-values come from its own :class:`NullTail`, fitted on every
+    holdout record and checked (:meth:`NullTail.check`; empirical only if the check
+    fails); a record's p-value is the Bonferroni minimum over the views,
+    ``min(1, V min_v p_v)``, valid whatever their dependence.
+
+    Returns
+    -------
+    train_table, holdout_table : DataFrame
+        ``d_release``, ``d_neighbourhood``, ``closeness`` (of the ``all`` view), then
+        ``closeness_<view>`` for the other views, ``p_value`` and ``effect`` (the closeness of
+        the view that gave the smallest p-value, which breaks ties of ``p_value``).
+    info : dict
+        Per view: the tail's ``threshold``, ``rate``, ``shape``, ``scale``, ``extrapolated``
+        and ``check``; and ``warnings`` (sentences for views whose tail failed its check).
+    """
+    views = {"all": schema}
+    if schema.categorical and schema.continuous:
+        views["continuous"] = Schema([], list(schema.continuous))
+    tables = {"train": train, "holdout": holdout}
+    out = {name: pd.DataFrame(index=df.index) for name, df in tables.items()}
+    p_views, effects, info, notes = {}, {}, {"views": {}}, []
+    for view, sub in views.items():
+        cols = list(sub.columns)
+        scores = closeness_scores(
+            {name: df[cols] for name, df in tables.items()}, synthetic[cols], sub, k=k, resolution=resolution
+        )
+        tail = NullTail().fit(scores["holdout"]["closeness"])
+        check = tail.check(seed=seed)
+        if not check["passed"]:
+            tail = NullTail(extrapolate=False).fit(scores["holdout"]["closeness"])
+            notes.append(
+                f"the tail model of the holdout's closeness scores ({view} columns) failed its check on held-out "
+                f"holdout records, so that view's p-values are empirical only (none below {tail.p_floor:.2g})"
+            )
+        for name in tables:
+            if view == "all":
+                out[name] = scores[name].copy()
+            else:
+                out[name][f"closeness_{view}"] = scores[name]["closeness"]
+            p_views[name, view] = tail.pvalues(scores[name]["closeness"])
+            effects[name, view] = scores[name]["closeness"].to_numpy()
+        info["views"][view] = {
+            "threshold": tail.threshold_,
+            "rate": tail.rate_,
+            "shape": tail.shape_,
+            "scale": tail.scale_,
+            "extrapolated": tail.fitted_,
+            "check": check,
+            "tail": tail,
+            "neighbourhood": scores["train"]["d_neighbourhood"].to_numpy(),
+            "eps": resolution / len(cols),
+        }
+    names = list(views)
+    for name in tables:
+        p = np.column_stack([p_views[name, v] for v in names])
+        best = p.argmin(axis=1)
+        out[name]["p_value"] = np.minimum(1.0, len(names) * p.min(axis=1))
+        out[name]["effect"] = np.column_stack([effects[name, v] for v in names])[np.arange(len(p)), best]
+    info["warnings"] = notes
+    return out["train"], out["holdout"], info
+
+
+def copy_resolution(info: dict, n_records: int, q: float) -> dict:
     """How small the copy evidence can get, and how many exact copies Benjamini–Hochberg then flags.
 
     Parameters
     ----------
-    tail : NullTail
-        Fitted on the holdout's closeness scores.
-    neighbourhood : array-like
-        ``d_neighbourhood`` of the training records.
+    info : dict
+        Of :func:`copy_evidence`.
     n_records : int
         Records tested.
     q : float
         False-discovery rate.
-    resolution_eps : float
-        The ``eps`` of the closeness score.
 
     Returns
     -------
     dict
-        ``p_copy_median`` / ``p_copy_isolated``: the p-value of an exact copy (``d_1 = 0``) of a
-        training record with the median / the largest neighbourhood distance;
-        ``copies_to_flag_median`` / ``..._isolated``: the fewest such copies flagged together
-        (``ceil(p n / q)``, None when more than ``n``); ``p_floor``: the empirical floor
+        ``p_copy_median`` / ``p_copy_isolated``: the p-value of an exact copy (``d_1 = 0`` in
+        every view) of a training record with the median / the largest neighbourhood
+        distance; ``copies_to_flag_median`` / ``..._isolated``: the fewest such copies flagged
+        together (``ceil(p n / q)``, None when more than ``n``); ``p_floor``: the empirical floor
         ``1 / (n_holdout + 1)``; ``bh_single``: the level one record alone must reach,
         ``q / n``; ``note``: a sentence.
     """
-    nbr = np.asarray(neighbourhood, float)
-    out = {"p_floor": tail.p_floor, "bh_single": q / n_records, "extrapolated": tail.fitted_}
-    for name, d in (("median", float(np.median(nbr))), ("isolated", float(nbr.max()))):
-        p = float(tail.pvalues([np.log((d + resolution_eps) / resolution_eps)])[0])
+    views = info["views"]
+    out = {"bh_single": q / n_records, "extrapolated": any(v["extrapolated"] for v in views.values())}
+    for name in ("median", "isolated"):
+        ps = []
+        for v in views.values():
+            d = float(np.median(v["neighbourhood"])) if name == "median" else float(v["neighbourhood"].max())
+            ps.append(float(v["tail"].pvalues([np.log((d + v["eps"]) / v["eps"])])[0]))
+        p = min(1.0, len(views) * min(ps))
         need = int(np.ceil(p * n_records / q - 1e-12))
         out[f"p_copy_{name}"] = p
         out[f"copies_to_flag_{name}"] = max(1, need) if need <= n_records else None
+    out["p_floor"] = next(iter(views.values()))["tail"].p_floor
     one = out["copies_to_flag_median"]
     if one is None:
         reach = "no exact copy of a typical record can be flagged"
@@ -279,6 +355,6 @@ def copy_resolution(tail: NullTail, neighbourhood, n_records: int, q: float, res
         f"The smallest p-value an exact copy of a typical training record gets is {out['p_copy_median']:.2g} "
         f"({out['p_copy_isolated']:.2g} for the most isolated one), against {q / n_records:.2g} needed for one "
         f"record alone at a {q:.0%} false-discovery rate over {n_records:,} records: {reach}."
-        + ("" if tail.fitted_ else f" The tail model is not used, so no p-value is below {tail.p_floor:.2g}.")
+        + ("" if out["extrapolated"] else f" No p-value is below {out['p_floor']:.2g} (no tail model).")
     )
     return out

@@ -24,7 +24,7 @@ import pandas as pd
 
 import vrlib
 from vrlib.audit import pvalues as pv
-from vrlib.audit.evidence import NullTail, closeness_scores, copy_resolution
+from vrlib.audit.evidence import copy_evidence, copy_resolution
 from vrlib.audit.holdout import holdout_check
 from vrlib.audit.inputs import AuditWarning, check_tables
 from vrlib.audit.policy import check_policy
@@ -311,19 +311,12 @@ def _audit(
 
     # copy evidence: every holdout record is a known non-member here
     t = time.perf_counter()
-    close = closeness_scores({"train": train, "holdout": holdout}, synthetic, schema, k=k, resolution=resolution)
-    tail = NullTail().fit(close["holdout"]["closeness"])
-    tail_check = tail.check(seed=seed)
-    if not tail_check["passed"]:
-        tail = NullTail(extrapolate=False).fit(close["holdout"]["closeness"])
-        notes.append(
-            {
-                "code": "tail_miscalibrated",
-                "message": "the tail model of the holdout's closeness scores failed its check on held-out "
-                f"holdout records, so p-values are empirical only (none below {tail.p_floor:.2g})",
-            }
-        )
-    p_value = tail.pvalues(close["train"]["closeness"])
+    ev_train, ev_holdout, evidence = copy_evidence(
+        train, holdout, synthetic, schema, k=k, resolution=resolution, seed=seed
+    )
+    for sentence in evidence["warnings"]:
+        notes.append({"code": "tail_miscalibrated", "message": sentence})
+    p_value = ev_train["p_value"].to_numpy()
     q_values, flagged = pv.benjamini_hochberg(p_value, fdr)
     n_flagged_unchecked = int(flagged.sum())
     if check["shift"]:
@@ -349,7 +342,7 @@ def _audit(
         member_scores.drop(columns="combined"),
         member_p,
         member_merged,
-        close["train"],
+        ev_train,
         p_value,
         q_values,
         flagged,
@@ -360,7 +353,7 @@ def _audit(
     t = time.perf_counter()
     auc = membership_auc(member_scores["combined"], null_scores["combined"], level)
     per_attack = {a: membership_auc(member_scores[a], null_scores[a], level) for a in member_p}
-    per_attack["closeness"] = membership_auc(close["train"]["closeness"], close["holdout"]["closeness"], level)
+    per_attack["closeness"] = membership_auc(ev_train["effect"], ev_holdout["effect"], level)
     tprs = {str(f): tpr_at_fpr(member_scores["combined"], null_scores["combined"], f, level) for f in FPRS}
     encoder = TableEncoder(schema).fit(train)  # as V_k scales the training records
     null_vk = kneighbors_between(encoder.transform(null), encoder.transform(train), k=k)[0].mean(axis=1)
@@ -369,9 +362,7 @@ def _audit(
     n_verbatim = int((member_scores["copies"] > 0).sum()) if "copies" in member_scores else None
     n_flagged = int(flagged.sum())
     seconds["release"] = time.perf_counter() - t
-    resolution_info = copy_resolution(
-        tail, close["train"]["d_neighbourhood"], len(train), fdr, resolution / len(schema.columns)
-    )
+    resolution_info = copy_resolution(evidence, len(train), fdr)
     summary = {
         "vrlib_version": vrlib.__version__,
         "seed": int(seed),
@@ -408,13 +399,9 @@ def _audit(
         "n_verbatim_copies": int(member_scores["copies"].sum()) if "copies" in member_scores else None,
         "at_risk": records.loc[records["flagged"], "index"].astype(int).tolist(),
         "copy_evidence": {
-            "tail": {
-                "threshold": tail.threshold_,
-                "rate": tail.rate_,
-                "shape": tail.shape_,
-                "scale": tail.scale_,
-                "extrapolated": tail.fitted_,
-                "check": tail_check,
+            "views": {
+                v: {key: val for key, val in d.items() if key not in ("tail", "neighbourhood")}
+                for v, d in evidence["views"].items()
             },
             "n_holdout_scored": len(holdout),
         },

@@ -52,8 +52,7 @@ def records_table(
     merged : array-like
         The attacks' merged statistic per record.
     evidence : DataFrame
-        ``d_release``, ``d_neighbourhood``, ``closeness`` per record
-        (:func:`vrlib.audit.evidence.closeness_scores`).
+        Of :func:`vrlib.audit.evidence.copy_evidence`, per record.
     p_value, q_values, flagged : array-like
         Per record.
     vulnerability : array-like
@@ -66,7 +65,7 @@ def records_table(
     DataFrame
     """
     n = len(train)
-    order = risk_order(p_value, evidence["closeness"].to_numpy(), merged)
+    order = risk_order(p_value, evidence["effect"].to_numpy(), merged)
     risk_rank = np.empty(n, dtype=np.int64)
     risk_rank[order] = np.arange(1, n + 1)
     vk = np.asarray(vulnerability, float)
@@ -75,8 +74,9 @@ def records_table(
     table = pd.DataFrame({"index": np.arange(n), "risk_rank": risk_rank, "vk": vk, "vk_rank": vk_rank})
     if "copies" in scores:
         table["copies"] = scores["copies"].to_numpy().astype(np.int64)
-    for c in ("d_release", "d_neighbourhood", "closeness"):
-        table[c] = evidence[c].to_numpy()
+    for c in evidence.columns:
+        if c != "p_value":
+            table[c] = evidence[c].to_numpy()
     table["p_value"] = np.asarray(p_value, float)
     table["q_value"] = np.asarray(q_values, float)
     table["flagged"] = np.asarray(flagged, bool)

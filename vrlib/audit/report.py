@@ -186,7 +186,7 @@ def render_html(result) -> str:
     keep = [
         c
         for c in top.columns
-        if c in ("index", "risk_rank", "vk_rank", "copies", "closeness", "p_value", "q_value", "flagged")
+        if c in ("index", "risk_rank", "vk_rank", "copies", "effect", "p_value", "q_value", "flagged")
         or c.startswith("value_")
     ]
     parts.append("<h2>The records most at risk</h2>")
