@@ -241,7 +241,9 @@ def test_copying_release_is_caught(leak_result):
 
 def test_records_columns_and_hidden_values(leak_result):
     cols = list(leak_result.records.columns)
-    assert cols[:2] == ["index", "risk_rank"] and {"vk", "vk_rank", "copies", "closeness", "p_value", "flagged"} <= set(cols)
+    assert cols[:2] == ["index", "risk_rank"] and {"vk", "vk_rank", "copies", "closeness", "p_value", "flagged"} <= set(
+        cols
+    )
     assert not any(c.startswith("value_") for c in cols)
 
 

@@ -107,12 +107,14 @@ def test_closeness_by_brute_force(split):
     full = pd.concat([train, release], ignore_index=True)
     # brute-force Gower with the min-max ranges of all the tables
     num = full[list(SCHEMA.continuous)].to_numpy(float)
-    lo, span = num.min(0), np.ptp(num, 0)
-    q, r = train.astype({c: object for c in SCHEMA.categorical}), release.astype({c: object for c in SCHEMA.categorical})
+    span = np.ptp(num, 0)
+    q, r = (
+        train.astype({c: object for c in SCHEMA.categorical}),
+        release.astype({c: object for c in SCHEMA.categorical}),
+    )
     cat = sum((q[c].to_numpy()[:, None] != r[c].to_numpy()[None, :]).astype(float) for c in SCHEMA.categorical)
     cont = sum(
-        np.abs((q[c].to_numpy()[:, None] - r[c].to_numpy()[None, :]) / span[j])
-        for j, c in enumerate(SCHEMA.continuous)
+        np.abs((q[c].to_numpy()[:, None] - r[c].to_numpy()[None, :]) / span[j]) for j, c in enumerate(SCHEMA.continuous)
     )
     g = np.sort((cat + cont) / 7, axis=1)
     assert np.allclose(out["d_release"], g[:, 0])

@@ -140,7 +140,9 @@ class NullTail:
         at its upper bound).
     """
 
-    def __init__(self, tail_share: float = 0.05, min_tail: int = 50, extrapolate: bool = True, confidence: float = 0.95):
+    def __init__(
+        self, tail_share: float = 0.05, min_tail: int = 50, extrapolate: bool = True, confidence: float = 0.95
+    ):
         self.tail_share = tail_share
         self.min_tail = min_tail
         self.extrapolate = extrapolate
@@ -229,7 +231,13 @@ class NullTail:
                     )
             p_min = float(p.min())
             rows.append(
-                {"fit_half": a, "level": "min", "observed": p_min, "expected": 1.0 / h, "p": -np.expm1(h * np.log1p(-p_min))}
+                {
+                    "fit_half": a,
+                    "level": "min",
+                    "observed": p_min,
+                    "expected": 1.0 / h,
+                    "p": -np.expm1(h * np.log1p(-p_min)),
+                }
             )
         passed = all(r["p"] >= alpha / len(rows) for r in rows)
         return {"passed": bool(passed), "alpha": alpha, "tests": rows}

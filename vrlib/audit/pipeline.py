@@ -1,11 +1,12 @@
 """``vrlib.audit.audit``: the whole audit of one release, and the files it writes.
 
-Steps: check the tables (:mod:`~vrlib.audit.inputs`); split the holdout in two seeded
-halves, *reference* (the attacker's population sample) and *null* (known non-members);
-score every training record and every null record with each attack
-(:mod:`~vrlib.audit.scores`); turn scores into p-values against the null and combine them,
-flag at a false-discovery rate (:mod:`~vrlib.audit.pvalues`); V_k of every training
-record; release-level figures (:mod:`~vrlib.audit.release`); WP29 risks
+Steps: check the tables (:mod:`~vrlib.audit.inputs`) and the holdout against the
+training records (:mod:`~vrlib.audit.holdout`: a shift withholds the flag); split the
+holdout in two seeded halves, *reference* (the attacker's population sample) and *null*
+(known non-members); score every training record and every null record with each attack
+(:mod:`~vrlib.audit.scores`); the copy evidence of every training record against every
+holdout record (:mod:`~vrlib.audit.evidence`), flagged at a false-discovery rate
+(:mod:`~vrlib.audit.pvalues`); V_k of every training record; release-level figures (:mod:`~vrlib.audit.release`); WP29 risks
 (:mod:`~vrlib.audit.wp29`); the optional model-seeded game (:mod:`~vrlib.audit.game`)
 and policy (:mod:`~vrlib.audit.policy`).
 """
@@ -234,10 +235,29 @@ def audit(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = _audit(
-            train, synthetic, holdout, schema, seed=seed, fdr=fdr, combine=combine, attacks=attacks, merged=merged,
-            k=k, known=known, secret=secret, wp29=wp29, n_wp29_attacks=n_wp29_attacks, generator=generator,
-            epsilon=epsilon, game_params=game_params, policy=policy, show_values=show_values,
-            max_density_rows=max_density_rows, logan_epochs=logan_epochs, level=level, resolution=resolution,
+            train,
+            synthetic,
+            holdout,
+            schema,
+            seed=seed,
+            fdr=fdr,
+            combine=combine,
+            attacks=attacks,
+            merged=merged,
+            k=k,
+            known=known,
+            secret=secret,
+            wp29=wp29,
+            n_wp29_attacks=n_wp29_attacks,
+            generator=generator,
+            epsilon=epsilon,
+            game_params=game_params,
+            policy=policy,
+            show_values=show_values,
+            max_density_rows=max_density_rows,
+            logan_epochs=logan_epochs,
+            level=level,
+            resolution=resolution,
         )
     seen = {w["message"] for w in result.summary["warnings"]}
     others = []
@@ -260,8 +280,30 @@ def audit(
 
 
 def _audit(
-    train, synthetic, holdout, schema, *, seed, fdr, combine, attacks, merged, k, known, secret, wp29, n_wp29_attacks,
-    generator, epsilon, game_params, policy, show_values, max_density_rows, logan_epochs, level, resolution,
+    train,
+    synthetic,
+    holdout,
+    schema,
+    *,
+    seed,
+    fdr,
+    combine,
+    attacks,
+    merged,
+    k,
+    known,
+    secret,
+    wp29,
+    n_wp29_attacks,
+    generator,
+    epsilon,
+    game_params,
+    policy,
+    show_values,
+    max_density_rows,
+    logan_epochs,
+    level,
+    resolution,
 ) -> AuditResult:
     """The audit's steps (:func:`audit` collects their warnings)."""
     seconds = {}
@@ -409,9 +451,7 @@ def _audit(
         "auc_by_vk_decile": deciles.to_dict(orient="records"),
         "distance_shares": shares,
     }
-    summary["disagreements"] = (
-        [] if check["shift"] else disagreements(shares, n_verbatim or 0, n_flagged, auc, fdr)
-    )
+    summary["disagreements"] = [] if check["shift"] else disagreements(shares, n_verbatim or 0, n_flagged, auc, fdr)
     if wp29:
         t = time.perf_counter()
         summary["wp29"] = wp29_risks(

@@ -1,5 +1,12 @@
 """From scores to calibrated evidence: empirical p-values, their combination, and a false-discovery-rate flag.
 
+The audit flags records on their copy evidence (:mod:`vrlib.audit.evidence`, whose
+p-values can go below the empirical floor) with :func:`benjamini_hochberg`; the
+attacks' empirical p-values below are reported beside it, and merged with
+:func:`midrank_pvalues` (one map for members and null records, ties counting half) for
+the release-level AUC.  :func:`calibrate`, :func:`null_pvalues` and
+:func:`flag_resolution` describe the empirical route and its floor.
+
 * **Empirical p-value.** The null half of the holdout holds ``m`` known non-members
   scored exactly as the training records are.  A training record with score ``s``
   gets ``p = (1 + #{null >= s}) / (m + 1)``: if the record were a non-member, its score
