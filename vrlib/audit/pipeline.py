@@ -86,7 +86,7 @@ class AuditResult:
 
         from vrlib.audit.report import render_html
 
-        out = check_out(out)
+        out = check_out(out).resolve()  # a name and a parent even for "." or "dir/"
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
         try:
