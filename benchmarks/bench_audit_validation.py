@@ -196,10 +196,10 @@ def scenarios(name, df, schema, sizes, shift, generators, small):
         rng = np.random.default_rng(11)
         pop = df.iloc[rng.integers(0, len(df), len(df))].reset_index(drop=True)
         tr, ho, ot = split_rows(len(pop), (sizes["train"], sizes["holdout"], n_other), 1)
-        rel = make_release(pop, schema, ot, generators[-1], n, 1, small)
+        rel = make_release(pop, schema, ot, background, n, 1, small)
         return pop.iloc[tr].reset_index(drop=True), rel, pop.iloc[ho].reset_index(drop=True), np.array([], int)
 
-    yield "population duplicates (drawn with replacement)", "null", generators[-1], duplicates
+    yield "population duplicates (drawn with replacement)", "null", background, duplicates
 
 
 def _plant(train, release, schema, kind, share):
