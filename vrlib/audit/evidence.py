@@ -19,12 +19,12 @@ release scores about 0 however small ``d_1`` is, since its neighbours are as nea
 
 **p-values.** Every holdout record is scored alike (they are known non-members; holdout
 rows equal to training rows stay in, as the population's own duplicates).  A record's
-p-value is the share of non-members at least as close: up to the top
-``tail_share`` of the holdout's scores this is the empirical
-``(1 + #{holdout >= s}) / (n + 1)``; beyond it, the exceedances are modelled by a
-generalised Pareto tail (shape clipped at 0: never lighter than exponential), so a
-score beyond every holdout record gets a p-value below ``1 / (n + 1)`` — the
-resolution Benjamini–Hochberg needs among thousands of records.  The tail is checked
+p-value is the share of non-members at least as close, the empirical
+``(1 + #{holdout >= s}) / (n + 1)``, as long as some holdout record is at least as
+close; beyond the largest holdout score, the exceedances of the top ``tail_share`` are
+modelled by a generalised Pareto tail (shape clipped at 0: never lighter than
+exponential), so a score beyond every holdout record gets a p-value below
+``1 / (n + 1)`` — the resolution Benjamini–Hochberg needs among thousands of records.  The tail is checked
 before it is used (:meth:`NullTail.check`): fitted on one half of the holdout, it
 must not give the other half more small p-values than their level (a one-sided
 binomial test at each level, and the smallest p-value against its own distribution);
@@ -113,7 +113,7 @@ def closeness_scores(
 
 
 class NullTail:
-    """p-values of scores against known non-members, with a generalised Pareto upper tail beyond the top ``tail_share``.
+    """p-values of scores against known non-members; beyond the largest, a generalised Pareto tail fitted to the top ``tail_share``.
 
     Parameters
     ----------
@@ -176,17 +176,19 @@ class NullTail:
         return self
 
     def pvalues(self, scores) -> np.ndarray:
-        """P(null score >= s) for each ``s``: empirical up to the threshold, the fitted tail beyond it."""
+        """P(null score >= s) for each ``s``: empirical up to the largest null score, the fitted tail beyond it."""
         scores = np.asarray(scores, dtype=float)
         if np.isnan(scores).any():
             raise VrlibError("scores contain NaN")
         at_least = self.n_ - np.searchsorted(self.null_, scores, side="left")
         p = (1.0 + at_least) / (self.n_ + 1.0)
         if self.fitted_:
-            tail = scores > self.threshold_
-            z = (scores[tail] - self.threshold_) / self.scale_
+            # within the null scores the empirical p-value is exact (conformal); the model only extrapolates
+            # beyond the largest of them, where the empirical one would stop at 1 / (n + 1)
+            beyond = scores > self.null_[-1]
+            z = (scores[beyond] - self.threshold_) / self.scale_
             sf = np.exp(-z) if self.shape_ == 0 else (1.0 + self.shape_ * z) ** (-1.0 / self.shape_)
-            p[tail] = np.minimum(p[tail], self.rate_ * sf)
+            p[beyond] = np.minimum(self.p_floor, self.rate_ * sf)
         return np.clip(p, np.finfo(float).tiny, 1.0)
 
     @property
