@@ -220,18 +220,40 @@ def _add_audit(sub) -> None:
     )
     a.add_argument("--show-values", action="store_true", help="put record values into records.csv and the report")
     a.add_argument("--na-values", type=_columns, default=[], metavar="NA,?", help="spellings of a missing value")
-    a.add_argument("--encoding", default="utf-8", help="text encoding of the CSV files (default utf-8)")
+    a.add_argument(
+        "--encoding",
+        type=_columns,
+        default=["utf-8"],
+        metavar="ENC[,ENC,ENC]",
+        help="text encoding of the CSV files: one for all, or one each for TRAIN,RELEASE,HOLDOUT (default utf-8)",
+    )
+    a.add_argument(
+        "--resolution",
+        type=float,
+        default=0.002,
+        help="changes below this share of a column's range count as copies (default 0.002)",
+    )
 
 
 def _audit(args) -> tuple[str, int]:
     from vrlib.audit import audit, read_tables
+    from vrlib.audit.pipeline import check_out
     from vrlib.audit.policy import EXIT_VIOLATED, load_policy
 
+    check_out(args.out)  # a file or a foreign folder fails before the long work
     policy = load_policy(args.policy) if args.policy else None  # a bad policy fails before the long work
     if args.generator is None and args.epsilon is not None:
         raise VrlibError("--epsilon applies to the model-seeded game: give --generator too")
+    encoding = args.encoding[0] if len(args.encoding) == 1 else args.encoding
     train, synthetic, holdout, schema = read_tables(
-        args.train, args.synthetic, args.holdout, args.categorical, args.continuous, args.na_values, args.encoding
+        args.train,
+        args.synthetic,
+        args.holdout,
+        args.categorical,
+        args.continuous,
+        args.na_values,
+        encoding,
+        check=False,  # audit() checks them, and gives each warning once
     )
     result = audit(
         train,
@@ -251,6 +273,7 @@ def _audit(args) -> tuple[str, int]:
         epsilon=args.epsilon,
         policy=policy,
         show_values=args.show_values,
+        resolution=args.resolution,
         out=args.out,
     )
     s = result.summary
@@ -259,7 +282,7 @@ def _audit(args) -> tuple[str, int]:
         f"{s['n_flagged']} of {s['settings']['n_train']} training records flagged at {args.fdr:.0%} FDR; "
         f"{s['n_verbatim']} copied verbatim; membership AUC {auc['auc']:.3f} [{auc['ci_low']:.3f}, "
         f"{auc['ci_high']:.3f}]",
-        *([] if s["n_flagged"] else [s["flag_resolution"]["note"]]),
+        s["flag_resolution"]["note"],
         *s["disagreements"],
         f"wrote {args.out}/report.html, summary.json, records.csv",
     ]

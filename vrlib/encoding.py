@@ -99,7 +99,8 @@ class TableEncoder:
         offset = 0
         rows = np.arange(n)
         for c, cats, w in zip(self.schema.categorical, self.categories_, widths):
-            codes = pd.Categorical(df[c], categories=cats).codes
+            # pandas stores codes as int8 for up to 127 categories: widen before adding the offset
+            codes = pd.Categorical(df[c], categories=cats).codes.astype(np.int64)
             if (codes < 0).any():
                 raise VrlibError(f"column {c!r} has values unseen when the encoder was fitted")
             onehot[rows, offset + codes] = 1

@@ -5,6 +5,9 @@ were not used for training, the audit says which training records are at risk an
 how sure it is.  One idea per module:
 
 * :mod:`~vrlib.audit.inputs` reads and checks the three tables;
+* :mod:`~vrlib.audit.holdout` checks that the holdout is from the training data's population;
+* :mod:`~vrlib.audit.evidence` gives each record's copy evidence (Gower closeness against every
+  holdout record, with a checked tail model), which flags and ranks;
 * :mod:`~vrlib.audit.scores` scores every record with release-only membership attacks;
 * :mod:`~vrlib.audit.pvalues` turns scores into p-values against known non-members and flags
   records at a false-discovery rate;

@@ -7,11 +7,11 @@ checked here, so that an attack never fails deep inside on a bad input:
 
 * the three tables have exactly the declared columns;
 * no missing values, continuous columns numeric and finite (:func:`vrlib.data.prepare`);
-* every category of the release and of the holdout occurs in the training data (a
-  release with a value the training data never had is a different schema, and the
-  attacks' encodings would differ);
-* the holdout is not the training data: at most ``max_overlap`` of its rows may be
-  equal to a training row (real tables hold a few natural duplicates);
+* a category of the release or the holdout that the training data never has (a generator
+  with a public or differentially private domain produces them) is kept and counted: every
+  table then shares the training categories followed by the unseen ones, in sorted order;
+* holdout rows equal to training rows (the population's own duplicates) are kept and
+  counted, with a warning;
 * each table is large enough for the attacks (the holdout is split in two halves of at
   least ``MIN_HALF`` records: one is the attacks' reference data, the other the null).
 """
@@ -27,12 +27,26 @@ from vrlib.attacks.collision import occurs_in
 from vrlib.data import Schema, prepare, read_csv
 from vrlib.errors import VrlibError
 
-__all__ = ["MIN_HALF", "MIN_TRAIN", "MIN_RELEASE", "read_tables", "check_tables"]
+__all__ = ["MIN_HALF", "MIN_TRAIN", "MIN_RELEASE", "AuditWarning", "read_tables", "check_tables"]
 
 MIN_HALF = 10  # records in each half of the holdout
 MIN_TRAIN = 10
 MIN_RELEASE = 10
 ROLES = ("training data", "release", "holdout")
+# prepare()'s advice names the options of `vrlib rank`; `vrlib audit` keeps every row (row i = record i)
+_RANK_ADVICE = "drop those rows (--dropna, or dropna=True) or fill them first"
+_AUDIT_ADVICE = (
+    "fill or remove those rows in the file first (the audit keeps every row, so that row i is record i), "
+    "or name the spellings of a missing value with --na-values"
+)
+
+
+class AuditWarning(UserWarning):
+    """A warning of the audit, with a ``code`` that ``summary.json``'s ``warnings`` list repeats."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
 
 
 def _rows(index, limit: int = 5) -> str:
@@ -41,7 +55,9 @@ def _rows(index, limit: int = 5) -> str:
     return ", ".join(labels) + more
 
 
-def read_tables(train, synthetic, holdout, categorical, continuous, na_values=(), encoding: str = "utf-8"):
+def read_tables(
+    train, synthetic, holdout, categorical, continuous, na_values=(), encoding="utf-8", check: bool = True, info=None
+):
     """Read the three CSV files with declared column types and check them (:func:`check_tables`).
 
     Parameters
@@ -52,30 +68,48 @@ def read_tables(train, synthetic, holdout, categorical, continuous, na_values=()
         Every column in exactly one of them.
     na_values : sequence of str
         Spellings of a missing value (missing values are refused, with their rows).
-    encoding : str
-        Text encoding of the files.
+    encoding : str or sequence of three str
+        Text encoding of the files: one for all, or one per file (train, release, holdout).
+    check : bool
+        Check the tables against each other (:func:`check_tables`); False leaves that to
+        :func:`vrlib.audit.audit`, which checks them anyway (so its warnings are given once).
+    info : dict, optional
+        Filled by :func:`check_tables`.
 
     Returns
     -------
     train, synthetic, holdout : DataFrame
-        Checked, with categorical columns sharing the training data's categories and a
-        0-based ``RangeIndex`` (row ``i`` of the file, header excluded).
+        With a 0-based ``RangeIndex`` (row ``i`` of the file, header excluded); checked, and
+        with categorical columns sharing one category set, when ``check``.
     schema : Schema
     """
     if not categorical and not continuous:
         raise VrlibError("declare the column types with --categorical and/or --continuous (comma-separated names)")
+    encodings = [encoding] * 3 if isinstance(encoding, str) else list(encoding)
+    if len(encodings) != 3:
+        raise VrlibError(
+            f"give one text encoding for all three files or one per file (train, release, holdout), got {encodings}"
+        )
     tables = []
-    for role, path in zip(ROLES, (train, synthetic, holdout)):
+    for role, path, enc in zip(ROLES, (train, synthetic, holdout), encodings):
         try:
-            df, schema = read_csv(path, categorical, continuous, na_values=na_values, encoding=encoding)
+            df, schema = read_csv(path, categorical, continuous, na_values=na_values, encoding=enc)
         except VrlibError as exc:
-            raise VrlibError(f"{role} ({path}): {exc}") from None
+            raise VrlibError(f"{role} ({path}): {_advice(exc)}") from None
+        except LookupError:
+            raise VrlibError(f"{role} ({path}): unknown text encoding {enc!r} (e.g. utf-8, latin-1, cp1252)") from None
         tables.append(df.reset_index(drop=True))
-    return (*check_tables(*tables, schema), schema)
+    if not check:
+        return (*tables, schema)
+    return (*check_tables(*tables, schema, info=info), schema)
+
+
+def _advice(exc) -> str:
+    return str(exc).replace(_RANK_ADVICE, _AUDIT_ADVICE)
 
 
 def check_tables(
-    train: pd.DataFrame, synthetic: pd.DataFrame, holdout: pd.DataFrame, schema: Schema, max_overlap: float = 0.05
+    train: pd.DataFrame, synthetic: pd.DataFrame, holdout: pd.DataFrame, schema: Schema, info: dict | None = None
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Check the three tables against ``schema`` and each other; return them with shared categories.
 
@@ -84,15 +118,16 @@ def check_tables(
     train, synthetic, holdout : DataFrame
         Columns of ``schema``.
     schema : Schema
-    max_overlap : float
-        Largest share of holdout rows allowed to equal a training row (more is an error:
-        the holdout must be records the generator never saw).
+    info : dict, optional
+        Filled with ``unseen_categories`` (``{"release": {column: rows}, "holdout": {...}}``,
+        only columns with such rows) and ``n_holdout_in_train`` (holdout rows equal to a
+        training row).
 
     Returns
     -------
     train, synthetic, holdout : DataFrame
-        Canonical dtypes, categorical columns with the training data's categories, and
-        a fresh 0-based index.
+        Canonical dtypes, categorical columns sharing the training data's categories
+        followed by the unseen ones, and a fresh 0-based index.
 
     Raises
     ------
@@ -115,7 +150,7 @@ def check_tables(
         try:
             df = prepare(df[list(schema.columns)].reset_index(drop=True), schema)
         except VrlibError as exc:
-            raise VrlibError(f"the {role}: {exc}") from None
+            raise VrlibError(f"the {role}: {_advice(exc)}") from None
         checked.append(df)
     train, synthetic, holdout = checked
     for role, df, least in zip(ROLES, checked, (MIN_TRAIN, MIN_RELEASE, 2 * MIN_HALF)):
@@ -124,36 +159,48 @@ def check_tables(
                 f"the {role} has {len(df)} record(s); the audit needs at least {least} "
                 + ("(the holdout is split into a reference half and a null half)" if role == "holdout" else "")
             )
-    for role, df in zip(ROLES[1:], (synthetic, holdout)):
-        for c in schema.categorical:
-            known = train[c].cat.categories
+    info = {} if info is None else info
+    unseen = {"release": {}, "holdout": {}}
+    categories = {}
+    for c in schema.categorical:
+        known = train[c].cat.categories
+        extra = set()
+        for role, df in zip(("release", "holdout"), (synthetic, holdout)):
             values = df[c].astype(object)
-            unseen = ~values.isin(known)
-            if unseen.any():
-                examples = sorted({str(v) for v in values[unseen]})[:5]
-                raise VrlibError(
-                    f"the {role}'s column {c!r} has value(s) {examples} that the training data never has "
-                    f"(row(s) {_rows(df.index[unseen])}); recode them to training categories or drop those rows"
-                )
-    out = [train]
-    for df in (synthetic, holdout):
+            new = ~values.isin(known)
+            if new.any():
+                unseen[role][c] = int(new.sum())
+                extra |= set(values[new])
+        categories[c] = pd.Index([*known, *sorted(extra, key=str)]) if extra else known
+    out = []
+    for df in (train, synthetic, holdout):
         df = df.copy()
         for c in schema.categorical:
-            df[c] = pd.Categorical(df[c].astype(object), categories=train[c].cat.categories)
+            df[c] = pd.Categorical(df[c].astype(object), categories=categories[c])
         out.append(df)
     train, synthetic, holdout = out
+    for role in ("release", "holdout"):
+        if unseen[role]:
+            counts = ", ".join(f"{c}: {n}" for c, n in unseen[role].items())
+            warnings.warn(
+                AuditWarning(
+                    "unseen_categories",
+                    f"the {role} has values the training data never has, in {sum(unseen[role].values())} "
+                    f"row-column(s) ({counts}); they are audited as categories of their own",
+                ),
+                stacklevel=2,
+            )
     overlap = occurs_in(holdout, train, schema)
-    share = float(overlap.mean())
-    if share > max_overlap:
-        raise VrlibError(
-            f"{int(overlap.sum())} of the holdout's {len(holdout)} rows ({share:.1%}; e.g. row(s) "
-            f"{_rows(np.flatnonzero(overlap))}) are equal to training rows: the holdout must be records that were "
-            "NOT used to train the generator (split the data before training, and give the unused part)"
-        )
+    info["unseen_categories"] = {role: counts for role, counts in unseen.items() if counts}
+    info["n_holdout_in_train"] = int(overlap.sum())
     if overlap.any():
         warnings.warn(
-            f"{int(overlap.sum())} holdout row(s) equal a training row (natural duplicates?); they stay in the holdout",
-            UserWarning,
+            AuditWarning(
+                "holdout_duplicates",
+                f"{int(overlap.sum())} of the holdout's {len(holdout)} rows ({overlap.mean():.1%}; e.g. row(s) "
+                f"{_rows(np.flatnonzero(overlap))}) equal a training row; they are kept, as the population's own "
+                "duplicates (if the holdout overlaps the training data itself, split the data before training)",
+            ),
             stacklevel=2,
         )
     return train, synthetic, holdout

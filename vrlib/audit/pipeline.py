@@ -1,11 +1,12 @@
 """``vrlib.audit.audit``: the whole audit of one release, and the files it writes.
 
-Steps: check the tables (:mod:`~vrlib.audit.inputs`); split the holdout in two seeded
-halves, *reference* (the attacker's population sample) and *null* (known non-members);
-score every training record and every null record with each attack
-(:mod:`~vrlib.audit.scores`); turn scores into p-values against the null and combine them,
-flag at a false-discovery rate (:mod:`~vrlib.audit.pvalues`); V_k of every training
-record; release-level figures (:mod:`~vrlib.audit.release`); WP29 risks
+Steps: check the tables (:mod:`~vrlib.audit.inputs`) and the holdout against the
+training records (:mod:`~vrlib.audit.holdout`: a shift withholds the flag); split the
+holdout in two seeded halves, *reference* (the attacker's population sample) and *null*
+(known non-members); score every training record and every null record with each attack
+(:mod:`~vrlib.audit.scores`); the copy evidence of every training record against every
+holdout record (:mod:`~vrlib.audit.evidence`), flagged at a false-discovery rate
+(:mod:`~vrlib.audit.pvalues`); V_k of every training record; release-level figures (:mod:`~vrlib.audit.release`); WP29 risks
 (:mod:`~vrlib.audit.wp29`); the optional model-seeded game (:mod:`~vrlib.audit.game`)
 and policy (:mod:`~vrlib.audit.policy`).
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +25,9 @@ import pandas as pd
 
 import vrlib
 from vrlib.audit import pvalues as pv
-from vrlib.audit.inputs import check_tables
+from vrlib.audit.evidence import copy_evidence, copy_resolution
+from vrlib.audit.holdout import holdout_check
+from vrlib.audit.inputs import AuditWarning, check_tables
 from vrlib.audit.policy import check_policy
 from vrlib.audit.records import records_table
 from vrlib.audit.release import auc_by_decile, disagreements, distance_shares, membership_auc, tpr_at_fpr
@@ -37,7 +41,7 @@ from vrlib.parallel import derive_seed
 from vrlib.params import check_integer, check_number
 from vrlib.selection import vulnerability_scores
 
-__all__ = ["AuditResult", "audit", "FPRS", "MERGED"]
+__all__ = ["AuditResult", "audit", "check_out", "FPRS", "MERGED"]
 
 FPRS = (0.001, 0.01)
 MERGED = ("copies", "distance")
@@ -70,18 +74,57 @@ class AuditResult:
     seconds: dict = field(default_factory=dict)
 
     def write(self, out) -> dict:
-        """Write ``summary.json``, ``records.csv`` and ``report.html`` into folder ``out``; return their paths."""
+        """Write ``summary.json``, ``records.csv`` and ``report.html`` into folder ``out``; return their paths.
+
+        The files are written into a temporary folder beside ``out`` which then takes its
+        place, so ``out`` never holds a half-written report or one mixed with an earlier run's
+        (an earlier report there is replaced; a folder holding other files is refused,
+        :func:`check_out`).
+        """
+        import shutil
+        import tempfile
+
         from vrlib.audit.report import render_html
 
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        paths = {"summary": out / "summary.json", "records": out / "records.csv", "report": out / "report.html"}
-        paths["summary"].write_text(
-            json.dumps(_plain(self.summary), indent=1, allow_nan=False) + "\n", encoding="utf-8"
-        )
-        self.records.to_csv(paths["records"], index=False, float_format="%.10g", lineterminator="\n")
-        paths["report"].write_text(render_html(self), encoding="utf-8")
-        return paths
+        out = check_out(out).resolve()  # a name and a parent even for "." or "dir/"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+        try:
+            (tmp / "summary.json").write_text(
+                json.dumps(_plain(self.summary), indent=1, allow_nan=False) + "\n", encoding="utf-8"
+            )
+            self.records.to_csv(tmp / "records.csv", index=False, float_format="%.10g", lineterminator="\n")
+            (tmp / "report.html").write_text(render_html(self), encoding="utf-8")
+            tmp.chmod(0o755)
+            old = None
+            if out.exists():
+                old = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=out.parent))
+                out.rename(old / "report")
+            tmp.rename(out)
+            if old is not None:
+                shutil.rmtree(old)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return {name: out / f"{name}.{ext}" for name, ext in REPORT_FILES}
+
+
+REPORT_FILES = (("summary", "json"), ("records", "csv"), ("report", "html"))
+
+
+def check_out(out) -> Path:
+    """``out`` as a Path, refused (VrlibError) when it is a file or a folder holding anything but an audit report."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise VrlibError(f"--out {str(out)!r} is a file; give a folder for the report (it is created if needed)")
+    if out.is_dir():
+        others = sorted(p.name for p in out.iterdir() if p.name not in {f"{n}.{e}" for n, e in REPORT_FILES})
+        if others:
+            raise VrlibError(
+                f"--out {str(out)!r} holds files other than an audit report ({', '.join(others[:5])}); "
+                "give a new or empty folder (an earlier report there is replaced)"
+            )
+    return out
 
 
 def _plain(value):
@@ -121,6 +164,7 @@ def audit(
     max_density_rows: int = 10_000,
     logan_epochs: int = 100,
     level: float = 0.95,
+    resolution: float = 0.002,
     out=None,
 ) -> AuditResult:
     """Audit a synthetic release of ``train``: per-record membership risk, release-level risks, intervals.
@@ -171,6 +215,9 @@ def audit(
         Sizes of the DOMIAS and LOGAN D1 attacks (:func:`vrlib.audit.scores.membership_scores`).
     level : float
         Coverage of every interval.
+    resolution : float
+        Changes smaller than this share of one column's range count as copies in the
+        copy evidence (:mod:`vrlib.audit.evidence`).
     out : path, optional
         Folder to write ``report.html``, ``summary.json`` and ``records.csv`` into.
 
@@ -179,21 +226,116 @@ def audit(
     AuditResult
     """
     check_number("the false-discovery rate", fdr, above=0, below=1)
+    check_number("resolution", resolution, above=0, below=1)
     if combine not in pv.COMBINATIONS:
         raise VrlibError(f"unknown combination {combine!r}; choose one of {pv.COMBINATIONS}")
     check_integer("seed", seed, minimum=0)
+    if out is not None:
+        check_out(out)  # before the long work
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = _audit(
+            train,
+            synthetic,
+            holdout,
+            schema,
+            seed=seed,
+            fdr=fdr,
+            combine=combine,
+            attacks=attacks,
+            merged=merged,
+            k=k,
+            known=known,
+            secret=secret,
+            wp29=wp29,
+            n_wp29_attacks=n_wp29_attacks,
+            generator=generator,
+            epsilon=epsilon,
+            game_params=game_params,
+            policy=policy,
+            show_values=show_values,
+            max_density_rows=max_density_rows,
+            logan_epochs=logan_epochs,
+            level=level,
+            resolution=resolution,
+        )
+    seen = {w["message"] for w in result.summary["warnings"]}
+    others = []
+    for w in caught:  # each once: vrlib's own in summary.json, then all given to the caller
+        message = str(w.message)
+        if message in seen:
+            continue
+        seen.add(message)
+        if issubclass(w.category, UserWarning) and "vrlib" in Path(w.filename).parts:
+            result.summary["warnings"].append({"code": getattr(w.message, "code", "data"), "message": message})
+        else:
+            others.append(w)
+    for w in result.summary["warnings"]:
+        warnings.warn(AuditWarning(w["code"], w["message"]), stacklevel=2)
+    for w in others:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if out is not None:
+        result.write(out)
+    return result
+
+
+def _audit(
+    train,
+    synthetic,
+    holdout,
+    schema,
+    *,
+    seed,
+    fdr,
+    combine,
+    attacks,
+    merged,
+    k,
+    known,
+    secret,
+    wp29,
+    n_wp29_attacks,
+    generator,
+    epsilon,
+    game_params,
+    policy,
+    show_values,
+    max_density_rows,
+    logan_epochs,
+    level,
+    resolution,
+) -> AuditResult:
+    """The audit's steps (:func:`audit` collects their warnings)."""
     seconds = {}
+    notes = []  # warnings of the audit's own judgement, in summary.json first
     t0 = time.perf_counter()
-    train, synthetic, holdout = check_tables(train, synthetic, holdout, schema)
+    info = {}
+    train, synthetic, holdout = check_tables(train, synthetic, holdout, schema, info=info)
     if wp29:
         threat_model(schema, known, secret, train)  # refuse a bad threat model before the long steps
     if not 1 <= k < len(train):
         raise VrlibError(f"k must be between 1 and {len(train) - 1} (the training records less one), got {k}")
+    if len(synthetic) < k + 1:
+        raise VrlibError(f"the release has {len(synthetic)} records; the audit needs more than k = {k}")
     order = np.random.default_rng(derive_seed(seed, "audit holdout split")).permutation(len(holdout))
     half = len(holdout) // 2
     reference = holdout.iloc[np.sort(order[:half])].reset_index(drop=True)
     null = holdout.iloc[np.sort(order[half:])].reset_index(drop=True)
     seconds["checks"] = time.perf_counter() - t0
+
+    t = time.perf_counter()
+    check = holdout_check(train, holdout, schema, seed=seed, level=level)
+    if check["shift"]:
+        notes.append(
+            {
+                "code": "holdout_shift",
+                "message": f"a classifier tells training from holdout records with AUC {check['auc']:.3f} "
+                f"[{check['ci_low']:.3f}, {check['ci_high']:.3f}]: the holdout is not a sample of the training "
+                "data's population, so the membership figures compare two populations and are not evidence of "
+                "a leak, and no record is flagged; give a holdout split from the same data before training",
+            }
+        )
+    seconds["holdout check"] = time.perf_counter() - t
 
     t = time.perf_counter()
     member_scores, null_scores = membership_scores(
@@ -208,14 +350,29 @@ def audit(
         logan_epochs=logan_epochs,
     )
     seconds["attacks"] = time.perf_counter() - t
+
+    # copy evidence: every holdout record is a known non-member here
+    t = time.perf_counter()
+    ev_train, ev_holdout, evidence = copy_evidence(
+        train, holdout, synthetic, schema, k=k, resolution=resolution, seed=seed
+    )
+    for sentence in evidence["warnings"]:
+        notes.append({"code": "tail_miscalibrated", "message": sentence})
+    p_value = ev_train["p_value"].to_numpy()
+    q_values, flagged = pv.benjamini_hochberg(p_value, fdr)
+    n_flagged_unchecked = int(flagged.sum())
+    if check["shift"]:
+        flagged = np.zeros(len(train), dtype=bool)
+    seconds["copy evidence"] = time.perf_counter() - t
+
     member_p = pd.DataFrame({a: pv.empirical_pvalues(member_scores[a], null_scores[a]) for a in member_scores})
-    null_p = pd.DataFrame({a: pv.null_pvalues(null_scores[a]) for a in null_scores})
     use = [a for a in member_p.columns if a in merged]
     if not use:
         raise VrlibError(f"none of the merged attacks {list(merged)} is among the attacks run {list(member_p.columns)}")
-    member_merged, null_merged = pv.merge(member_p[use], combine), pv.merge(null_p[use], combine)
-    p_combined = pv.calibrate(member_merged, null_merged)
-    q_values, flagged = pv.benjamini_hochberg(p_combined, fdr)
+    # one map from score to p-value for both sides: ties stay ties in the merged statistic
+    mid_member = pd.DataFrame({a: pv.midrank_pvalues(member_scores[a], null_scores[a]) for a in use})
+    mid_null = pd.DataFrame({a: pv.midrank_pvalues(null_scores[a], null_scores[a]) for a in use})
+    member_merged, null_merged = pv.merge(mid_member, combine), pv.merge(mid_null, combine)
     member_scores = member_scores.assign(combined=member_merged)
     null_scores = null_scores.assign(combined=null_merged)
 
@@ -227,7 +384,8 @@ def audit(
         member_scores.drop(columns="combined"),
         member_p,
         member_merged,
-        p_combined,
+        ev_train,
+        p_value,
         q_values,
         flagged,
         vk,
@@ -237,6 +395,7 @@ def audit(
     t = time.perf_counter()
     auc = membership_auc(member_scores["combined"], null_scores["combined"], level)
     per_attack = {a: membership_auc(member_scores[a], null_scores[a], level) for a in member_p}
+    per_attack["closeness"] = membership_auc(ev_train["effect"], ev_holdout["effect"], level)
     tprs = {str(f): tpr_at_fpr(member_scores["combined"], null_scores["combined"], f, level) for f in FPRS}
     encoder = TableEncoder(schema).fit(train)  # as V_k scales the training records
     null_vk = kneighbors_between(encoder.transform(null), encoder.transform(train), k=k)[0].mean(axis=1)
@@ -245,6 +404,7 @@ def audit(
     n_verbatim = int((member_scores["copies"] > 0).sum()) if "copies" in member_scores else None
     n_flagged = int(flagged.sum())
     seconds["release"] = time.perf_counter() - t
+    resolution_info = copy_resolution(evidence, len(train), fdr)
     summary = {
         "vrlib_version": vrlib.__version__,
         "seed": int(seed),
@@ -254,6 +414,7 @@ def audit(
             "combine": combine,
             "fdr": fdr,
             "k": k,
+            "resolution": resolution,
             "level": level,
             "max_density_rows": max_density_rows,
             "logan_epochs": logan_epochs,
@@ -264,22 +425,33 @@ def audit(
             "n_reference": len(reference),
             "n_null": len(null),
         },
+        "warnings": notes,
+        "holdout_check": check,
+        "n_holdout_in_train": info["n_holdout_in_train"],
+        "unseen_categories": info["unseen_categories"],
         "membership_auc": auc,
         "membership_auc_ci": [auc["ci_low"], auc["ci_high"]],
         "attack_auc": per_attack,
         "tpr_at_fpr": tprs,
         "n_flagged": n_flagged,
         "flagged_share": n_flagged / len(train),
+        "flag_withheld": bool(check["shift"]),
+        "n_flagged_if_holdout_trusted": n_flagged_unchecked,
         "n_verbatim": n_verbatim,
         "n_verbatim_copies": int(member_scores["copies"].sum()) if "copies" in member_scores else None,
         "at_risk": records.loc[records["flagged"], "index"].astype(int).tolist(),
+        "copy_evidence": {
+            "views": {
+                v: {key: val for key, val in d.items() if key not in ("tail", "neighbourhood")}
+                for v, d in evidence["views"].items()
+            },
+            "n_holdout_scored": len(holdout),
+        },
+        "flag_resolution": resolution_info,
         "auc_by_vk_decile": deciles.to_dict(orient="records"),
         "distance_shares": shares,
     }
-    summary["disagreements"] = disagreements(shares, n_verbatim or 0, n_flagged, auc, fdr)
-    resolution = pv.flag_resolution(len(train), len(null), fdr)
-    resolution["note"] += f" The null records are half of the {len(holdout):,} holdout records."
-    summary["flag_resolution"] = resolution
+    summary["disagreements"] = [] if check["shift"] else disagreements(shares, n_verbatim or 0, n_flagged, auc, fdr)
     if wp29:
         t = time.perf_counter()
         summary["wp29"] = wp29_risks(
@@ -298,7 +470,4 @@ def audit(
         )
         seconds["game"] = time.perf_counter() - t
     summary["policy"] = check_policy(summary, policy) if policy is not None else None
-    result = AuditResult(summary, records, deciles, member_scores, null_scores, seconds)
-    if out is not None:
-        result.write(out)
-    return result
+    return AuditResult(summary, records, deciles, member_scores, null_scores, seconds)

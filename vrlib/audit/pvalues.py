@@ -1,5 +1,12 @@
 """From scores to calibrated evidence: empirical p-values, their combination, and a false-discovery-rate flag.
 
+The audit flags records on their copy evidence (:mod:`vrlib.audit.evidence`, whose
+p-values can go below the empirical floor) with :func:`benjamini_hochberg`; the
+attacks' empirical p-values below are reported beside it, and merged with
+:func:`midrank_pvalues` (one map for members and null records, ties counting half) for
+the release-level AUC.  :func:`calibrate`, :func:`null_pvalues` and
+:func:`flag_resolution` describe the empirical route and its floor.
+
 * **Empirical p-value.** The null half of the holdout holds ``m`` known non-members
   scored exactly as the training records are.  A training record with score ``s``
   gets ``p = (1 + #{null >= s}) / (m + 1)``: if the record were a non-member, its score
@@ -39,6 +46,7 @@ __all__ = [
     "COMBINATIONS",
     "empirical_pvalues",
     "null_pvalues",
+    "midrank_pvalues",
     "merge",
     "calibrate",
     "benjamini_hochberg",
@@ -68,6 +76,24 @@ def empirical_pvalues(scores, null) -> np.ndarray:
         raise VrlibError("scores contain NaN; an attack failed to score some records")
     at_least = len(null) - np.searchsorted(null, scores, side="left")
     return (1.0 + at_least) / (len(null) + 1.0)
+
+
+def midrank_pvalues(scores, null) -> np.ndarray:
+    """``(1/2 + #{null > s} + #{null = s} / 2) / (m + 1)``: one map from score to p-value for members and null records alike.
+
+    Used to merge the attacks' evidence for the release-level figures (AUC, TPR): a
+    member and a null record with equal scores get equal p-values (ties count half), so
+    heavy ties leave the AUC at 0.5 instead of favouring either side, as leave-one-out
+    p-values of the null records would.
+    """
+    scores, null = np.asarray(scores, dtype=float), np.sort(np.asarray(null, dtype=float))
+    if null.ndim != 1 or len(null) == 0:
+        raise VrlibError("the null scores must be a non-empty 1-D array (the known non-members' scores)")
+    if np.isnan(scores).any() or np.isnan(null).any():
+        raise VrlibError("scores contain NaN; an attack failed to score some records")
+    above = len(null) - np.searchsorted(null, scores, side="right")
+    equal = np.searchsorted(null, scores, side="right") - np.searchsorted(null, scores, side="left")
+    return (0.5 + above + 0.5 * equal) / (len(null) + 1.0)
 
 
 def null_pvalues(null) -> np.ndarray:

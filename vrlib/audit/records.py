@@ -1,13 +1,16 @@
 """``records.csv``: one row per training record, most at risk first.
 
 Columns, in order: ``index`` (0-based row in the training file), ``risk_rank`` (1 = most
-at risk: smallest calibrated p-value, then largest merged statistic, then largest
-distance score, then index),
+at risk: smallest copy-evidence p-value, then largest closeness, i.e. effect size, then
+largest merged statistic, then index),
 ``vk`` and ``vk_rank`` (V_k, achilles eq. 5, with rank 1 the most isolated record),
-``copies`` (verbatim copies in the release), then ``score_<attack>`` and ``p_<attack>``
-for each attack, ``score_combined`` (the attacks' p-values merged, :func:`vrlib.audit.pvalues.merge`),
-``p_combined`` (``score_combined`` calibrated against the null records, :func:`vrlib.audit.pvalues.calibrate`),
-``q_value`` (Benjamini–Hochberg on ``p_combined``) and ``flagged``.
+``copies`` (verbatim copies in the release), ``d_release`` and ``d_neighbourhood``
+(Gower distances to the nearest released record and to the next k,
+:mod:`vrlib.audit.evidence`), ``closeness`` (the effect size), ``p_value`` (the copy
+evidence against every holdout record), ``q_value`` (Benjamini–Hochberg on ``p_value``)
+and ``flagged``, then ``score_<attack>`` and ``p_<attack>`` for each attack (p against
+the null half of the holdout) and ``score_combined`` (the attacks' p-values merged,
+:func:`vrlib.audit.pvalues.merge`).
 Record values follow only when asked for (``show_values``): the file is as sensitive
 as the training data otherwise would be.
 """
@@ -20,10 +23,10 @@ import pandas as pd
 __all__ = ["records_table", "risk_order"]
 
 
-def risk_order(p_combined, merged, tiebreak) -> np.ndarray:
-    """Positions from most to least at risk: smallest ``p_combined``, then largest ``merged``, then largest ``tiebreak``."""
-    p_combined, merged = np.asarray(p_combined, float), np.asarray(merged, float)
-    return np.lexsort((np.arange(len(p_combined)), -np.asarray(tiebreak, float), -merged, p_combined))
+def risk_order(p_value, effect, merged) -> np.ndarray:
+    """Positions from most to least at risk: smallest ``p_value``, then largest ``effect``, then largest ``merged``."""
+    p_value, effect = np.asarray(p_value, float), np.asarray(effect, float)
+    return np.lexsort((np.arange(len(p_value)), -np.asarray(merged, float), -effect, p_value))
 
 
 def records_table(
@@ -31,7 +34,8 @@ def records_table(
     scores: pd.DataFrame,
     pvalues: pd.DataFrame,
     merged,
-    p_combined,
+    evidence: pd.DataFrame,
+    p_value,
     q_values,
     flagged,
     vulnerability,
@@ -45,7 +49,11 @@ def records_table(
         The training records (0-based index = row in the file).
     scores, pvalues : DataFrame
         One column per attack, aligned with ``train``.
-    merged, p_combined, q_values, flagged : array-like
+    merged : array-like
+        The attacks' merged statistic per record.
+    evidence : DataFrame
+        Of :func:`vrlib.audit.evidence.copy_evidence`, per record.
+    p_value, q_values, flagged : array-like
         Per record.
     vulnerability : array-like
         V_k per record.
@@ -57,8 +65,7 @@ def records_table(
     DataFrame
     """
     n = len(train)
-    tiebreak = scores["distance"].to_numpy() if "distance" in scores else np.zeros(n)
-    order = risk_order(p_combined, merged, tiebreak)
+    order = risk_order(p_value, evidence["effect"].to_numpy(), merged)
     risk_rank = np.empty(n, dtype=np.int64)
     risk_rank[order] = np.arange(1, n + 1)
     vk = np.asarray(vulnerability, float)
@@ -67,13 +74,16 @@ def records_table(
     table = pd.DataFrame({"index": np.arange(n), "risk_rank": risk_rank, "vk": vk, "vk_rank": vk_rank})
     if "copies" in scores:
         table["copies"] = scores["copies"].to_numpy().astype(np.int64)
+    for c in evidence.columns:
+        if c != "p_value":
+            table[c] = evidence[c].to_numpy()
+    table["p_value"] = np.asarray(p_value, float)
+    table["q_value"] = np.asarray(q_values, float)
+    table["flagged"] = np.asarray(flagged, bool)
     for attack in scores.columns:
         table[f"score_{attack}"] = scores[attack].to_numpy()
         table[f"p_{attack}"] = pvalues[attack].to_numpy()
     table["score_combined"] = np.asarray(merged, float)
-    table["p_combined"] = np.asarray(p_combined, float)
-    table["q_value"] = np.asarray(q_values, float)
-    table["flagged"] = np.asarray(flagged, bool)
     if show_values:
         values = train.reset_index(drop=True)
         for c in values.columns:

@@ -51,12 +51,12 @@ def figures(result) -> dict[str, str]:
     rec = result.records
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     axes[0].scatter(
-        rec["vk_rank"], -np.log10(rec["p_combined"]), s=4, alpha=0.4, c=np.where(rec["flagged"], "#d62728", "#1f77b4")
+        rec["vk_rank"], -np.log10(rec["p_value"]), s=4, alpha=0.4, c=np.where(rec["flagged"], "#d62728", "#1f77b4")
     )
     axes[0].invert_xaxis()
     axes[0].set_xscale("log")
     axes[0].set_xlabel("V_k rank (1 = most isolated record)")
-    axes[0].set_ylabel("-log10 combined p-value")
+    axes[0].set_ylabel("-log10 copy-evidence p-value")
     axes[0].set_title("Per-record risk (red: flagged)")
     dec = result.deciles
     axes[1].errorbar(
@@ -126,31 +126,54 @@ def render_html(result) -> str:
     which = ", ".join(str(int(i)) for i in shown["index"])
     more = f" and {len(flagged) - len(shown)} more (see records.csv)" if len(flagged) > len(shown) else ""
     verbatim = s["n_verbatim"]
-    if n_flagged:
+    shifted = bool(s.get("flag_withheld"))
+    auc = s["membership_auc"]
+    if shifted:
+        hc = s["holdout_check"]
         headline = (
-            f"{n_flagged:,} of the {n_train:,} training records are at risk in this release: the attacks single "
-            f"them out as members at a {st['fdr']:.0%} false-discovery rate. They are rows {which}{more} "
-            "of the training file (0-based)."
+            "This audit cannot tell whether records leak: the holdout is not a sample of the training data's "
+            f"population (a classifier tells them apart with AUC {_ci(hc)}), so no record is flagged and the "
+            "membership figures below measure that difference, not a leak. Give a holdout split from the same "
+            "data before training."
+        )
+    elif n_flagged:
+        headline = (
+            f"{n_flagged:,} of the {n_train:,} training records are at risk in this release: the release holds "
+            f"copies or near-copies of them closer than non-members get, at a {st['fdr']:.0%} false-discovery "
+            f"rate. They are rows {which}{more} of the training file (0-based)."
         )
     else:
         headline = (
             f"No training record is flagged as at risk at a {st['fdr']:.0%} false-discovery rate "
-            f"(of {n_train:,} records)."
+            f"(of {n_train:,} records)"
+            + (f", but {verbatim:,} of them occur verbatim in the release." if verbatim else ".")
         )
-    auc = s["membership_auc"]
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>vrlib audit: privacy report</title>",
         f"<style>{_CSS}</style></head><body>",
         "<h1>Privacy audit of a synthetic release</h1>",
-        f"<p class='verdict{' ok' if not n_flagged and not verbatim else ''}' id='verdict'>{_e(headline)}</p>",
+        f"<p class='verdict{' ok' if not n_flagged and not verbatim and not shifted else ''}' id='verdict'>"
+        f"{_e(headline)}</p>",
         "<p>",
     ]
     if verbatim is not None:
         parts.append(_e(f"{verbatim:,} training records occur verbatim in the release. "))
-    parts.append(_e(f"Membership AUC (training vs holdout records): {_ci(auc)} ({level} interval; 0.5 = no signal)."))
+    if shifted:
+        parts.append(
+            _e(f"Training vs holdout AUC of the attacks: {_ci(auc)} ({level} interval): a population difference.")
+        )
+    else:
+        parts.append(
+            _e(f"Membership AUC (training vs holdout records): {_ci(auc)} ({level} interval; 0.5 = no signal).")
+        )
     parts.append("</p>")
-    if not n_flagged:
-        parts.append(f"<p id='resolution'>{_e(s['flag_resolution']['note'])}</p>")
+    parts.append(f"<p id='resolution'>{_e(s['flag_resolution']['note'])}</p>")
+    if s.get("warnings"):
+        parts.append(
+            "<ul id='warnings'>"
+            + "".join(f"<li><b>{_e(w['code'])}</b>: {_e(w['message'])}</li>" for w in s["warnings"])
+            + "</ul>"
+        )
     for sentence in s["disagreements"]:
         parts.append(f"<p><b>{_e(sentence)}</b></p>")
     if s.get("policy"):
@@ -163,7 +186,7 @@ def render_html(result) -> str:
     keep = [
         c
         for c in top.columns
-        if c in ("index", "risk_rank", "vk_rank", "copies", "p_combined", "q_value", "flagged")
+        if c in ("index", "risk_rank", "vk_rank", "copies", "effect", "p_value", "q_value", "flagged")
         or c.startswith("value_")
     ]
     parts.append("<h2>The records most at risk</h2>")

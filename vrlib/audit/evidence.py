@@ -1,0 +1,370 @@
+"""Per-record copy evidence: how much nearer a record's closest released record is than its neighbourhood, and how rare that is.
+
+**Distance.** Gower's mixed-type distance on the encoded record, scaled as V_k scales
+it (one-hot categories, continuous columns min-max scaled on all three tables): a
+changed category counts 1, a continuous change counts its share of the column's
+range, and the sum is divided by the number of columns.  A record with one category
+changed is at ``1 / F`` from the original, as near as a continuous value moved by the
+whole range of one column.
+
+**Closeness** (the effect size).  For a record ``x``, ``d_1`` is the distance to its
+nearest released record and ``d_nbr`` the mean distance to its 2nd to ``(k+1)``-th
+nearest released records (its neighbourhood in the release)::
+
+    closeness(x) = log((d_nbr + eps) / (d_1 + eps)),   eps = resolution / F
+
+An exact copy of an isolated record scores highest; a record in a dense region of the
+release scores about 0 however small ``d_1`` is, since its neighbours are as near.
+``eps`` makes anything nearer than ``resolution`` of one column's range count as a copy.
+
+**p-values.** Every holdout record is scored alike (they are known non-members; holdout
+rows equal to training rows stay in, as the population's own duplicates).  A record's
+p-value is the share of non-members at least as close, the empirical
+``(1 + #{holdout >= s}) / (n + 1)``, as long as some holdout record is at least as
+close; beyond the largest holdout score, the exceedances of the top ``tail_share`` are
+modelled by a generalised Pareto tail (shape clipped at 0: never lighter than
+exponential), so a score beyond every holdout record gets a p-value below
+``1 / (n + 1)`` — the resolution Benjamini–Hochberg needs among thousands of records.  The tail is checked
+before it is used (:meth:`NullTail.check`): fitted on one half of the holdout, it
+must not give the other half more small p-values than their level (a one-sided
+binomial test at each level, and the smallest p-value against its own distribution);
+if it fails, the p-values fall back to the empirical ones (no extrapolation) and the
+audit says so.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from vrlib.data import Schema
+from vrlib.distance import kneighbors_between
+from vrlib.encoding import EncodedTable, TableEncoder
+from vrlib.errors import VrlibError
+from vrlib.parallel import derive_seed
+from vrlib.params import check_integer, check_number
+
+__all__ = ["gower_view", "closeness_scores", "NullTail", "copy_evidence", "copy_resolution"]
+
+
+def gower_view(encoder: TableEncoder, df: pd.DataFrame) -> tuple[EncodedTable, float]:
+    """``df`` encoded so that :func:`vrlib.distance.kneighbors_between` (Minkowski, p = 1) is ``factor`` × Gower.
+
+    The eq. 6 distance with p = 1 weighs the one-hot block (2 per changed category) by
+    ``F_cat / F`` and the continuous block by ``F_cont / F``; scaling the continuous
+    block by ``2 F_cat / F_cont`` makes both ``2 F_cat / F`` per unit, i.e. ``2 F_cat``
+    × Gower.
+
+    Returns
+    -------
+    table : EncodedTable
+    factor : float
+        Distance of the encoded table per unit of Gower distance.
+    """
+    enc = encoder.transform(df)
+    f_cat, f_cont = enc.n_categorical, enc.n_continuous
+    if f_cat and f_cont:
+        enc = EncodedTable(enc.onehot, enc.continuous * (2.0 * f_cat / f_cont), f_cat)
+    return enc, float(2 * f_cat if f_cat else f_cont)
+
+
+def closeness_scores(
+    records: dict[str, pd.DataFrame],
+    synthetic: pd.DataFrame,
+    schema: Schema,
+    k: int = 5,
+    resolution: float = 0.01,
+) -> dict[str, pd.DataFrame]:
+    """``d_1``, ``d_nbr`` and ``closeness`` (see the module's docstring) of each table of ``records``.
+
+    Parameters
+    ----------
+    records : mapping name -> DataFrame
+        E.g. ``{"train": train, "holdout": holdout}``: all scored alike.
+    synthetic : DataFrame
+        The release (at least ``k + 1`` records).
+    schema : Schema
+    k : int
+        Released neighbours beyond the nearest that make the neighbourhood.
+    resolution : float
+        Changes smaller than this share of one column's range count as copies.
+
+    Returns
+    -------
+    dict name -> DataFrame with columns ``d_release``, ``d_neighbourhood``, ``closeness``
+        Distances in Gower units (0 = equal, 1 = every column as different as it can be).
+    """
+    check_integer("k", k, minimum=1)
+    check_number("resolution", resolution, above=0, below=1)
+    if len(synthetic) < k + 1:
+        raise VrlibError(f"the release has {len(synthetic)} records; the closeness score needs at least {k + 1}")
+    encoder = TableEncoder(schema).fit(pd.concat([*records.values(), synthetic], ignore_index=True))
+    release, factor = gower_view(encoder, synthetic)
+    eps = resolution / len(schema.columns)
+    out = {}
+    for name, df in records.items():
+        d, _ = kneighbors_between(gower_view(encoder, df)[0], release, k=k + 1, metric="minkowski", p=1.0)
+        d = d / factor
+        d1, nbr = d[:, 0], d[:, 1:].mean(axis=1)
+        out[name] = pd.DataFrame(
+            {"d_release": d1, "d_neighbourhood": nbr, "closeness": np.log((nbr + eps) / (d1 + eps))}, index=df.index
+        )
+    return out
+
+
+class NullTail:
+    """p-values of scores against known non-members; beyond the largest, a generalised Pareto tail fitted to the top ``tail_share``.
+
+    Parameters
+    ----------
+    tail_share : float
+        Share of the null scores whose exceedances are modelled.
+    min_tail : int
+        At least this many exceedances (fewer null records: no tail, empirical only).
+    extrapolate : bool
+        Use the tail model; False gives the empirical p-values alone.
+    confidence : float
+        The tail's share and scale are taken at their one-sided upper bounds of this level
+        (conservative: larger p-values).
+
+    Attributes
+    ----------
+    n_ : int
+        Null scores.
+    threshold_ : float
+        Scores above it are in the tail.
+    rate_ : float
+        Upper bound of the share of null scores above the threshold.
+    shape_, scale_ : float
+        Of the generalised Pareto distribution of ``score - threshold`` (shape >= 0; scale
+        at its upper bound).
+    """
+
+    def __init__(
+        self, tail_share: float = 0.05, min_tail: int = 50, extrapolate: bool = True, confidence: float = 0.95
+    ):
+        self.tail_share = tail_share
+        self.min_tail = min_tail
+        self.extrapolate = extrapolate
+        self.confidence = confidence
+
+    def fit(self, null) -> "NullTail":
+        """Learn the null distribution from ``null`` (1-D, finite)."""
+        from scipy import stats
+
+        null = np.sort(np.asarray(null, dtype=float))
+        if null.ndim != 1 or len(null) < 2 or not np.isfinite(null).all():
+            raise VrlibError("the null scores must be at least two finite numbers (the holdout records' scores)")
+        check_number("tail_share", self.tail_share, above=0, below=1)
+        self.null_ = null
+        self.n_ = n = len(null)
+        n_tail = min(max(self.min_tail, int(np.ceil(self.tail_share * n))), n // 2)
+        self.threshold_ = float(null[n - n_tail - 1])
+        exceed = null[null > self.threshold_] - self.threshold_
+        t = len(exceed)
+        # the tail's share and scale at their one-sided upper bounds (Clopper-Pearson; chi-square for an
+        # exponential mean): a tail fitted to a few hundred records must not make p-values too small
+        self.rate_ = float(stats.beta.ppf(self.confidence, t + 1, n - t)) if t < n else 1.0
+        self.fitted_ = bool(self.extrapolate and t >= self.min_tail and np.ptp(exceed) > 0)
+        self.shape_, self.scale_ = 0.0, float(exceed.mean()) if t else 1.0
+        if self.fitted_:
+            shape, _, scale = stats.genpareto.fit(exceed, floc=0.0)
+            if shape > 0:  # heavier than exponential: keep the fit
+                self.shape_, self.scale_ = float(shape), float(scale)
+            # lighter (bounded) tails are replaced by the exponential of the same mean: never below them
+            self.scale_ *= 2.0 * t / float(stats.chi2.ppf(1.0 - self.confidence, 2 * t))
+        return self
+
+    def pvalues(self, scores) -> np.ndarray:
+        """P(null score >= s) for each ``s``: empirical up to the largest null score, the fitted tail beyond it."""
+        scores = np.asarray(scores, dtype=float)
+        if np.isnan(scores).any():
+            raise VrlibError("scores contain NaN")
+        at_least = self.n_ - np.searchsorted(self.null_, scores, side="left")
+        p = (1.0 + at_least) / (self.n_ + 1.0)
+        if self.fitted_:
+            # within the null scores the empirical p-value is exact (conformal); the model only extrapolates
+            # beyond the largest of them, where the empirical one would stop at 1 / (n + 1)
+            beyond = scores > self.null_[-1]
+            z = (scores[beyond] - self.threshold_) / self.scale_
+            sf = np.exp(-z) if self.shape_ == 0 else (1.0 + self.shape_ * z) ** (-1.0 / self.shape_)
+            p[beyond] = np.minimum(self.p_floor, self.rate_ * sf)
+        return np.clip(p, np.finfo(float).tiny, 1.0)
+
+    @property
+    def p_floor(self) -> float:
+        """The smallest empirical p-value, ``1 / (n + 1)``."""
+        return 1.0 / (self.n_ + 1.0)
+
+    def check(self, seed: int = 0, levels=(0.05, 0.01, 0.001), alpha: float = 0.01) -> dict:
+        """Fit on one random half of the null scores, test the p-values of the other half (both ways).
+
+        For each level ``t`` with ``t × half >= 1``, the count of the other half's p-values at
+        most ``t`` is compared with Binomial(half, t) (one-sided: too many small p-values is
+        what would make flags false); and the smallest p-value ``p_min`` of ``h`` records
+        with ``1 - (1 - p_min)^h``.  Passed when no test is below ``alpha`` / (number of tests).
+
+        Returns
+        -------
+        dict
+            ``passed``, ``tests`` (rows: ``fit_half``, ``level``, ``observed``, ``expected``,
+            ``p``) and ``alpha``.
+        """
+        from scipy import stats
+
+        order = np.random.default_rng(derive_seed(seed, "audit tail check")).permutation(self.n_)
+        halves = np.array_split(self.null_[order], 2)
+        rows = []
+        for a, (fit_part, test_part) in enumerate(((halves[0], halves[1]), (halves[1], halves[0]))):
+            model = NullTail(self.tail_share, self.min_tail, self.extrapolate, self.confidence).fit(fit_part)
+            p = model.pvalues(test_part)
+            h = len(p)
+            for t in levels:
+                if t * h >= 1:
+                    obs = int((p <= t).sum())
+                    rows.append(
+                        {
+                            "fit_half": a,
+                            "level": t,
+                            "observed": obs,
+                            "expected": t * h,
+                            "p": float(stats.binom.sf(obs - 1, h, t)),
+                        }
+                    )
+            p_min = float(p.min())
+            rows.append(
+                {
+                    "fit_half": a,
+                    "level": "min",
+                    "observed": p_min,
+                    "expected": 1.0 / h,
+                    "p": -np.expm1(h * np.log1p(-p_min)),
+                }
+            )
+        passed = all(r["p"] >= alpha / len(rows) for r in rows)
+        return {"passed": bool(passed), "alpha": alpha, "tests": rows}
+
+
+def copy_evidence(
+    train: pd.DataFrame,
+    holdout: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    schema: Schema,
+    k: int = 5,
+    resolution: float = 0.002,
+    seed: int = 0,
+) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """Closeness of every training and holdout record in each view, and the training records' p-values.
+
+    Views: ``all`` (every column) and, when the table has both kinds, ``continuous`` (the
+    continuous columns alone: a record copied with one category changed is an exact copy
+    there).  Each view's p-values come from its own :class:`NullTail`, fitted on every
+    holdout record and checked (:meth:`NullTail.check`; empirical only if the check
+    fails); a record's p-value is the Bonferroni minimum over the views,
+    ``min(1, V min_v p_v)``, valid whatever their dependence.
+
+    Returns
+    -------
+    train_table, holdout_table : DataFrame
+        ``d_release``, ``d_neighbourhood``, ``closeness`` (of the ``all`` view), then
+        ``closeness_<view>`` for the other views, ``p_value`` and ``effect`` (the closeness of
+        the view that gave the smallest p-value, which breaks ties of ``p_value``).
+    info : dict
+        Per view: the tail's ``threshold``, ``rate``, ``shape``, ``scale``, ``extrapolated``
+        and ``check``; and ``warnings`` (sentences for views whose tail failed its check).
+    """
+    views = {"all": schema}
+    if schema.categorical and schema.continuous:
+        views["continuous"] = Schema([], list(schema.continuous))
+    tables = {"train": train, "holdout": holdout}
+    out = {name: pd.DataFrame(index=df.index) for name, df in tables.items()}
+    p_views, effects, info, notes = {}, {}, {"views": {}}, []
+    for view, sub in views.items():
+        cols = list(sub.columns)
+        scores = closeness_scores(
+            {name: df[cols] for name, df in tables.items()}, synthetic[cols], sub, k=k, resolution=resolution
+        )
+        tail = NullTail().fit(scores["holdout"]["closeness"])
+        check = tail.check(seed=seed)
+        if not check["passed"]:
+            tail = NullTail(extrapolate=False).fit(scores["holdout"]["closeness"])
+            notes.append(
+                f"the tail model of the holdout's closeness scores ({view} columns) failed its check on held-out "
+                f"holdout records, so that view's p-values are empirical only (none below {tail.p_floor:.2g})"
+            )
+        for name in tables:
+            if view == "all":
+                out[name] = scores[name].copy()
+            else:
+                out[name][f"closeness_{view}"] = scores[name]["closeness"]
+            p_views[name, view] = tail.pvalues(scores[name]["closeness"])
+            effects[name, view] = scores[name]["closeness"].to_numpy()
+        info["views"][view] = {
+            "threshold": tail.threshold_,
+            "rate": tail.rate_,
+            "shape": tail.shape_,
+            "scale": tail.scale_,
+            "extrapolated": tail.fitted_,
+            "check": check,
+            "tail": tail,
+            "neighbourhood": scores["train"]["d_neighbourhood"].to_numpy(),
+            "eps": resolution / len(cols),
+        }
+    names = list(views)
+    for name in tables:
+        p = np.column_stack([p_views[name, v] for v in names])
+        best = p.argmin(axis=1)
+        out[name]["p_value"] = np.minimum(1.0, len(names) * p.min(axis=1))
+        out[name]["effect"] = np.column_stack([effects[name, v] for v in names])[np.arange(len(p)), best]
+    info["warnings"] = notes
+    return out["train"], out["holdout"], info
+
+
+def copy_resolution(info: dict, n_records: int, q: float) -> dict:
+    """How small the copy evidence can get, and how many exact copies Benjamini–Hochberg then flags.
+
+    Parameters
+    ----------
+    info : dict
+        Of :func:`copy_evidence`.
+    n_records : int
+        Records tested.
+    q : float
+        False-discovery rate.
+
+    Returns
+    -------
+    dict
+        ``p_copy_median`` / ``p_copy_isolated``: the p-value of an exact copy (``d_1 = 0`` in
+        every view) of a training record with the median / the largest neighbourhood
+        distance; ``copies_to_flag_median`` / ``..._isolated``: the fewest such copies flagged
+        together (``ceil(p n / q)``, None when more than ``n``); ``p_floor``: the empirical floor
+        ``1 / (n_holdout + 1)``; ``bh_single``: the level one record alone must reach,
+        ``q / n``; ``note``: a sentence.
+    """
+    views = info["views"]
+    out = {"bh_single": q / n_records, "extrapolated": any(v["extrapolated"] for v in views.values())}
+    for name in ("median", "isolated"):
+        ps = []
+        for v in views.values():
+            d = float(np.median(v["neighbourhood"])) if name == "median" else float(v["neighbourhood"].max())
+            ps.append(float(v["tail"].pvalues([np.log((d + v["eps"]) / v["eps"])])[0]))
+        p = min(1.0, len(views) * min(ps))
+        need = int(np.ceil(p * n_records / q - 1e-12))
+        out[f"p_copy_{name}"] = p
+        out[f"copies_to_flag_{name}"] = max(1, need) if need <= n_records else None
+    out["p_floor"] = next(iter(views.values()))["tail"].p_floor
+    one = out["copies_to_flag_median"]
+    if one is None:
+        reach = "no exact copy of a typical record can be flagged"
+    elif one == 1:
+        reach = "a single exact copy of a typical training record is flagged"
+    else:
+        reach = f"exact copies of typical training records are flagged once {one:,} of them are released"
+    out["note"] = (
+        f"The smallest p-value an exact copy of a typical training record gets is {out['p_copy_median']:.2g} "
+        f"({out['p_copy_isolated']:.2g} for the most isolated one), against {q / n_records:.2g} needed for one "
+        f"record alone at a {q:.0%} false-discovery rate over {n_records:,} records: {reach}."
+        + ("" if out["extrapolated"] else f" No p-value is below {out['p_floor']:.2g} (no tail model).")
+    )
+    return out
