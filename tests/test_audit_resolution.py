@@ -300,8 +300,10 @@ def test_cli_per_file_encoding_warnings_once_and_atomic_folder(csv_files, tmp_pa
     assert sorted(p.name for p in out.iterdir()) == ["records.csv", "report.html", "summary.json"]
     # rerun into the same folder: replaced whole, nothing left beside it
     (out / "summary.json").write_text("stale")
-    assert main(_args(csv_files, out, "--encoding", "utf-8,latin-1,utf-8", "--seed", "2")) == 0
+    capsys.readouterr()
+    assert main(_args(csv_files, f"{out}/", "--encoding", "utf-8,latin-1,utf-8", "--seed", "2")) == 0
     assert json.loads((out / "summary.json").read_text())["seed"] == 2
+    assert f"wrote {out / 'report.html'}," in capsys.readouterr().out  # '--out DIR/' printed without '//'
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]
 
 

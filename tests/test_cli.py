@@ -300,3 +300,17 @@ def test_classroom_grade_a_class_and_one_notebook(capsys, tmp_path):
     )
     report = json.loads(out)
     assert code == 0 and report["max_points"] == sum(POINTS.values()) and report["points"] < report["max_points"]
+
+
+@pytest.mark.parametrize(
+    "argv, pointer",
+    [
+        (["nope"], "(see vrlib --help)"),
+        (["audit", "--bogus"], "(see vrlib audit --help)"),
+        (["rank", "--x"], "(see vrlib rank --help)"),
+    ],
+)
+def test_usage_errors_point_at_a_help_that_exists(capsys, argv, pointer):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.rstrip().endswith(pointer) and "vrlib vrlib" not in err

@@ -32,7 +32,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line on stderr."""
 
     def error(self, message):
-        self.exit(EXIT_USAGE, f"vrlib: error: {message} (see vrlib {self.prog.split()[-1]} --help)\n")
+        # prog is "vrlib" for the top-level parser and "vrlib audit" for a subcommand's
+        self.exit(EXIT_USAGE, f"vrlib: error: {message} (see {self.prog} --help)\n")
 
 
 def _columns(text: str) -> list[str]:
@@ -236,6 +237,8 @@ def _add_audit(sub) -> None:
 
 
 def _audit(args) -> tuple[str, int]:
+    from pathlib import Path
+
     from vrlib.audit import audit, read_tables
     from vrlib.audit.pipeline import check_out
     from vrlib.audit.policy import EXIT_VIOLATED, load_policy
@@ -284,7 +287,7 @@ def _audit(args) -> tuple[str, int]:
         f"{auc['ci_high']:.3f}]",
         s["flag_resolution"]["note"],
         *s["disagreements"],
-        f"wrote {args.out}/report.html, summary.json, records.csv",
+        f"wrote {Path(args.out) / 'report.html'}, summary.json, records.csv",
     ]
     status = 0
     if s["policy"] is not None:
