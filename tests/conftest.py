@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 from pathlib import Path
 
 import numpy as np
@@ -38,8 +37,8 @@ def require_real(*names):
     """Skip unless every real data file in ``names`` is present (no download in tests)."""
     missing = [n for n in names if not real_file_present(n)]
     if missing:
-        where = os.environ.get("VRLIB_DATA_DIR", "(VRLIB_DATA_DIR unset)")
-        pytest.skip(f"real data file(s) {missing} not found in {where} or data/; set VRLIB_DATA_DIR=../shared/data")
+        where = ", ".join(str(d) for d in search_dirs())
+        pytest.skip(f"real data file(s) {missing} not found in {where}; put them there or set VRLIB_DATA_DIR")
 
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
