@@ -6,12 +6,12 @@ import pytest
 
 from vrlib.data import Schema
 from vrlib.errors import VrlibError
-from vrlib.generators.wgan import WGANGP, WGANWC, _build
+from vrlib.generators.wgan import WGANGP, WGANWC, build_networks
 
 
 def test_architecture_follows_eqs_5_and_6():
     torch = pytest.importorskip("torch")
-    gen, critic = _build(torch, z_dim=16, widths=[3, 2], n_cont=1)
+    gen, critic = build_networks(torch, z_dim=16, widths=[3, 2], n_cont=1)
     assert gen.fc1[0].in_features == 16 and gen.fc1[0].out_features == 256
     assert gen.fc2[0].in_features == 16 + 256
     assert [h.in_features for h in gen.cat_heads] == [16 + 512] * 2 and gen.cont_head.in_features == 16 + 512
@@ -69,7 +69,7 @@ def _reference_fit(torch, df, seed, epochs, batch, z_dim, mode, lr, gp_weight=10
     torch.set_num_threads(1)  # one thread, as the fits compared with it: sums over threads round differently
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(rng.integers(2**63 - 1)))
-        gen, critic = _build(torch, z_dim, widths, 1)
+        gen, critic = build_networks(torch, z_dim, widths, 1)
         opt_g = torch.optim.Adam(gen.parameters(), lr=lr, betas=(0.5, 0.9), weight_decay=weight_decay)
         opt_d = torch.optim.Adam(critic.parameters(), lr=lr, betas=(0.5, 0.9))
         for _ in range(epochs):
