@@ -68,18 +68,8 @@ class ADSGAN(WGANGP):
         threads=None,
         progress: bool = False,
     ):
-        self.lamda = lamda
-        self.epochs = epochs
-        self.batch_size = batch_size
-        self.z_dim = z_dim
-        self.n_critic = n_critic
-        self.gp_weight = gp_weight
-        self.lr = lr
-        self.tau = tau
-        self.device = device
-        self.threads = threads
-        self.progress = progress
-        self._check_params()
+        self.lamda = lamda  # before WGANGP's constructor, which checks it
+        super().__init__(epochs, batch_size, z_dim, n_critic, gp_weight, lr, tau, device, threads, progress)
 
     def _check_params(self) -> None:
         super()._check_params()

@@ -30,6 +30,7 @@ from tqdm.auto import tqdm
 
 from vrlib.errors import VrlibError
 from vrlib.generators.gan import GAN
+from vrlib.generators.wgan import optimizer_step
 from vrlib.params import check_integer, check_number
 
 
@@ -146,16 +147,7 @@ class PATEGAN(GAN):
         self.max_order = max_order
         self.teacher_steps = teacher_steps
         self.teacher_lr = teacher_lr
-        self.epochs = epochs
-        self.batch_size = batch_size
-        self.z_dim = z_dim
-        self.n_critic = n_critic
-        self.lr = lr
-        self.tau = tau
-        self.device = device
-        self.threads = threads
-        self.progress = progress
-        self._check_params()
+        super().__init__(epochs, batch_size, z_dim, n_critic, lr, tau, device, threads, progress)
 
     def _check_params(self) -> None:
         super()._check_params()
@@ -206,9 +198,7 @@ class PATEGAN(GAN):
                     )
                     target = torch.cat([torch.ones(k, m, device=device), torch.zeros(k, m, device=device)], 1)
                     loss_t = bce(logits, target)
-                    opt_t.zero_grad(set_to_none=True)
-                    loss_t.backward()
-                    opt_t.step()
+                    optimizer_step(opt_t, loss_t)
                 for _ in range(self.n_critic):
                     fake = self._generate(torch, gen, data[:batch]).detach()
                     with torch.no_grad():
@@ -221,15 +211,11 @@ class PATEGAN(GAN):
                     alpha, n_votes = spent, n_votes + len(n1)
                     labels = torch.as_tensor(noisy_votes(n0, n1, self.lamda, self._votes_rng), device=device)
                     loss_s = bce(student(fake).squeeze(1), labels.float())
-                    opt_s.zero_grad(set_to_none=True)
-                    loss_s.backward()
-                    opt_s.step()
+                    optimizer_step(opt_s, loss_s)
                 if stopped:
                     break
                 loss_g = self._generator_loss(torch, student, None, self._generate(torch, gen, data[:batch]))
-                opt_g.zero_grad(set_to_none=True)
-                loss_g.backward()
-                opt_g.step()
+                optimizer_step(opt_g, loss_g)
                 steps += 1
                 losses.append((float(loss_t.detach()), float(loss_s.detach()), float(loss_g.detach())))
             if stopped:

@@ -118,6 +118,13 @@ def decode_blocks(out: np.ndarray, categorical, widths) -> tuple[dict, np.ndarra
     return codes, out[:, j:]
 
 
+def optimizer_step(opt, loss) -> None:
+    """One update of ``opt``'s parameters down the gradient of ``loss``."""
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+
+
 class WGANGP(Generator):
     """WGAN-GP with the TableGAN-MCA architecture (eqs. 5–6).
 
@@ -286,14 +293,10 @@ class WGANGP(Generator):
                 real = data[order[s * batch : (s + 1) * batch]]
                 for _ in range(self.n_critic):
                     loss_d = self._critic_loss(torch, critic, real, self._generate(torch, gen, real).detach())
-                    opt_d.zero_grad(set_to_none=True)
-                    loss_d.backward()
-                    opt_d.step()
+                    optimizer_step(opt_d, loss_d)
                     self._after_critic_step(torch, critic)
                 loss_g = self._generator_loss(torch, critic, real, self._generate(torch, gen, real))
-                opt_g.zero_grad(set_to_none=True)
-                loss_g.backward()
-                opt_g.step()
+                optimizer_step(opt_g, loss_g)
             losses.append((float(loss_d.detach()), float(loss_g.detach())))
         return pd.DataFrame(losses, columns=["critic", "generator"])
 
@@ -392,4 +395,4 @@ class WGANWC(WGANGP):
                 p.clamp_(-self.clip, self.clip)
 
 
-__all__ = ["WGANGP", "WGANWC", "build_networks", "decode_blocks", "encode_blocks"]
+__all__ = ["WGANGP", "WGANWC", "build_networks", "decode_blocks", "encode_blocks", "optimizer_step"]
