@@ -24,6 +24,7 @@ from tqdm.auto import tqdm
 
 from vrlib.errors import VrlibError
 from vrlib.generators.base import Generator
+from vrlib.generators import wgan
 from vrlib.generators.wgan import decode_blocks, encode_blocks
 from vrlib.params import check_integer, check_number
 from vrlib.torch_setup import resolve_device, torch_threads
@@ -60,6 +61,8 @@ class NFlow(Generator):
         Mean negative log-likelihood per epoch.
     fit_seconds_ : float
     """
+
+    source_dependencies = (wgan,)  # its table encoding and decoding: part of the cache key of what it generates
 
     def __init__(
         self,
