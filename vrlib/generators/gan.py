@@ -22,22 +22,12 @@ class GAN(WGANGP):
 
     Parameters
     ----------
-    epochs : int
-        Passes over the training data.
-    batch_size : int
-    z_dim : int
-        Noise dimension.
+    epochs, batch_size, z_dim, tau, device, threads, progress
+        As :class:`~vrlib.generators.wgan.WGANGP`.
     n_critic : int
         Discriminator updates per generator update.
     lr : float
         Adam learning rate of both networks (betas 0.5, 0.999, as DCGAN).
-    tau : float
-        Gumbel-softmax temperature of the categorical heads.
-    device : {"auto", "cpu", "cuda"}
-    threads : int or None
-        PyTorch CPU threads during fit and sample.
-    progress : bool
-        Show a tqdm bar over the epochs.
 
     Attributes
     ----------
