@@ -192,7 +192,8 @@ class WGANGP(Generator):
             raise VrlibError(f"device must be 'auto', 'cpu' or 'cuda', got {self.device!r}")
         check_integer("threads", self.threads, minimum=1, optional=True)
 
-    # ------------------------------------------------------------------ training steps (WGANWC overrides them)
+    # ------------------------------------------------------------------ hooks of the training loop and of sampling
+    # (WGANWC, GAN, ADSGAN and PATEGAN override what differs)
 
     _label = "WGAN-GP"
     _positive = ("gp_weight", "lr", "tau")  # parameters that must be positive numbers
