@@ -6,12 +6,12 @@ import pytest
 
 from vrlib.data import Schema
 from vrlib.errors import VrlibError
-from vrlib.generators.wgan import WGANGP, WGANWC, _build
+from vrlib.generators.wgan import WGANGP, WGANWC, build_networks
 
 
 def test_architecture_follows_eqs_5_and_6():
     torch = pytest.importorskip("torch")
-    gen, critic = _build(torch, z_dim=16, widths=[3, 2], n_cont=1)
+    gen, critic = build_networks(torch, z_dim=16, widths=[3, 2], n_cont=1)
     assert gen.fc1[0].in_features == 16 and gen.fc1[0].out_features == 256
     assert gen.fc2[0].in_features == 16 + 256
     assert [h.in_features for h in gen.cat_heads] == [16 + 512] * 2 and gen.cont_head.in_features == 16 + 512
@@ -69,7 +69,7 @@ def _reference_fit(torch, df, seed, epochs, batch, z_dim, mode, lr, gp_weight=10
     torch.set_num_threads(1)  # one thread, as the fits compared with it: sums over threads round differently
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(rng.integers(2**63 - 1)))
-        gen, critic = _build(torch, z_dim, widths, 1)
+        gen, critic = build_networks(torch, z_dim, widths, 1)
         opt_g = torch.optim.Adam(gen.parameters(), lr=lr, betas=(0.5, 0.9), weight_decay=weight_decay)
         opt_d = torch.optim.Adam(critic.parameters(), lr=lr, betas=(0.5, 0.9))
         for _ in range(epochs):
@@ -171,3 +171,95 @@ def test_wgan_wc_defaults_follow_the_authors_code():
         500,
     )
     assert not hasattr(g, "gp_weight")
+
+
+# --------------------------------------------------------------------------- the GAN family's shared pieces
+
+
+def _family():
+    from vrlib.generators.adsgan import ADSGAN
+    from vrlib.generators.gan import GAN
+    from vrlib.generators.pategan import PATEGAN
+
+    return [WGANGP, WGANWC, GAN, ADSGAN, PATEGAN]
+
+
+def test_encode_and_decode_blocks_by_hand():
+    from vrlib.generators.wgan import decode_blocks, encode_blocks
+
+    df = pd.DataFrame({"c": pd.Categorical(["b", "a", "c"], categories=["a", "b", "c"]),
+                       "d": pd.Categorical(["y", "y", "x"], categories=["x", "y"])})  # fmt: skip
+    cont = np.array([[0.25, -1.0], [0.5, 0.0], [1.0, 3.0]])
+    enc = encode_blocks(df, ["c", "d"], [3, 2], cont)
+    expected = np.array(
+        [[0, 1, 0, 0, 1, 0.25, -1.0], [1, 0, 0, 0, 1, 0.5, 0.0], [0, 0, 1, 1, 0, 1.0, 3.0]], dtype=np.float32
+    )
+    assert enc.dtype == np.float32 and np.array_equal(enc, expected)
+    codes, rest = decode_blocks(enc, ["c", "d"], [3, 2])
+    assert list(codes) == ["c", "d"] and codes["c"].tolist() == [1, 0, 2] and codes["d"].tolist() == [1, 1, 0]
+    assert np.array_equal(rest, cont.astype(np.float32))
+    # no continuous columns: the categorical blocks alone
+    assert encode_blocks(df, ["d"], [2], np.zeros((3, 0))).tolist() == [[0, 1], [0, 1], [1, 0]]
+
+
+@pytest.mark.parametrize("cls", _family(), ids=lambda c: c.__name__)
+def test_the_gan_family_decodes_generator_output_alike(cls):
+    """Every GAN of the family maps a hand-made generator output to the same, hand-computed table."""
+    pytest.importorskip("torch")
+    n = 20
+    df = pd.DataFrame({"c": pd.Categorical(np.resize(["a", "b", "c"], n)), "d": pd.Categorical(np.resize(["x", "y"], n)),
+                       "x": np.linspace(2.0, 10.0, n)})  # fmt: skip
+    gen = cls(epochs=1, batch_size=10, z_dim=4, device="cpu", threads=1).fit(df, Schema(["c", "d"], ["x"]), seed=0)
+    out = np.array(
+        [[0, 0, 1, 1, 0, -1.0], [1, 0, 0, 0, 1, 0.5], [0, 1, 0, 1, 0, 1.7], [0.1, 0.3, 0.2, 0.4, 0.6, -2.0]],
+        dtype=np.float32,
+    )
+    got = gen._assemble(gen._decode(out), len(out))
+    # the tanh column maps [-1, 1] back to [2, 10] and is clipped there
+    expected = pd.DataFrame({"c": pd.Categorical(["c", "a", "b", "b"], categories=["a", "b", "c"]),
+                             "d": pd.Categorical(["x", "y", "x", "y"], categories=["x", "y"]),
+                             "x": [2.0, 8.0, 10.0, 2.0]})  # fmt: skip
+    pd.testing.assert_frame_equal(got, expected, check_exact=True)
+    # and the encoding of the training table decodes back to it (continuous values to float32 precision)
+    back = gen._assemble(gen._decode(gen._encode(df)), n)
+    pd.testing.assert_frame_equal(back[["c", "d"]], df[["c", "d"]])
+    np.testing.assert_allclose(back["x"], df["x"], rtol=1e-6)
+
+
+def test_subclass_constructors_pass_every_parameter_on():
+    """ADS-GAN and PATE-GAN hand the shared parameters to their base's constructor: each must arrive as given."""
+    from vrlib.generators.adsgan import ADSGAN
+    from vrlib.generators.pategan import PATEGAN
+
+    shared = dict(epochs=3, batch_size=7, z_dim=5, n_critic=2, lr=3e-3, tau=0.7, device="cpu", threads=2, progress=True)
+    cases = [
+        (ADSGAN, dict(lamda=0.9, gp_weight=4.0, **shared)),
+        (
+            PATEGAN,
+            dict(
+                epsilon=2.5,
+                delta=1e-3,
+                n_teachers=3,
+                lamda=0.02,
+                max_order=9,
+                teacher_steps=4,
+                teacher_lr=5e-3,
+                **shared,
+            ),
+        ),  # fmt: skip
+    ]
+    for cls, params in cases:
+        assert cls(**params).get_params() == params
+        assert cls().get_params() != params
+
+
+def test_pategan_partitions_are_disjoint_and_cover_the_training_rows():
+    pytest.importorskip("torch")
+    from vrlib.generators.pategan import PATEGAN
+
+    df, schema = _table(n=50)
+    gen = PATEGAN(n_teachers=4, epochs=1, batch_size=10, z_dim=4, device="cpu", threads=1).fit(df, schema, seed=1)
+    parts = gen.partitions_
+    assert len(parts) == 4 and sorted(len(p) for p in parts) == [12, 12, 13, 13]
+    assert sorted(np.concatenate(parts).tolist()) == list(range(50))
+    assert not hasattr(gen, "_votes_rng")  # the fit's vote noise does not outlive it

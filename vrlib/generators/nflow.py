@@ -24,6 +24,8 @@ from tqdm.auto import tqdm
 
 from vrlib.errors import VrlibError
 from vrlib.generators.base import Generator
+from vrlib.generators import wgan
+from vrlib.generators.wgan import decode_blocks, encode_blocks
 from vrlib.params import check_integer, check_number
 from vrlib.torch_setup import resolve_device, torch_threads
 
@@ -59,6 +61,8 @@ class NFlow(Generator):
         Mean negative log-likelihood per epoch.
     fit_seconds_ : float
     """
+
+    source_dependencies = (wgan,)  # its table encoding and decoding: part of the cache key of what it generates
 
     def __init__(
         self,
@@ -97,15 +101,9 @@ class NFlow(Generator):
         check_integer("threads", self.threads, minimum=1, optional=True)
 
     def _encode(self, df: pd.DataFrame) -> np.ndarray:
-        blocks = []
-        for c, w in zip(self.schema_.categorical, self.widths_):
-            onehot = np.zeros((len(df), w))
-            onehot[np.arange(len(df)), df[c].cat.codes.to_numpy()] = 1.0
-            blocks.append(onehot)
-        if self.schema_.continuous:
-            x = df[list(self.schema_.continuous)].to_numpy(np.float64)
-            blocks.append((x - self.mean_) / self.std_)
-        return np.hstack(blocks).astype(np.float32)
+        """One-hot categorical blocks, then the standardised continuous columns (float32)."""
+        cont = df[list(self.schema_.continuous)].to_numpy(np.float64)
+        return encode_blocks(df, self.schema_.categorical, self.widths_, (cont - self.mean_) / self.std_)
 
     def _fit(self, df: pd.DataFrame, rng: np.random.Generator) -> None:
         import torch
@@ -161,13 +159,10 @@ class NFlow(Generator):
             torch.manual_seed(int(rng.integers(2**63 - 1)))
             dist = self.flow_()
             out = np.vstack([dist.sample((min(10_000, n - s),)).numpy() for s in range(0, n, 10_000)])
-        out = out.astype(np.float64)
-        values, j = {}, 0
-        for c, w in zip(self.schema_.categorical, self.widths_):
-            values[c] = out[:, j : j + w].argmax(axis=1)
-            j += w
+        values, cont = decode_blocks(out, self.schema_.categorical, self.widths_)
         for i, c in enumerate(self.schema_.continuous):
-            values[c] = np.clip(out[:, j + i] * self.std_[i] + self.mean_[i], self.lo_[i], self.hi_[i])
+            x = cont[:, i].astype(np.float64) * self.std_[i] + self.mean_[i]
+            values[c] = np.clip(x, self.lo_[i], self.hi_[i])
         return values
 
 

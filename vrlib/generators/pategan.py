@@ -16,23 +16,22 @@ student learns from a batch of votes that would take ε past the budget.
 As in the authors' later code, each teacher is a logistic regression (here all ``k``
 trained together, one weight vector each); the generator and the student are the networks
 of :class:`~vrlib.generators.wgan.WGANGP` (the student is its critic with a logit output),
-and encoding and sampling are WGAN-GP's.
+and encoding, sampling and the set-up of the fit are WGAN-GP's; :class:`PATEGAN` replaces
+only the training loop.
 """
 
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
 from vrlib.errors import VrlibError
-from vrlib.generators.gan import GAN, prepare_encoding
-from vrlib.generators.wgan import _build
+from vrlib.generators.gan import GAN
+from vrlib.generators.wgan import optimizer_step
 from vrlib.params import check_integer, check_number
-from vrlib.torch_setup import resolve_device, torch_threads
 
 
 def noisy_votes(n0, n1, lamda: float, rng: np.random.Generator) -> np.ndarray:
@@ -105,6 +104,8 @@ class PATEGAN(GAN):
 
     Attributes
     ----------
+    partitions_ : list of ndarray
+        The training positions of each teacher's partition.
     epsilon_ : float
         ε spent by the votes the student learnt from.
     n_votes_ : int
@@ -146,16 +147,7 @@ class PATEGAN(GAN):
         self.max_order = max_order
         self.teacher_steps = teacher_steps
         self.teacher_lr = teacher_lr
-        self.epochs = epochs
-        self.batch_size = batch_size
-        self.z_dim = z_dim
-        self.n_critic = n_critic
-        self.lr = lr
-        self.tau = tau
-        self.device = device
-        self.threads = threads
-        self.progress = progress
-        self._check_params()
+        super().__init__(epochs, batch_size, z_dim, n_critic, lr, tau, device, threads, progress)
 
     def _check_params(self) -> None:
         super()._check_params()
@@ -164,85 +156,75 @@ class PATEGAN(GAN):
             check_integer(name, getattr(self, name), minimum=1)
 
     def _fit(self, df: pd.DataFrame, rng: np.random.Generator) -> None:
-        import torch
-
         if self.n_train_ < max(2, self.n_teachers):
             raise VrlibError(
                 f"PATEGAN needs at least 2 training rows and one per teacher ({self.n_teachers}), got "
                 f"{self.n_train_}; lower n_teachers"
             )
-        device = resolve_device(self.device)
-        data = torch.as_tensor(prepare_encoding(self, df), device=device)
-        votes_rng = np.random.default_rng(rng.integers(2**63 - 1))
-        parts = np.array_split(rng.permutation(self.n_train_), self.n_teachers)  # disjoint partitions
-        part_size = torch.as_tensor([len(p) for p in parts], device=device)
-        part_rows = torch.as_tensor(np.concatenate(parts), device=device)
+        # drawn before the networks' seed (in WGANGP._fit)
+        self._votes_rng = np.random.default_rng(rng.integers(2**63 - 1))
+        self.partitions_ = np.array_split(rng.permutation(self.n_train_), self.n_teachers)  # disjoint
+        try:
+            super()._fit(df, rng)
+        finally:
+            del self._votes_rng
+
+    def _train(self, torch, gen, student, data) -> pd.DataFrame:
+        """Teachers on their partitions, the student on their noisy votes, the generator against the student."""
+        device = data.device
+        part_size = torch.as_tensor([len(p) for p in self.partitions_], device=device)
+        part_rows = torch.as_tensor(np.concatenate(self.partitions_), device=device)
         part_start = torch.cumsum(part_size, 0) - part_size
-        batch = min(self.batch_size, self.n_train_)
+        batch, per_epoch = self._batches()
         m = max(1, min(batch, int(part_size.min())))  # records per teacher and update
         orders = np.arange(1, self.max_order + 1)
         alpha = np.zeros(len(orders))
         n_votes, steps, stopped = 0, 0, False
         bce = torch.nn.functional.binary_cross_entropy_with_logits
-        start = time.perf_counter()
         losses = []
         k, width = self.n_teachers, data.shape[1]
-        with torch_threads(self.threads), torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
-            torch.manual_seed(int(rng.integers(2**63 - 1)))
-            gen, student = _build(torch, self.z_dim, self.widths_, len(self.schema_.continuous))
-            gen, student = gen.to(device), student.to(device)
-            weights = torch.zeros(k, width, device=device, requires_grad=True)  # one logistic regression per teacher
-            bias = torch.zeros(k, device=device, requires_grad=True)
-            opt_t = torch.optim.Adam([weights, bias], lr=self.teacher_lr)
-            opt_g, opt_s = self._optimizers(torch, gen, student)
-            per_epoch = max(self.n_train_ // batch, 1)
-            for _ in tqdm(range(self.epochs), desc="PATE-GAN epochs", disable=not self.progress, leave=False):
-                for _ in range(per_epoch):
-                    for _ in range(self.teacher_steps):
-                        pick = (torch.rand(k, m, device=device) * part_size[:, None]).long() + part_start[:, None]
-                        real = data[part_rows[pick]]  # (k, m, width): teacher i sees only partition i
-                        fake = self._generate(torch, gen, data[: k * m]).detach().view(k, m, width)
-                        logits = torch.cat(
-                            [torch.einsum("kmd,kd->km", x, weights) + bias[:, None] for x in (real, fake)], 1
-                        )
-                        target = torch.cat([torch.ones(k, m, device=device), torch.zeros(k, m, device=device)], 1)
-                        loss_t = bce(logits, target)
-                        opt_t.zero_grad(set_to_none=True)
-                        loss_t.backward()
-                        opt_t.step()
-                    for _ in range(self.n_critic):
-                        fake = gen(torch.randn(batch, self.z_dim, device=device), self.tau).detach()
-                        with torch.no_grad():
-                            n1 = ((fake @ weights.T + bias) > 0).sum(1).cpu().numpy()
-                        n0 = k - n1
-                        spent = alpha + vote_moments(n0, n1, self.lamda, orders)
-                        if epsilon_spent(spent, orders, self.delta) > self.epsilon:
-                            stopped = True
-                            break
-                        alpha, n_votes = spent, n_votes + len(n1)
-                        labels = torch.as_tensor(noisy_votes(n0, n1, self.lamda, votes_rng), device=device)
-                        loss_s = bce(student(fake).squeeze(1), labels.float())
-                        opt_s.zero_grad(set_to_none=True)
-                        loss_s.backward()
-                        opt_s.step()
-                    if stopped:
+        weights = torch.zeros(k, width, device=device, requires_grad=True)  # one logistic regression per teacher
+        bias = torch.zeros(k, device=device, requires_grad=True)
+        opt_t = torch.optim.Adam([weights, bias], lr=self.teacher_lr)
+        opt_g, opt_s = self._optimizers(torch, gen, student)
+        for _ in tqdm(range(self.epochs), desc=f"{self._label} epochs", disable=not self.progress, leave=False):
+            for _ in range(per_epoch):
+                for _ in range(self.teacher_steps):
+                    pick = (torch.rand(k, m, device=device) * part_size[:, None]).long() + part_start[:, None]
+                    real = data[part_rows[pick]]  # (k, m, width): teacher i sees only partition i
+                    fake = self._generate(torch, gen, data[: k * m]).detach().view(k, m, width)
+                    logits = torch.cat(
+                        [torch.einsum("kmd,kd->km", x, weights) + bias[:, None] for x in (real, fake)], 1
+                    )
+                    target = torch.cat([torch.ones(k, m, device=device), torch.zeros(k, m, device=device)], 1)
+                    loss_t = bce(logits, target)
+                    optimizer_step(opt_t, loss_t)
+                for _ in range(self.n_critic):
+                    fake = self._generate(torch, gen, data[:batch]).detach()
+                    with torch.no_grad():
+                        n1 = ((fake @ weights.T + bias) > 0).sum(1).cpu().numpy()
+                    n0 = k - n1
+                    spent = alpha + vote_moments(n0, n1, self.lamda, orders)
+                    if epsilon_spent(spent, orders, self.delta) > self.epsilon:
+                        stopped = True
                         break
-                    loss_g = self._generator_loss(torch, student, None, self._generate(torch, gen, data[:batch]))
-                    opt_g.zero_grad(set_to_none=True)
-                    loss_g.backward()
-                    opt_g.step()
-                    steps += 1
-                    losses.append((float(loss_t.detach()), float(loss_s.detach()), float(loss_g.detach())))
+                    alpha, n_votes = spent, n_votes + len(n1)
+                    labels = torch.as_tensor(noisy_votes(n0, n1, self.lamda, self._votes_rng), device=device)
+                    loss_s = bce(student(fake).squeeze(1), labels.float())
+                    optimizer_step(opt_s, loss_s)
                 if stopped:
                     break
-        self.fit_seconds_ = time.perf_counter() - start
-        self.losses_ = pd.DataFrame(losses, columns=["teachers", "student", "generator"])
+                loss_g = self._generator_loss(torch, student, None, self._generate(torch, gen, data[:batch]))
+                optimizer_step(opt_g, loss_g)
+                steps += 1
+                losses.append((float(loss_t.detach()), float(loss_s.detach()), float(loss_g.detach())))
+            if stopped:
+                break
         self.epsilon_ = epsilon_spent(alpha, orders, self.delta) if n_votes else 0.0
         self.n_votes_ = n_votes
         self.steps_ = steps
         self.stopped_by_budget_ = stopped
-        self.generator_ = gen.eval().cpu()
-        self.device_ = device
+        return pd.DataFrame(losses, columns=["teachers", "student", "generator"])
 
 
 __all__ = ["PATEGAN", "noisy_votes", "vote_moments", "epsilon_spent"]

@@ -36,7 +36,26 @@ from vrlib.params import check_integer, check_number
 from vrlib.torch_setup import resolve_device, torch_threads
 
 
-def _build(torch, z_dim: int, widths: list[int], n_cont: int, hidden: int = 256):
+def build_networks(torch, z_dim: int, widths: list[int], n_cont: int, hidden: int = 256):
+    """The generator (eq. 5) and the critic (eq. 6), untrained.
+
+    Parameters
+    ----------
+    torch : module
+        PyTorch (imported by the caller, so that importing this module does not).
+    z_dim : int
+        Width of the generator's input (the noise; ADS-GAN appends the encoded record).
+    widths : list of int
+        Levels of each categorical column, in order: one Gumbel-softmax head each.
+    n_cont : int
+        Continuous columns: one tanh output each, after the categorical blocks.
+    hidden : int
+        Units of the hidden layers.
+
+    Returns
+    -------
+    generator, critic : torch.nn.Module
+    """
     nn = torch.nn
 
     class TableGenerator(nn.Module):
@@ -73,6 +92,37 @@ def _build(torch, z_dim: int, widths: list[int], n_cont: int, hidden: int = 256)
             return self.net(x)
 
     return TableGenerator(), Critic(sum(widths) + n_cont)
+
+
+def encode_blocks(df: pd.DataFrame, categorical, widths, continuous: np.ndarray) -> np.ndarray:
+    """A one-hot block per categorical column (``widths`` levels each), then the already scaled ``continuous`` (float32).
+
+    ``df``'s categorical columns must have the categories the widths count.
+    """
+    blocks = []
+    for c, w in zip(categorical, widths):
+        onehot = np.zeros((len(df), w), dtype=np.float32)
+        onehot[np.arange(len(df)), df[c].cat.codes.to_numpy()] = 1.0
+        blocks.append(onehot)
+    if continuous.shape[1]:
+        blocks.append(continuous.astype(np.float32))
+    return np.hstack(blocks)
+
+
+def decode_blocks(out: np.ndarray, categorical, widths) -> tuple[dict, np.ndarray]:
+    """The inverse of :func:`encode_blocks`' layout: each categorical block's argmax (its code), and the columns after."""
+    codes, j = {}, 0
+    for c, w in zip(categorical, widths):
+        codes[c] = out[:, j : j + w].argmax(axis=1)
+        j += w
+    return codes, out[:, j:]
+
+
+def optimizer_step(opt, loss) -> None:
+    """One update of ``opt``'s parameters down the gradient of ``loss``."""
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
 
 
 class WGANGP(Generator):
@@ -142,7 +192,8 @@ class WGANGP(Generator):
             raise VrlibError(f"device must be 'auto', 'cpu' or 'cuda', got {self.device!r}")
         check_integer("threads", self.threads, minimum=1, optional=True)
 
-    # ------------------------------------------------------------------ training steps (WGANWC overrides them)
+    # ------------------------------------------------------------------ hooks of the training loop and of sampling
+    # (WGANWC, GAN, ADSGAN and PATEGAN override what differs)
 
     _label = "WGAN-GP"
     _positive = ("gp_weight", "lr", "tau")  # parameters that must be positive numbers
@@ -165,18 +216,48 @@ class WGANGP(Generator):
     def _after_critic_step(self, torch, critic) -> None:
         """Nothing for WGAN-GP (WGAN-WC clips the critic's weights here)."""
 
-    # ------------------------------------------------------------------ encoding
+    def _input_width(self) -> int:
+        """Width of the generator's input: the noise (ADS-GAN appends the encoded record it starts from)."""
+        return self.z_dim
+
+    def _generate(self, torch, gen, real):
+        """One generated row per row of ``real``, from noise alone (ADS-GAN conditions on ``real``)."""
+        return gen(torch.randn(len(real), self.z_dim, device=real.device), self.tau)
+
+    def _generator_loss(self, torch, critic, real, fake):
+        """The generator's Wasserstein loss ``-E[D(G(z))]``."""
+        return -critic(fake).mean()
+
+    def _conditions(self, n: int, rng: np.random.Generator):
+        """Encoded rows appended to the noise of ``n`` sampled rows: none (ADS-GAN: training records)."""
+        return None
+
+    # ------------------------------------------------------------------ encoding and decoding
+
+    def _fit_encoding(self, df: pd.DataFrame) -> np.ndarray:
+        """Learn the encoding from ``df`` (``widths_``, ``lo_``, ``span_``) and return ``df`` encoded."""
+        self.widths_ = [len(self.dtypes_[c].categories) for c in self.schema_.categorical]
+        cont = df[list(self.schema_.continuous)].to_numpy(np.float64)
+        self.lo_ = cont.min(axis=0) if cont.size else np.zeros(0)
+        span = np.ptp(cont, axis=0) if cont.size else np.zeros(0)
+        self.span_ = np.where(span > 0, span, 1.0)  # a constant column maps to -1 and back
+        return self._encode(df)
 
     def _encode(self, df: pd.DataFrame) -> np.ndarray:
-        blocks = []
-        for c, w in zip(self.schema_.categorical, self.widths_):
-            onehot = np.zeros((len(df), w), dtype=np.float32)
-            onehot[np.arange(len(df)), df[c].cat.codes.to_numpy()] = 1.0
-            blocks.append(onehot)
-        if self.schema_.continuous:
-            x = df[list(self.schema_.continuous)].to_numpy(np.float64)
-            blocks.append((2 * (x - self.lo_) / self.span_ - 1).astype(np.float32))
-        return np.hstack(blocks)
+        """One-hot categorical blocks, then the continuous columns min-max scaled to [-1, 1] (float32)."""
+        cont = df[list(self.schema_.continuous)].to_numpy(np.float64)
+        return encode_blocks(df, self.schema_.categorical, self.widths_, 2 * (cont - self.lo_) / self.span_ - 1)
+
+    def _decode(self, out: np.ndarray) -> dict:
+        """Column values from generator output: each categorical block's argmax, tanh outputs mapped back to range.
+
+        With hard Gumbel-softmax heads the argmax is a draw from the softmax of the head's logits.
+        """
+        values, cont = decode_blocks(out, self.schema_.categorical, self.widths_)
+        for i, c in enumerate(self.schema_.continuous):
+            x = (cont[:, i].astype(np.float64) + 1) / 2 * self.span_[i] + self.lo_[i]
+            values[c] = np.clip(x, self.lo_[i], self.lo_[i] + self.span_[i])
+        return values
 
     # ------------------------------------------------------------------ protocol
 
@@ -184,63 +265,57 @@ class WGANGP(Generator):
         import torch
 
         if self.n_train_ < 2:
-            raise VrlibError(f"WGANGP needs at least 2 training rows (batch norm), got {self.n_train_}")
+            raise VrlibError(f"{type(self).__name__} needs at least 2 training rows (batch norm), got {self.n_train_}")
         device = resolve_device(self.device)
-        self.widths_ = [len(self.dtypes_[c].categories) for c in self.schema_.categorical]
-        cont = df[list(self.schema_.continuous)].to_numpy(np.float64)
-        self.lo_ = cont.min(axis=0) if cont.size else np.zeros(0)
-        span = np.ptp(cont, axis=0) if cont.size else np.zeros(0)
-        self.span_ = np.where(span > 0, span, 1.0)  # a constant column maps to -1 and back
-        data = torch.as_tensor(self._encode(df), device=device)
-        batch = min(self.batch_size, self.n_train_)
+        data = torch.as_tensor(self._fit_encoding(df), device=device)
         start = time.perf_counter()
-        losses = []
         with torch_threads(self.threads), torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
             torch.manual_seed(int(rng.integers(2**63 - 1)))
-            gen, critic = _build(torch, self.z_dim, self.widths_, len(self.schema_.continuous))
+            gen, critic = build_networks(torch, self._input_width(), self.widths_, len(self.schema_.continuous))
             gen, critic = gen.to(device), critic.to(device)
-            opt_g, opt_d = self._optimizers(torch, gen, critic)
-            steps = max(self.n_train_ // batch, 1)
-            for _ in tqdm(range(self.epochs), desc=f"{self._label} epochs", disable=not self.progress, leave=False):
-                order = torch.randperm(self.n_train_, device=device)
-                for s in range(steps):
-                    real = data[order[s * batch : (s + 1) * batch]]
-                    for _ in range(self.n_critic):
-                        fake = gen(torch.randn(len(real), self.z_dim, device=device), self.tau).detach()
-                        loss_d = self._critic_loss(torch, critic, real, fake)
-                        opt_d.zero_grad(set_to_none=True)
-                        loss_d.backward()
-                        opt_d.step()
-                        self._after_critic_step(torch, critic)
-                    loss_g = -critic(gen(torch.randn(len(real), self.z_dim, device=device), self.tau)).mean()
-                    opt_g.zero_grad(set_to_none=True)
-                    loss_g.backward()
-                    opt_g.step()
-                losses.append((float(loss_d.detach()), float(loss_g.detach())))
+            self.losses_ = self._train(torch, gen, critic, data)
         self.fit_seconds_ = time.perf_counter() - start
-        self.losses_ = pd.DataFrame(losses, columns=["critic", "generator"])
         self.generator_ = gen.eval().cpu()
         self.device_ = device
+
+    def _batches(self) -> tuple[int, int]:
+        """Rows per batch and batches per epoch."""
+        batch = min(self.batch_size, self.n_train_)
+        return batch, max(self.n_train_ // batch, 1)
+
+    def _train(self, torch, gen, critic, data) -> pd.DataFrame:
+        """Train ``gen`` and ``critic`` on the encoded rows ``data``; return the losses at the end of each epoch."""
+        opt_g, opt_d = self._optimizers(torch, gen, critic)
+        batch, steps = self._batches()
+        losses = []
+        for _ in tqdm(range(self.epochs), desc=f"{self._label} epochs", disable=not self.progress, leave=False):
+            order = torch.randperm(self.n_train_, device=data.device)
+            for s in range(steps):
+                real = data[order[s * batch : (s + 1) * batch]]
+                for _ in range(self.n_critic):
+                    loss_d = self._critic_loss(torch, critic, real, self._generate(torch, gen, real).detach())
+                    optimizer_step(opt_d, loss_d)
+                    self._after_critic_step(torch, critic)
+                loss_g = self._generator_loss(torch, critic, real, self._generate(torch, gen, real))
+                optimizer_step(opt_g, loss_g)
+            losses.append((float(loss_d.detach()), float(loss_g.detach())))
+        return pd.DataFrame(losses, columns=["critic", "generator"])
 
     def _sample(self, n: int, rng: np.random.Generator) -> dict:
         import torch
 
         if n == 0:
             return {c: np.zeros(0) for c in self.columns_}
+        conditions = self._conditions(n, rng)
         with torch_threads(self.threads), torch.random.fork_rng(devices=[]), torch.no_grad():
             torch.manual_seed(int(rng.integers(2**63 - 1)))
-            h = []
+            out = []
             for s in range(0, n, 10_000):
-                h.append(self.generator_(torch.randn(min(10_000, n - s), self.z_dim), self.tau, hard=True).numpy())
-            out = np.vstack(h)
-        values, j = {}, 0
-        for c, w in zip(self.schema_.categorical, self.widths_):
-            values[c] = out[:, j : j + w].argmax(axis=1)  # hard Gumbel-softmax: a draw from softmax(logits)
-            j += w
-        for i, c in enumerate(self.schema_.continuous):
-            x = (out[:, j + i].astype(np.float64) + 1) / 2 * self.span_[i] + self.lo_[i]
-            values[c] = np.clip(x, self.lo_[i], self.lo_[i] + self.span_[i])
-        return values
+                z = torch.randn(min(10_000, n - s), self.z_dim)
+                if conditions is not None:
+                    z = torch.cat([z, torch.as_tensor(conditions[s : s + 10_000])], 1)
+                out.append(self.generator_(z, self.tau, hard=True).numpy())
+        return self._decode(np.vstack(out))
 
 
 class WGANWC(WGANGP):
@@ -321,4 +396,4 @@ class WGANWC(WGANGP):
                 p.clamp_(-self.clip, self.clip)
 
 
-__all__ = ["WGANGP", "WGANWC"]
+__all__ = ["WGANGP", "WGANWC", "build_networks", "decode_blocks", "encode_blocks", "optimizer_step"]
