@@ -226,6 +226,21 @@ def test_the_gan_family_decodes_generator_output_alike(cls):
     np.testing.assert_allclose(back["x"], df["x"], rtol=1e-6)
 
 
+@pytest.mark.parametrize("cls", _family(), ids=lambda c: c.__name__)
+def test_the_gan_family_samples_a_constant_column_as_its_value(cls):
+    """A continuous column with one value comes back as that value, not spread over [value, value + 1]."""
+    pytest.importorskip("torch")
+    n = 20
+    df = pd.DataFrame(
+        {"c": pd.Categorical(np.resize(["a", "b"], n)), "k": np.full(n, 2.5), "x": np.linspace(0.0, 1.0, n)}
+    )
+    gen = cls(epochs=1, batch_size=10, z_dim=4, device="cpu", threads=1).fit(df, Schema(["c"], ["k", "x"]), seed=0)
+    out = np.array([[1, 0, -0.3, 0.0], [0, 1, 0.9, 1.0]], dtype=np.float32)  # the constant's head far from -1
+    got = gen._assemble(gen._decode(out), len(out))
+    assert got["k"].tolist() == [2.5, 2.5] and got["x"].tolist() == [0.5, 1.0]
+    assert (gen.sample(50, seed=1)["k"] == 2.5).all()
+
+
 def test_subclass_constructors_pass_every_parameter_on():
     """ADS-GAN and PATE-GAN hand the shared parameters to their base's constructor: each must arrive as given."""
     from vrlib.generators.adsgan import ADSGAN

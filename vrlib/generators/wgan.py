@@ -240,7 +240,8 @@ class WGANGP(Generator):
         cont = df[list(self.schema_.continuous)].to_numpy(np.float64)
         self.lo_ = cont.min(axis=0) if cont.size else np.zeros(0)
         span = np.ptp(cont, axis=0) if cont.size else np.zeros(0)
-        self.span_ = np.where(span > 0, span, 1.0)  # a constant column maps to -1 and back
+        self.span_ = np.where(span > 0, span, 1.0)  # a constant column encodes to -1 (no division by 0) ...
+        self.constant_ = span == 0  # ... and decodes to its one value, whatever the generator outputs
         return self._encode(df)
 
     def _encode(self, df: pd.DataFrame) -> np.ndarray:
@@ -256,7 +257,8 @@ class WGANGP(Generator):
         values, cont = decode_blocks(out, self.schema_.categorical, self.widths_)
         for i, c in enumerate(self.schema_.continuous):
             x = (cont[:, i].astype(np.float64) + 1) / 2 * self.span_[i] + self.lo_[i]
-            values[c] = np.clip(x, self.lo_[i], self.lo_[i] + self.span_[i])
+            hi = self.lo_[i] if self.constant_[i] else self.lo_[i] + self.span_[i]
+            values[c] = np.clip(x, self.lo_[i], hi)
         return values
 
     # ------------------------------------------------------------------ protocol
