@@ -134,7 +134,7 @@ def test_domias_scores_under_the_stacked_trainer(tmp_path, monkeypatch):
         ds.Setting(s, _data(150, seed=10 + s), ref, ("ref", 0), _data(30, seed=20 + s), rng.integers(0, 2, 30))
         for s in range(3)
     ]
-    attacks = ("domias_flow", "eq1_flow", "domias_kde")
+    attacks = ("domias_flow", "eq1_flow", "domias_kde", "mc")  # a baseline beside them fits no density
     single = ds.score_settings(settings_list, attacks, {"flow": flow}, cache=False, n_jobs=1)
     stacked_settings = {"flow": flow, "flow_trainer": "ensemble"}
     stacked = ds.score_settings(settings_list, attacks, stacked_settings, cache=True, n_jobs=1)

@@ -238,8 +238,10 @@ def score_settings(
         for i, names in missing:
             st = settings_list[i]
             for name in names:
+                if not name.startswith(("domias_", "eq1_")):
+                    continue  # the baselines fit no density
                 est = name.split("_", 1)[1]
-                if stacked and est == "flow" and name.startswith(("domias_", "eq1_")):
+                if stacked and est == "flow":
                     flow_jobs.setdefault(("syn", i), (_density_params(est, settings, st.seed, "syn"), st.synthetic))
                     if name.startswith("domias_"):
                         flow_jobs.setdefault(
