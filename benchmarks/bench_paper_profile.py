@@ -572,7 +572,7 @@ def main(argv=None):
         cost, cost_cpu_s, cost_wall_s = notebook05_cost(args.cost_fraction, args.cores)
         cpu05 = float(cost.cpu_hours.sum())
         sections = cost.groupby("section", sort=False).cpu_hours.sum()
-        groups = cost.groupby("what", sort=False).cpu_hours.sum().sort_values(ascending=False)
+        groups = cost[cost.units > 0].groupby("what", sort=False).cpu_hours.sum().sort_values(ascending=False)
         print(
             f"notebook 05 under paper (its cost model, {args.cost_fraction:g} of the epochs measured; "
             f"{cost_cpu_s:.0f} CPU s, {cost_wall_s:.0f} s wall):"
