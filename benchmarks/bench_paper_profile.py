@@ -89,7 +89,8 @@ CPU hours / cores, a lower bound (the units spread over the cores at best); 06, 
 the wall times of their recorded paper runs (``docs/run_times.csv``; where a run had
 several sittings and not all are timed there, the sum of those that are, or else the
 longest sitting in ``figures/paper/manifest.json``, each called a lower bound). A notebook
-with neither is named under ``missing`` and left out of the sum.
+with neither is named under ``missing`` and left out of the sum. The recorded runs were
+on 2 cores: for other ``--cores`` they are listed as they are.
 
 Parts (``--only``, comma-separated): ``notebooks01_04`` (the stages of 01-04),
 ``notebook05``, ``profile``; all by default. ``--only notebook05,profile`` takes a few
