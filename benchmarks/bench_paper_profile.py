@@ -74,6 +74,27 @@ cores it ran on.  ``notebook_03_paper_minutes`` and ``notebook_04_paper_minutes`
 predictions above (``notebooks_03_04`` gives their games, targets and fits, and whether
 the targets were counted or bounded), with ``..._measured`` beside them once the manifest
 holds a paper-size run of them.
+
+Notebook 05 (``notebook05`` part) is predicted by its own cost model, as its cost cell
+calls it: ``domias_cost.measure_notebook_cost`` for every section at the paper profile
+(root seed 0, BNAF included, no attack excluded, an empty cache), which measures each kind
+of unit in this process for 1 epoch and ``--cost-fraction`` of its epochs and
+extrapolates; ``notebook05_paper_cpu_hours`` is the sum, with the CPU hours per section
+(``notebook05_sections``) and per attack group (``notebook05_groups``).
+
+The whole paper profile (``profile`` part), notebook by notebook, in hours on ``--cores``
+cores (``paper_profile_hours_2_cores`` on 2): 01-04 predicted from the stage costs above
+where this run measured them, else the wall time of their recorded paper runs; 05 its
+CPU hours / cores, a lower bound (the units spread over the cores at best); 06, 07 and 08
+the wall times of their recorded paper runs (``docs/run_times.csv``; where a run had
+several sittings and not all are timed there, the sum of those that are, or else the
+longest sitting in ``figures/paper/manifest.json``, each called a lower bound). A notebook
+with neither is named under ``missing`` and left out of the sum. The recorded runs were
+on 2 cores: for other ``--cores`` they are listed as they are.
+
+Parts (``--only``, comma-separated): ``notebooks01_04`` (the stages of 01-04),
+``notebook05``, ``profile``; all by default. ``--only notebook05,profile`` takes a few
+minutes: 01-04 are then their recorded runs.
 """
 
 from __future__ import annotations
@@ -84,8 +105,10 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # one core per stage: set before numpy is imported
 
 import argparse  # noqa: E402
+import csv  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
+import re  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -103,7 +126,11 @@ from vrlib.selection import METHODS  # noqa: E402
 from vrlib.torch_setup import resolve_device  # noqa: E402
 
 GENERATORS = ("synthpop", "baynet")
-MANIFEST = Path(__file__).resolve().parents[1] / "figures" / "paper" / "manifest.json"
+ROOT = Path(__file__).resolve().parents[1]
+MANIFEST = ROOT / "figures" / "paper" / "manifest.json"
+RUN_TIMES = ROOT / "docs" / "run_times.csv"
+NOTEBOOKS = ("01", "02", "03", "04", "05", "06", "07", "08")
+PARTS = ("notebooks01_04", "notebook05", "profile")
 DATASETS = ("adult", "census")
 SEED = 0  # the notebooks' root seed
 NB03 = ("adult", "synthpop")  # notebook 03's `dataset` and `generator` defaults
@@ -115,7 +142,11 @@ def measured_run(notebook_prefix: str, manifest=MANIFEST) -> dict | None:
     """Wall time of the committed paper-size run of a notebook: its last output's ``elapsed_s``."""
     if not Path(manifest).exists():
         return None
-    entries = [e for e in json.loads(Path(manifest).read_text()).values() if e["notebook"].startswith(notebook_prefix)]
+    entries = [
+        e
+        for e in json.loads(Path(manifest).read_text()).values()
+        if e["notebook"].startswith(notebook_prefix) and e.get("elapsed_s") is not None  # redrawn figures have none
+    ]
     if not entries:
         return None
     last = max(entries, key=lambda e: e["elapsed_s"])
@@ -254,31 +285,128 @@ def attention_stages(df, schema, settings, fraction, group, rng) -> dict:
     }
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cores", type=int, default=os.cpu_count(), help="cores of the machine to predict for")
-    parser.add_argument("--targets", type=int, default=40, help="distinct targets per dataset x generator")
-    parser.add_argument("--fraction", type=float, default=0.1, help="share of the 4,200 datasets timed")
-    parser.add_argument("--trees", type=int, default=10, help="trees timed (extrapolated to 100)")
-    parser.add_argument(
-        "--group", type=int, default=achilles.ATTENTION_GROUP, help="attention targets trained together"
+_UNITS_H = {"s": 1 / 3600, "min": 1 / 60, "h": 1.0}
+_COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+_SITTING = re.compile(r"\bthe (?:first|second|third|fourth|fifth|sixth|last) ([\d,]+(?:\.\d+)?) s\b")
+
+
+def recorded_paper_run(notebook: str, run_times=RUN_TIMES, manifest=MANIFEST) -> dict | None:
+    """Wall hours of a notebook's recorded ``--profile paper`` run, or None when none is recorded.
+
+    From its ``paper`` row of ``run_times`` (``notebook,profile,time,commit,how``): a time
+    such as ``5,225 s``, ``87 min`` or ``about 3.9 h``; for a run in ``N sittings`` whose
+    time is not given, the sum of the sittings the ``how`` column times (``the second
+    3,856 s``), a lower bound when fewer than ``N``; else the longest of the notebook's
+    ``elapsed_s`` in ``manifest`` (one sitting: a lower bound).
+
+    Returns
+    -------
+    dict or None
+        ``hours``, ``lower_bound`` (bool) and ``source`` (what the figure is, in words).
+    """
+    row = None
+    if Path(run_times).exists():
+        with open(run_times, newline="") as f:
+            row = next((r for r in csv.DictReader(f) if r["notebook"] == notebook and r["profile"] == "paper"), None)
+    if row:
+        where = f"{Path(run_times).name}, commit {row['commit'] or '?'}: {row['how']}"
+        m = re.fullmatch(r"(about )?([\d,]+(?:\.\d+)?) (s|min|h)", row["time"].strip())
+        if m:
+            hours = float(m[2].replace(",", "")) * _UNITS_H[m[3]]
+            return {"hours": hours, "lower_bound": False, "source": f"{row['time']} ({where})"}
+        n = re.fullmatch(r"(\w+) sittings", row["time"].strip())
+        timed = [float(x.replace(",", "")) for x in _SITTING.findall(row["how"])]
+        if n and timed:
+            total = len(timed) if n[1] not in _COUNTS else _COUNTS[n[1]]
+            return {
+                "hours": sum(timed) / 3600,
+                "lower_bound": len(timed) < total,
+                "source": f"{len(timed)} of {total} sittings timed, {sum(timed):,.0f} s ({where})",
+            }
+    measured = measured_run(f"{notebook}_", manifest)
+    if measured:
+        return {
+            "hours": measured["minutes"] / 60,
+            "lower_bound": True,
+            "source": f"longest sitting in {Path(manifest).name}: {measured['minutes']} min at {measured['commit']}"
+            + (f" ({Path(run_times).name}: {row['time']})" if row else ""),
+        }
+    return None
+
+
+def assemble_profile(predicted_minutes: dict, notebook05_cpu_hours, recorded: dict, cores: int) -> dict:
+    """Hours of every notebook 01-08 under the paper profile on ``cores`` cores, and their sum.
+
+    Parameters
+    ----------
+    predicted_minutes : dict
+        ``{"01": minutes, ...}``: notebooks 01-04 predicted from stage costs (those absent fall back
+        to their recorded run).
+    notebook05_cpu_hours : float or None
+        Notebook 05's CPU hours from its cost model; its hours are these / ``cores``, a lower bound.
+    recorded : dict
+        ``{"06": recorded_paper_run("06"), ...}`` (None where no run is recorded).
+    cores : int
+
+    Returns
+    -------
+    dict
+        ``notebooks`` (per notebook: ``hours``, ``how`` one of "predicted", "predicted, lower
+        bound", "measured", "measured, lower bound", and ``from``), ``hours`` (their sum),
+        ``lower_bound`` (whether any part is one), ``missing`` (notebooks with neither, left out).
+    """
+    if cores < 1:
+        raise ValueError(f"cores must be at least 1 (got {cores})")
+    rows, missing = {}, []
+    for nb in NOTEBOOKS:
+        if nb in predicted_minutes:
+            rows[nb] = {
+                "hours": predicted_minutes[nb] / 60,
+                "how": "predicted",
+                "from": f"stage costs measured in this run ({predicted_minutes[nb]} min on {cores} cores)",
+            }
+        elif nb == "05" and notebook05_cpu_hours is not None:
+            rows[nb] = {
+                "hours": notebook05_cpu_hours / cores,
+                "how": "predicted, lower bound",
+                "from": f"its cost model: {notebook05_cpu_hours:.2f} CPU h / {cores} cores (units spread over the cores at best)",
+            }
+        elif recorded.get(nb):
+            r = recorded[nb]
+            rows[nb] = {
+                "hours": r["hours"],
+                "how": "measured, lower bound" if r["lower_bound"] else "measured",
+                "from": r["source"],
+            }
+        else:
+            missing.append(nb)
+    return {
+        "notebooks": {nb: {**r, "hours": round(r["hours"], 3)} for nb, r in rows.items()},
+        "hours": sum(r["hours"] for r in rows.values()),
+        "lower_bound": any("lower bound" in r["how"] for r in rows.values()),
+        "missing": missing,
+    }
+
+
+def notebook05_cost(fraction: float, cores: int):
+    """Notebook 05's cost model at the paper profile, every section, as its cost cell calls it (root seed 0).
+
+    Returns the table of :func:`vrlib.experiments.domias_cost.measure_notebook_cost` and the CPU
+    and wall seconds the measurement took.
+    """
+    from vrlib.experiments import domias_cost
+
+    settings = profile_settings("domias", "paper")
+    seeds = tuple(SEED + k for k in settings["seeds"])  # the notebook's seeds at root seed 0
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    cost = domias_cost.measure_notebook_cost(
+        {**settings, "seeds": seeds}, domias_cost.SECTIONS, True, (), fraction=fraction, seed=SEED, workers=cores
     )
-    parser.add_argument("--repeats", type=int, default=5, help="generator fits timed per setting")
-    parser.add_argument("--skip-attention", action="store_true")
-    parser.add_argument(
-        "--bound-targets",
-        action="store_true",
-        help="bound the distinct targets of notebooks 03-04 instead of choosing them (no neighbour search)",
-    )
-    args = parser.parse_args(argv)
-    warnings.filterwarnings("ignore", message="the full UK Census teaching file is absent")
-    settings = profile_settings(achilles.FAMILY, "paper")
-    rng = np.random.default_rng(0)
-    load_start = os.getloadavg()[0]
-    print(
-        f"{os.cpu_count()} CPUs, load average {load_start:.2f}; predicting for {args.cores} cores, "
-        f"{args.targets} targets per dataset x generator"
-    )
+    return cost, time.process_time() - cpu0, time.perf_counter() - wall0
+
+
+def notebooks01_04(args, settings, rng, load_start) -> dict:
+    """Notebooks 01-04: their stages measured here and their paper-profile minutes predicted (the JSON's keys)."""
     fits_per_game = game_fits(settings, args.targets)
     epsilons = [e for e in settings["epsilons"] if not math.isinf(e)]  # PrivBayes; math.inf is BayNet
     rng_eps = np.random.default_rng(1)  # its own stream: the other stages draw what they drew before
@@ -393,6 +521,96 @@ def main(argv=None):
         + f", notebook 03 {word}{result['notebook_03_paper_minutes']} min, notebook 04 {word}"
         f"{result['notebook_04_paper_minutes']} min (stand-alone, cold cache)"
     )
+    return result
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cores", type=int, default=os.cpu_count(), help="cores of the machine to predict for")
+    parser.add_argument("--targets", type=int, default=40, help="distinct targets per dataset x generator")
+    parser.add_argument("--fraction", type=float, default=0.1, help="share of the 4,200 datasets timed")
+    parser.add_argument("--trees", type=int, default=10, help="trees timed (extrapolated to 100)")
+    parser.add_argument(
+        "--group", type=int, default=achilles.ATTENTION_GROUP, help="attention targets trained together"
+    )
+    parser.add_argument("--repeats", type=int, default=5, help="generator fits timed per setting")
+    parser.add_argument("--skip-attention", action="store_true")
+    parser.add_argument(
+        "--bound-targets",
+        action="store_true",
+        help="bound the distinct targets of notebooks 03-04 instead of choosing them (no neighbour search)",
+    )
+    parser.add_argument(
+        "--only",
+        default=",".join(PARTS),
+        help=f"comma-separated parts to run, of {', '.join(PARTS)} (default: all)",
+    )
+    parser.add_argument(
+        "--cost-fraction", type=float, default=0.02, help="share of the epochs notebook 05's cost model runs"
+    )
+    args = parser.parse_args(argv)
+    parts = [p.strip() for p in args.only.split(",") if p.strip()]
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown or not parts:
+        parser.error(f"--only: unknown part(s) {unknown}; choose from {', '.join(PARTS)}")
+    warnings.filterwarnings("ignore", message="the full UK Census teaching file is absent")
+    settings = profile_settings(achilles.FAMILY, "paper")
+    rng = np.random.default_rng(0)
+    load_start = os.getloadavg()[0]
+    print(
+        f"{os.cpu_count()} CPUs, load average {load_start:.2f}; predicting for {args.cores} cores, "
+        f"{args.targets} targets per dataset x generator"
+    )
+    wall_start = time.perf_counter()
+    result = {"cores": args.cores, "cpus": os.cpu_count(), "parts": parts, "load_average_start": round(load_start, 2)}
+    predicted = {}
+    if "notebooks01_04" in parts:
+        result.update(notebooks01_04(args, settings, rng, load_start))
+        predicted = {nb: result[f"notebook_{nb}_paper_minutes"] for nb in ("01", "02", "03", "04")
+                     if f"notebook_{nb}_paper_minutes" in result}  # fmt: skip
+    cpu05 = None
+    if "notebook05" in parts:
+        cost, cost_cpu_s, cost_wall_s = notebook05_cost(args.cost_fraction, args.cores)
+        cpu05 = float(cost.cpu_hours.sum())
+        sections = cost.groupby("section", sort=False).cpu_hours.sum()
+        groups = cost[cost.units > 0].groupby("what", sort=False).cpu_hours.sum().sort_values(ascending=False)
+        print(
+            f"notebook 05 under paper (its cost model, {args.cost_fraction:g} of the epochs measured; "
+            f"{cost_cpu_s:.0f} CPU s, {cost_wall_s:.0f} s wall):"
+        )
+        for r in cost.itertuples(index=False):
+            print(f"  {r.section:6s} {r.what}: {r.units} units, {r.unit_cpu_s:.1f} CPU s each, {r.cpu_hours:.2f} CPU h")
+        for section, h in sections.items():
+            print(f"  section {section}: {h:.2f} CPU h")
+        for what, h in groups.items():
+            print(f"  group {what}: {h:.2f} CPU h")
+        print(f"  notebook 05: {cpu05:.2f} CPU h, at least {cpu05 / args.cores:.2f} h on {args.cores} cores")
+        result.update(
+            notebook05_paper_cpu_hours=round(cpu05, 3),
+            notebook05_paper_hours_on_cores=round(cpu05 / args.cores, 3),
+            notebook05_sections={s: round(h, 3) for s, h in sections.items()},
+            notebook05_groups={w: round(h, 3) for w, h in groups.items()},
+            notebook05_cost_fraction=args.cost_fraction,
+            notebook05_measure_cpu_s=round(cost_cpu_s, 1),
+            notebook05_measure_wall_s=round(cost_wall_s, 1),
+        )
+    if "profile" in parts:
+        recorded = {nb: recorded_paper_run(nb) for nb in NOTEBOOKS}
+        prof = assemble_profile(predicted, cpu05, recorded, args.cores)
+        print(f"paper profile on {args.cores} cores, notebook by notebook:")
+        for nb, r in prof["notebooks"].items():
+            print(f"  {nb}: {r['hours']:.2f} h, {r['how']}, from {r['from']}")
+        for nb in prof["missing"]:
+            print(f"  {nb}: no recorded paper run and no prediction: left out of the sum")
+        word = "at least " if prof["lower_bound"] else ""
+        print(
+            f"  all: {word}{prof['hours']:.2f} h"
+            + (f" (without {', '.join(prof['missing'])})" if prof["missing"] else "")
+        )
+        result[f"paper_profile_hours_{args.cores}_cores"] = round(prof["hours"], 2)
+        result["paper_profile"] = prof
+    result["load_average_end"] = round(os.getloadavg()[0], 2)
+    result["wall_s"] = round(time.perf_counter() - wall_start, 1)
     print(json.dumps(result))
 
 
