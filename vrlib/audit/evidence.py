@@ -37,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from vrlib.audit.matches import match_scores
 from vrlib.data import Schema
 from vrlib.distance import kneighbors_between
 from vrlib.encoding import EncodedTable, TableEncoder
@@ -238,7 +239,7 @@ class NullTail:
                     "level": "min",
                     "observed": p_min,
                     "expected": 1.0 / h,
-                    "p": -np.expm1(h * np.log1p(-p_min)),
+                    "p": -np.expm1(h * np.log1p(-min(p_min, 1.0 - 1e-16))),
                 }
             )
         passed = all(r["p"] >= alpha / len(rows) for r in rows)
@@ -253,12 +254,20 @@ def copy_evidence(
     k: int = 5,
     resolution: float = 0.002,
     seed: int = 0,
+    near_matches: bool = True,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Closeness of every training and holdout record in each view, and the training records' p-values.
 
     Views: ``all`` (every column) and, when the table has both kinds, ``continuous`` (the
     continuous columns alone: a record copied with one category changed is an exact copy
-    there).  Each view's p-values come from its own :class:`NullTail`, fitted on every
+    there).  With ``near_matches``, a third view, ``near_match`` (released records agreeing
+    on all columns but at most one, against their rate among holdout records:
+    :mod:`vrlib.audit.matches`; a record copied with one category changed is matched there
+    however many columns the table has), gives ``p_rank``, the Bonferroni minimum over all
+    views, which orders the records beyond the flagged ones; the flag stays on ``p_value``
+    (the distance views), since the extra view's Bonferroni factor cost more flags of
+    copies than it added on the validation benchmark (``docs/audit.md``).
+    Each view's p-values come from its own :class:`NullTail`, fitted on every
     holdout record and checked (:meth:`NullTail.check`; empirical only if the check
     fails); a record's p-value is the Bonferroni minimum over the views,
     ``min(1, V min_v p_v)``, valid whatever their dependence.
@@ -268,7 +277,9 @@ def copy_evidence(
     train_table, holdout_table : DataFrame
         ``d_release``, ``d_neighbourhood``, ``closeness`` (of the ``all`` view), then
         ``closeness_<view>`` for the other views, ``p_value`` and ``effect`` (the closeness of
-        the view that gave the smallest p-value, which breaks ties of ``p_value``).
+        the view that gave the smallest p-value, which breaks ties of ``p_value``); with
+        ``near_matches``, also ``release_matches``, ``reference_matches``, ``match_score``,
+        ``p_near_match`` (that view's p-value) and ``p_rank``.
     info : dict
         Per view: the tail's ``threshold``, ``rate``, ``shape``, ``scale``, ``extrapolated``
         and ``check``; and ``warnings`` (sentences for views whose tail failed its check).
@@ -279,26 +290,37 @@ def copy_evidence(
     tables = {"train": train, "holdout": holdout}
     out = {name: pd.DataFrame(index=df.index) for name, df in tables.items()}
     p_views, effects, info, notes = {}, {}, {"views": {}}, []
+    if near_matches:
+        views["near_match"] = schema
     for view, sub in views.items():
         cols = list(sub.columns)
-        scores = closeness_scores(
-            {name: df[cols] for name, df in tables.items()}, synthetic[cols], sub, k=k, resolution=resolution
-        )
-        tail = NullTail().fit(scores["holdout"]["closeness"])
+        if view == "near_match":
+            scores = match_scores(tables, "holdout", synthetic, schema, resolution=resolution)
+            column = "match_score"
+        else:
+            scores = closeness_scores(
+                {name: df[cols] for name, df in tables.items()}, synthetic[cols], sub, k=k, resolution=resolution
+            )
+            column = "closeness"
+        tail = NullTail().fit(scores["holdout"][column])
         check = tail.check(seed=seed)
         if not check["passed"]:
-            tail = NullTail(extrapolate=False).fit(scores["holdout"]["closeness"])
+            tail = NullTail(extrapolate=False).fit(scores["holdout"][column])
             notes.append(
-                f"the tail model of the holdout's closeness scores ({view} columns) failed its check on held-out "
-                f"holdout records, so that view's p-values are empirical only (none below {tail.p_floor:.2g})"
+                f"the tail model of the holdout's {column.replace('_', ' ')} scores ({view.replace('_', '-')} view) "
+                f"failed its check on held-out holdout records, so that view's p-values are empirical only "
+                f"(none below {tail.p_floor:.2g})"
             )
         for name in tables:
             if view == "all":
                 out[name] = scores[name].copy()
+            elif view == "near_match":
+                for c in ("release_matches", "reference_matches", "match_score"):
+                    out[name][c] = scores[name][c]
             else:
                 out[name][f"closeness_{view}"] = scores[name]["closeness"]
-            p_views[name, view] = tail.pvalues(scores[name]["closeness"])
-            effects[name, view] = scores[name]["closeness"].to_numpy()
+            p_views[name, view] = tail.pvalues(scores[name][column])
+            effects[name, view] = scores[name][column].to_numpy()
         info["views"][view] = {
             "threshold": tail.threshold_,
             "rate": tail.rate_,
@@ -307,15 +329,21 @@ def copy_evidence(
             "extrapolated": tail.fitted_,
             "check": check,
             "tail": tail,
-            "neighbourhood": scores["train"]["d_neighbourhood"].to_numpy(),
-            "eps": resolution / len(cols),
         }
-    names = list(views)
+        if view != "near_match":
+            info["views"][view]["neighbourhood"] = scores["train"]["d_neighbourhood"].to_numpy()
+            info["views"][view]["eps"] = resolution / len(cols)
+    names = [v for v in views if v != "near_match"]
     for name in tables:
         p = np.column_stack([p_views[name, v] for v in names])
         best = p.argmin(axis=1)
         out[name]["p_value"] = np.minimum(1.0, len(names) * p.min(axis=1))
         out[name]["effect"] = np.column_stack([effects[name, v] for v in names])[np.arange(len(p)), best]
+        if near_matches:
+            # every view, near matches included: a valid p-value too, which orders the records not flagged
+            p_near = p_views[name, "near_match"]
+            out[name]["p_near_match"] = p_near
+            out[name]["p_rank"] = np.minimum(1.0, len(views) * np.minimum(p.min(axis=1), p_near))
     info["warnings"] = notes
     return out["train"], out["holdout"], info
 
@@ -342,14 +370,16 @@ def copy_resolution(info: dict, n_records: int, q: float) -> dict:
         ``1 / (n_holdout + 1)``; ``bh_single``: the level one record alone must reach,
         ``q / n``; ``note``: a sentence.
     """
-    views = info["views"]
+    # the flag's p-value combines the distance views alone (the near-match view only orders the rest)
+    views = {v: d for v, d in info["views"].items() if "neighbourhood" in d}
+    n_views = len(views)
     out = {"bh_single": q / n_records, "extrapolated": any(v["extrapolated"] for v in views.values())}
     for name in ("median", "isolated"):
         ps = []
         for v in views.values():
             d = float(np.median(v["neighbourhood"])) if name == "median" else float(v["neighbourhood"].max())
             ps.append(float(v["tail"].pvalues([np.log((d + v["eps"]) / v["eps"])])[0]))
-        p = min(1.0, len(views) * min(ps))
+        p = min(1.0, n_views * min(ps))
         need = int(np.ceil(p * n_records / q - 1e-12))
         out[f"p_copy_{name}"] = p
         out[f"copies_to_flag_{name}"] = max(1, need) if need <= n_records else None

@@ -1,8 +1,9 @@
 """``records.csv``: one row per training record, most at risk first.
 
 Columns, in order: ``index`` (0-based row in the training file), ``risk_rank`` (1 = most
-at risk: smallest copy-evidence p-value, then largest closeness, i.e. effect size, then
-largest merged statistic, then index),
+at risk: the flagged records first, then smallest ``p_rank`` (the copy evidence with
+near matches), smallest copy-evidence p-value, largest closeness, i.e. effect size,
+largest merged statistic, index),
 ``vk`` and ``vk_rank`` (V_k, achilles eq. 5, with rank 1 the most isolated record),
 ``copies`` (verbatim copies in the release), ``d_release`` and ``d_neighbourhood``
 (Gower distances to the nearest released record and to the next k,
@@ -23,10 +24,19 @@ import pandas as pd
 __all__ = ["records_table", "risk_order"]
 
 
-def risk_order(p_value, effect, merged) -> np.ndarray:
-    """Positions from most to least at risk: smallest ``p_value``, then largest ``effect``, then largest ``merged``."""
+def risk_order(p_value, effect, merged, p_rank=None, flagged=None) -> np.ndarray:
+    """Positions from most to least at risk: smallest ``p_value``, then largest ``effect``, then largest ``merged``.
+
+    With ``flagged`` and ``p_rank`` (a p-value over more evidence), the flagged records come first and
+    ``p_rank`` orders before ``p_value``.
+    """
     p_value, effect = np.asarray(p_value, float), np.asarray(effect, float)
-    return np.lexsort((np.arange(len(p_value)), -np.asarray(merged, float), -effect, p_value))
+    keys = [np.arange(len(p_value)), -np.asarray(merged, float), -effect, p_value]
+    if p_rank is not None:
+        keys.append(np.asarray(p_rank, float))
+    if flagged is not None:
+        keys.append(~np.asarray(flagged, bool))
+    return np.lexsort(tuple(keys))
 
 
 def records_table(
@@ -65,7 +75,8 @@ def records_table(
     DataFrame
     """
     n = len(train)
-    order = risk_order(p_value, evidence["effect"].to_numpy(), merged)
+    p_rank = evidence["p_rank"].to_numpy() if "p_rank" in evidence else None
+    order = risk_order(p_value, evidence["effect"].to_numpy(), merged, p_rank, flagged)
     risk_rank = np.empty(n, dtype=np.int64)
     risk_rank[order] = np.arange(1, n + 1)
     vk = np.asarray(vulnerability, float)
