@@ -35,6 +35,7 @@ import time
 import warnings
 
 import numpy as np
+from bench_bnaf import _welch_t as welch_t  # this script's folder is on sys.path when run
 
 
 def _cpu(make):
@@ -92,11 +93,6 @@ def main() -> None:
     def gap(name):  # |log density| difference from the eager single fits, over held-out rows and members
         d = np.abs(np.stack(logd[name]) - np.stack(logd["single_eager"]))
         return float(d.max()), float(np.median(d))
-
-    def welch_t(a, b):
-        a, b = np.asarray(a), np.asarray(b)
-        se = np.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
-        return round(float((b.mean() - a.mean()) / se), 3) if se > 0 else None
 
     heldout = {name: [float(v.mean()) for v in values] for name, values in logd.items()}
     best = {k: min(v) for k, v in times.items()}
