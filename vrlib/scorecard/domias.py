@@ -72,16 +72,22 @@ def _wide(df: pd.DataFrame, index, value: str = "auc"):
     return mean.sort_index(), se.sort_index()
 
 
+def _sweep(df: pd.DataFrame, key: str):
+    """(the paper's DOMIAS, mean AUC, se) per value of ``key`` and attack, or None when the table cannot tell."""
+    if not {key, "attack", "auc_mean", "auc_std", "n_seeds"} <= set(df.columns):
+        return None
+    if (own := paper_domias(df)) is None:
+        return None
+    return (own, *_wide(df, key))
+
+
 def _outperforms(table: str, key: str, what: str):
     """Per value of ``key``, the paper's DOMIAS above the best baseline beyond the noise."""
 
     def rule(t):
-        df = t[table]
-        if not {key, "attack", "auc_mean", "auc_std", "n_seeds"} <= set(df.columns):
+        if (read := _sweep(t[table], key)) is None:
             return None
-        if (own := paper_domias(df)) is None:
-            return None
-        mean, se = _wide(df, key)
+        own, mean, se = read
         baselines = [a for a in BASELINES if a in mean.columns]
         if not baselines:
             return None
@@ -107,12 +113,9 @@ def _end_to_end(table: str, key: str, larger_at: str):
     """The paper's DOMIAS's AUC larger at one end of the sweep over ``key`` than at the other, beyond the noise."""
 
     def rule(t):
-        df = t[table]
-        if not {key, "attack", "auc_mean", "auc_std", "n_seeds"} <= set(df.columns):
+        if (read := _sweep(t[table], key)) is None:
             return None
-        if (own := paper_domias(df)) is None:
-            return None
-        mean, se = _wide(df, key)
+        own, mean, se = read
         if len(mean) < 2:
             return None
         first, last = mean.index[0], mean.index[-1]
