@@ -296,9 +296,10 @@ class TargetDistance:
     categorical part is looked up by the number of matching attributes (an integer),
     and the continuous part is a fixed sequence of elementwise operations over the
     columns (no reductions whose order a library or a device may choose), so exact ties
-    stay exact ties and both paths of :func:`preprocess` keep the same records.  The
-    one exception is a Minkowski order other than 1, 2 and inf, whose ``pow`` may differ
-    by an ulp between libraries.
+    stay exact ties and both paths of :func:`preprocess` keep the same records.  Square
+    roots are correctly rounded on both (see :func:`_power`); the one exception is a
+    Minkowski order other than 1, 2 and inf on a GPU, whose ``pow`` may differ from
+    numpy's by an ulp.
 
     Parameters
     ----------
@@ -352,7 +353,7 @@ class TargetDistance:
             if self.target_norm == 0:  # a zero vector is similar (1) to zero vectors only
                 cos = xp.where(zero, one, 0.0 * one)
             else:
-                cos = xp.where(zero, 0.0 * one, dot / xp.where(zero, one, xp.sqrt(norm) * self.target_norm))
+                cos = xp.where(zero, 0.0 * one, dot / xp.where(zero, one, _power(xp, norm, 0.5) * self.target_norm))
             d = 1.0 - (cat + cos * self.w_cont)
         else:
             acc = None
@@ -361,15 +362,26 @@ class TargetDistance:
                 if np.isinf(self.p):
                     acc = x if acc is None else xp.maximum(acc, x)
                     continue
-                x = x if self.p == 1 else x * x if self.p == 2 else x**self.p
+                x = x if self.p == 1 else x * x if self.p == 2 else _power(xp, x, self.p)
                 acc = x if acc is None else acc + x
-            if self.p == 2:
-                acc = xp.sqrt(acc)
-            elif not (self.p == 1 or np.isinf(self.p)):
-                acc = acc ** (1.0 / self.p)
+            if not (self.p == 1 or np.isinf(self.p)):
+                acc = _power(xp, acc, 1.0 / self.p)
             d = cat + acc * self.w_cont
         # Rounding leaves identical records at +-1e-16; a duplicate is at distance exactly 0.
         return xp.where(xp.abs(d) < 1e-12, xp.zeros_like(d), d)  # +0.0, never -0.0
+
+
+def _power(xp, x, exponent: float):
+    """``x ** exponent`` (a square root for 0.5), the same bits for numpy and torch wherever they can be.
+
+    numpy's ``sqrt`` is correctly rounded, as is CUDA's; torch's vectorised CPU kernel is
+    not (an ulp off), so a CPU tensor goes through numpy.  ``pow`` of other exponents may
+    differ by an ulp between numpy and a GPU's library.
+    """
+    if xp is np or x.device.type == "cpu":
+        out = np.sqrt(np.asarray(x)) if exponent == 0.5 else np.power(np.asarray(x), exponent)
+        return out if xp is np else xp.from_numpy(out)
+    return xp.sqrt(x) if exponent == 0.5 else x**exponent
 
 
 def _target_distance(target, target_enc: EncodedTable, encoder: TableEncoder, metric, p) -> TargetDistance:
