@@ -130,7 +130,9 @@ def test_torch_path_tie_breaking_by_hand():
     for data in (tied, tied.iloc[::-1].reset_index(drop=True)):
         got = preprocess([data], target, encoder, 2, device="cpu")
         _assert_same(got, preprocess([data], target, encoder, 2))
-        np.testing.assert_allclose(got.records[0, :, -2:], [[2, 0.0], [1, 0.5]], atol=1e-7)  # half the weight on categories
+        np.testing.assert_allclose(
+            got.records[0, :, -2:], [[2, 0.0], [1, 0.5]], atol=1e-7
+        )  # half the weight on categories
         np.testing.assert_array_equal(got.records[0, 1, :6], [0, 1, 0, 0, 1, 0])  # (b, b): the smallest codes
 
 
