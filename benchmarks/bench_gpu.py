@@ -11,6 +11,8 @@ the GPU's queue is drained inside the timing):
   California rows, rows trained per second by a stack of ``--k`` flows
   (:func:`vrlib.density.bnaf_ensemble.fit_bnaf_ensemble`, members × rows ÷ seconds) over one
   flow fitted alone (:meth:`BNAF.fit`, eager), the same rows and epochs each.
+* ``attention_s_per_target``: the target attention attack at the paper's size, its
+  preprocessing and its training per target (:func:`attention_seconds`).
 * ``bnaf_fig6_fit_s``: one flow of DOMIAS Fig. 6 (10,000 rows, at most 50 epochs) within a
   stack of ``--k``: the stack's seconds per epoch (difference of a 1- and a 2-epoch fit) over
   its members, times 50 epochs, plus its set-up share (an upper bound: early stopping ends
@@ -118,12 +120,20 @@ def attention_seconds(device, tiny: bool = False) -> dict:
       on a tenth of the datasets, scaled to all of them (its cost is linear in their number).
     * ``attention_train_s_per_target``: ``ATTENTION_GROUP`` targets trained as one grouped
       model (the attack's default gradients on the device) for ``epochs`` epochs and for
-      0 (the set-up); per target: (set-up + 500 × the time of an epoch) / the group,
-      the group's targets sharing one target's inputs (same cost as their own).
-      ``attention_train_autograd_speedup``: the hand-written backward pass's time per
-      epoch over autograd's, at ``ATTENTION_COMPARE_GROUP`` targets.
+      0 (the set-up); per target: (the set-up + 500 × the time of an epoch over
+      ``epochs``) / the group, the group's targets sharing one target's inputs (the
+      same cost as their own).  ``attention_train_autograd_speedup``: the hand-written
+      backward pass's time per epoch over autograd's, at ``ATTENTION_COMPARE_GROUP`` targets.
+    * ``attention_s_per_target``: their sum.
+    * Checks: ``attention_preprocess_matches_numpy`` (the device's inputs for the tenth are
+      bitwise the numpy path's) and ``attention_host_syncs_per_epoch`` (counted by
+      ``torch.cuda.set_sync_debug_mode`` over one epoch of 2 targets, beside
+      ``attention_steps_per_epoch``).
 
-    Wall seconds; the GPU's queue is drained before each clock reading.
+    Wall seconds; the GPU's queue is drained before each clock reading.  On an H200 the
+    section should take well under two minutes (from issue 42's figures: about 4 s of the
+    GPU per epoch of 128 targets at most, a few seconds of set-up per training, the
+    numpy path's tenth about 1 s).
     """
     import sys
     from pathlib import Path
@@ -179,8 +189,11 @@ def attention_seconds(device, tiny: bool = False) -> dict:
                         schema, shadow.categories, shadow.columns)  # fmt: skip
     test_part = type(test)(test.codes[: max(1, tenth // 20)], test.continuous[: max(1, tenth // 20)],
                            test.labels[: max(1, tenth // 20)], schema, test.categories, test.columns)  # fmt: skip
-    numpy_s, _ = preprocess_once(on_cpu, part, test_part)
+    numpy_s, numpy_part = preprocess_once(on_cpu, part, test_part)
     numpy_s *= (n_shadow + n_test) / (tenth + max(1, tenth // 20))
+    # The device's search keeps exactly the numpy path's records (inputs compared bitwise).
+    device_part = AttentionAttack(schema, max_epochs=1, device=device)._prepare(part, None, target)
+    same = all(np.array_equal(a, b) for a, b in zip(numpy_part["inputs"], device_part["inputs"]))
 
     def train(g, e, **options):
         setup_s, epoch_s = time_training(
@@ -188,7 +201,17 @@ def attention_seconds(device, tiny: bool = False) -> dict:
         )
         return setup_s, epoch_s
 
-    time_training(prepared, attack.n_features_, attack, 2, 1, device, clock=clock, warm_up=False)  # warm-up
+    # Warm-up, counting the host synchronisations of an epoch (there should be a few per epoch, none per step).
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if device.type == "cuda":
+            torch.cuda.set_sync_debug_mode("warn")
+        try:
+            time_training(prepared, attack.n_features_, attack, 2, 1, device, clock=lambda: 0.0, warm_up=False)
+        finally:
+            if device.type == "cuda":
+                torch.cuda.set_sync_debug_mode("default")
+    syncs = sum("synchroniz" in str(w.message).lower() for w in caught)
     setup_s, epoch_s = train(group, epochs)
     train_s = setup_s / group + PAPER_EPOCHS * epoch_s
     _, autograd_epoch_s = train(compare, 1 if tiny else 2, autograd=True)
@@ -203,6 +226,9 @@ def attention_seconds(device, tiny: bool = False) -> dict:
         "attention_train_setup_s": round(setup_s, 2),
         "attention_s_per_target": round(preprocess_s + train_s, 3),
         "attention_train_autograd_speedup": round(handwritten_epoch_s / autograd_epoch_s, 2),
+        "attention_preprocess_matches_numpy": bool(same),
+        "attention_host_syncs_per_epoch": syncs if device.type == "cuda" else None,
+        "attention_steps_per_epoch": -(-len(prepared["split"][0]) // attack.batch_size),
         "attention_section_s": round(time.perf_counter() - started, 1),
     }
 

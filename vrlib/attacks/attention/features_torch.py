@@ -65,8 +65,10 @@ def _device_chunks(datasets, encoder: TableEncoder, device, chunk_rows: int):
     for start in range(0, n, step):
         stop = min(n, start + step)
         rows = (stop - start) * s
-        raw = torch.from_numpy(np.ascontiguousarray(datasets.codes[start:stop])).to(device)
-        raw = raw.reshape(rows, len(schema.categorical)).long()
+        raw = np.ascontiguousarray(datasets.codes[start:stop])
+        if raw.dtype not in (np.uint8, np.int8, np.int16, np.int32, np.int64):
+            raw = raw.astype(np.int32)  # torch's support of wider unsigned types is partial
+        raw = torch.from_numpy(raw).to(device).reshape(rows, len(schema.categorical)).long()
         codes = torch.empty_like(raw)
         for j, c in enumerate(schema.categorical):
             codes[:, j] = lookup[j][raw[:, j]]
