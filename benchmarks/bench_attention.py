@@ -38,6 +38,8 @@ figure down (the ratios are measured side by side and hold).
 + closest records, ``AttentionAttack._prepare`` on the CPU), the current code beside the
 package of an earlier commit (``--old``, imported as ``vrlib_old`` by ``_oldlib``), alternately,
 ``--repeats`` times each, the fastest kept; ``preprocess_speedup_vs_old`` is their ratio.
+Beside them, the closest-record search alone, numpy (the CPU's path) against the torch
+path run on the CPU (the GPU's path, ``features_torch``): ``search_torch_cpu_over_numpy``.
 
 Usage::
 
@@ -62,7 +64,7 @@ import torch
 from torch import nn
 
 import vrlib
-from vrlib.attacks.attention import AttentionAttack, TargetAttentionNet
+from vrlib.attacks.attention import AttentionAttack, TargetAttentionNet, preprocess
 from vrlib.attacks.attention.training import train_group
 from vrlib.encoding import encode_table
 from vrlib.experiments import achilles
@@ -196,8 +198,30 @@ def preprocess_vs_old(batch, target, schema, old_commit: str, repeats: int) -> d
             with torch_threads(1):
                 inputs[name] = attack._prepare(data, None, target)["inputs"]
             best[name] = min(best[name], time.process_time() - t0)
+    # The search alone, numpy (the CPU's path) against the torch path (the GPU's) run on this CPU.
+    encoder = ways["new"][0].encoder_
+    search = {"numpy": None, "torch_cpu": "cpu"}
+    search_s = {k: np.inf for k in search}
+    for _ in range(repeats):
+        for name, device in search.items():
+            t0 = time.process_time()
+            with torch_threads(1):
+                preprocess(batch, target, encoder, device=device)
+            search_s[name] = min(search_s[name], time.process_time() - t0)
     same = [np.array_equal(a, b) for a, b in zip(inputs["new"], inputs["old"])]
     dist_new, dist_old = inputs["new"][1][..., -1], inputs["old"][1][..., -1]
+    # Records at exactly equal distances may come in another order: the old distances' float64
+    # rounding depended on which attributes matched, so it broke some exact ties (by noise).
+    codes_new, codes_old = inputs["new"][0], inputs["old"][0]
+    differ = np.flatnonzero((codes_new != codes_old).any(axis=(1, 2)))
+
+    def rows(codes, dense, i):  # a dataset's kept records as a set of rows
+        both = np.concatenate([codes[i].astype(np.float64), dense[i].astype(np.float64)], axis=1)
+        return both[np.lexsort(both.T[::-1])]
+
+    same_sets = all(
+        np.array_equal(rows(codes_new, inputs["new"][1], i), rows(codes_old, inputs["old"][1], i)) for i in differ
+    )
     return {
         "old_commit": commit,
         "n_datasets": len(batch.labels),
@@ -206,6 +230,11 @@ def preprocess_vs_old(batch, target, schema, old_commit: str, repeats: int) -> d
         "preprocess_speedup_vs_old": round(best["old"] / best["new"], 2),
         "inputs_identical_to_old": {k: v for k, v in zip(("codes", "dense", "mask", "target"), same)},
         "max_abs_distance_change": float(np.abs(dist_new - dist_old).max()),
+        "datasets_with_ties_reordered": len(differ),
+        "same_records_as_old_up_to_tie_order": bool(same_sets),
+        "search_s_numpy": round(search_s["numpy"], 3),
+        "search_s_torch_cpu": round(search_s["torch_cpu"], 3),
+        "search_torch_cpu_over_numpy": round(search_s["torch_cpu"] / search_s["numpy"], 2),
     }
 
 
