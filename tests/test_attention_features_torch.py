@@ -223,3 +223,22 @@ def test_train_group_picks_the_hand_written_pass_on_the_cpu(monkeypatch):
     assert len(built) == 1
     AttentionAttack(SCHEMA, top_x=5, max_epochs=1, gradients="autograd").fit(datasets, np.arange(10) % 2, _pool(rng, 1))
     assert len(built) == 1
+
+
+def test_both_gradients_give_the_same_attack():
+    """gradients="autograd" and "hand-written" train the same network (same seed, same dropout), up to rounding."""
+    rng = np.random.default_rng(9)
+    target = _pool(rng, 1)
+    labels = np.arange(40) % 2
+    datasets = [pd.concat([_pool(rng, 30)] + [target] * (2 * y), ignore_index=True) for y in labels]
+    fits = {
+        g: AttentionAttack(SCHEMA, top_x=10, max_epochs=6, batch_size=5, lr=1e-2, gradients=g, seed=3).fit(
+            datasets, labels, target
+        )
+        for g in ("autograd", "hand-written")
+    }
+    a, b = fits["autograd"], fits["hand-written"]
+    assert a.best_epoch_ == b.best_epoch_
+    np.testing.assert_allclose(a.history_["val_loss"], b.history_["val_loss"], rtol=1e-5)
+    np.testing.assert_allclose(a.predict_proba(datasets), b.predict_proba(datasets), rtol=1e-4, atol=1e-6)
+    assert a.history_["train_loss"][-1] < a.history_["train_loss"][0]  # it trained
