@@ -100,9 +100,12 @@ minutes: 01-04 are then their recorded runs.
 from __future__ import annotations
 
 import os
+import sys
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # one core per stage: set before numpy is imported
+if "--cpu-only" in sys.argv:  # CPU costs on a machine with a GPU: hide it before torch is imported
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""
 
 import argparse  # noqa: E402
 import csv  # noqa: E402
@@ -114,6 +117,7 @@ import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 from bench_attention import as_batch, bootstrap_game, time_before, time_training  # noqa: E402
 from sklearn.ensemble import RandomForestClassifier  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
@@ -175,11 +179,23 @@ def game_fits(settings, n_targets: int) -> int:
     return n_in * n_targets + settings["n_shadow"] + settings["n_test_datasets"] - n_in
 
 
+def game_parts(settings, n_targets: int, fit_s: float, query: dict, cores: int) -> dict:
+    """Predicted wall seconds of one query-attack game's stages: fits and forest over the cores, features on one."""
+    return {
+        "fits": game_fits(settings, n_targets) * fit_s / cores,
+        "features": n_targets * query["features_s"],
+        "forest": n_targets * query["classifier_s"] / cores,
+    }
+
+
 def game_s(settings, n_targets: int, fit_s: float, query: dict, cores: int) -> float:
-    """Predicted wall seconds of one query-attack game: fits and forest over the cores, features on one."""
-    return game_fits(settings, n_targets) * fit_s / cores + n_targets * (
-        query["features_s"] + query["classifier_s"] / cores
-    )
+    """Predicted wall seconds of one query-attack game (the sum of :func:`game_parts`)."""
+    return sum(game_parts(settings, n_targets, fit_s, query, cores).values())
+
+
+def add_parts(total: dict, part: dict) -> dict:
+    """``total`` with ``part``'s seconds added, key by key."""
+    return {k: total.get(k, 0.0) + v for k, v in part.items()}
 
 
 def nb04_targets(settings, exact: bool) -> dict:
@@ -388,21 +404,87 @@ def assemble_profile(predicted_minutes: dict, notebook05_cpu_hours, recorded: di
     }
 
 
-def notebook05_cost(fraction: float, cores: int):
+def absent_packages(pretend=()) -> dict:
+    """``{kind: package}`` for notebook 05's kinds whose package this machine lacks (or ``pretend`` names)."""
+    import importlib.util
+
+    from gpu_box import NEEDS
+
+    return {k: p for k, p in NEEDS.items() if p in set(pretend) or importlib.util.find_spec(p) is None}
+
+
+def unit_batch(kind: str, settings: dict) -> int:
+    """The batch of a generator unit of notebook 05: Fig. 6's setting for its GANs, else the generator's default."""
+    from vrlib.experiments import domias
+
+    for _, g, params, _ in domias.fig6_configs(settings):
+        if g == kind and "batch_size" in params:
+            return int(params["batch_size"])
+    return int(get_generator(kind).get_params().get("batch_size", 0))
+
+
+def notebook05_cost(fraction: float, cores: int, without=()):
     """Notebook 05's cost model at the paper profile, every section, as its cost cell calls it (root seed 0).
 
-    Returns the table of :func:`vrlib.experiments.domias_cost.measure_notebook_cost` and the CPU
-    and wall seconds the measurement took.
+    Kinds whose package is absent (``ctgan``: TVAE, CTGAN; ``zuko``: NFlow; or named in
+    ``without``) are not measured, and the attacks then run on real rows as synthetic data
+    (``domias_cost.measure_units(synthetic="real")``).
+
+    Returns
+    -------
+    cost : DataFrame
+        :func:`vrlib.experiments.domias_cost.predicted_cost` of the units measured, with a
+        "nothing new" row per section that adds nothing (as ``measure_notebook_cost``).
+    extra : dict
+        ``units`` (every unit kind × data × variant × size × length, with its count and batch),
+        ``measured`` (:func:`~vrlib.experiments.domias_cost.measure_units`' rows), ``skipped``
+        (kind: the absent package), ``cpu_s`` and ``wall_s`` of the measurement.
     """
     from vrlib.experiments import domias_cost
 
     settings = profile_settings("domias", "paper")
-    seeds = tuple(SEED + k for k in settings["seeds"])  # the notebook's seeds at root seed 0
+    settings = {**settings, "seeds": tuple(SEED + k for k in settings["seeds"])}  # the notebook's seeds at root seed 0
+    skipped = absent_packages(without)
     cpu0, wall0 = time.process_time(), time.perf_counter()
-    cost = domias_cost.measure_notebook_cost(
-        {**settings, "seeds": seeds}, domias_cost.SECTIONS, True, (), fraction=fraction, seed=SEED, workers=cores
-    )
-    return cost, time.process_time() - cpu0, time.perf_counter() - wall0
+    units = domias_cost.notebook_units(settings, domias_cost.SECTIONS, True, ())
+    kept = units[~units.kind.isin(list(skipped))]
+    synthetic = "real" if "tvae" in skipped else "tvae"
+    measured = domias_cost.measure_units(settings, kept, fraction, SEED, synthetic=synthetic)
+    cost = domias_cost.predicted_cost(kept, measured, cores)
+    nothing = [
+        dict(section=s, what="nothing new", units=0, unit_cpu_s=0.0, cpu_hours=0.0, hours_on_workers=0.0)
+        for s in domias_cost.empty_sections(units, domias_cost.SECTIONS)
+    ]
+    if nothing:
+        order = {s: i for i, s in enumerate(domias_cost.SECTIONS)}
+        cost = pd.concat([cost, pd.DataFrame(nothing)], ignore_index=True)
+        cost = cost.sort_values("section", key=lambda c: c.map(order), kind="stable").reset_index(drop=True)
+    grouped = units.groupby(["section", "kind", "data", "variant", "size", "length"], sort=False).size()
+    batches = {k: unit_batch(k, settings) for k in units.kind.unique() if k in domias_cost.GENERATORS}
+    extra = {
+        "units": [
+            dict(
+                section=sec,
+                kind=k,
+                data=d,
+                variant=int(v),
+                size=int(z),
+                length=float(n),
+                count=int(c),
+                batch=batches.get(k, 0),
+            )
+            for (sec, k, d, v, z, n), c in grouped.items()
+        ],  # fmt: skip
+        "measured": [
+            {**r, "lengths": [float(x) for x in r["lengths"]], "cpu_s": [float(x) for x in r["cpu_s"]]}
+            for r in measured.to_dict("records")
+        ],
+        "skipped": skipped,
+        "synthetic": synthetic,
+        "cpu_s": time.process_time() - cpu0,
+        "wall_s": time.perf_counter() - wall0,
+    }
+    return cost, extra
 
 
 def notebooks01_04(args, settings, rng, load_start) -> dict:
@@ -412,6 +494,7 @@ def notebooks01_04(args, settings, rng, load_start) -> dict:
     rng_eps = np.random.default_rng(1)  # its own stream: the other stages draw what they drew before
 
     stages, nb01, nb01_before, nb02, nb02_before = {}, 0.0, 0.0, 0.0, 0.0
+    parts01, fits02, targets02 = {}, 0.0, 0  # notebook 01's stages; notebook 02's fits and targets (for gpu_box.py)
     for d in DATASETS:
         df, schema = achilles.load_omega(d, settings["omega_rows"], 0)
         q = query_stages(df, schema, settings, args.fraction, args.trees, rng)
@@ -433,6 +516,8 @@ def notebooks01_04(args, settings, rng, load_start) -> dict:
             print(f"[{d}] {g}: {1000 * fit_s:.0f} ms per fit + sample")
             fits = fits_per_game * fit_s / args.cores
             nb01 += fits + args.targets * (q["features_s"] + q["classifier_s"] / args.cores)
+            parts01 = add_parts(parts01, game_parts(settings, args.targets, fit_s, q, args.cores))
+            fits02, targets02 = fits02 + fits, targets02 + args.targets
             nb01_before += fits + args.targets * (q["features_s"] + (q["classifier_s"] + q["scaler_s"]) / args.cores)
             att = stages["adult"].get("attention")
             if att:  # Census: Adult's per-target attention cost (the same datasets' sizes)
@@ -464,6 +549,10 @@ def notebooks01_04(args, settings, rng, load_start) -> dict:
     games04 = [(d, eps, SEED) for d in NB04_DATASETS for eps in settings["epsilons"]]
     games04 += [(d, min(settings["epsilons"]), s) for d in NB04_DATASETS for s in NB04_INTERVAL_SEEDS if s != SEED]
     nb04 = sum(game_s(settings, t04[d, s], fit_of(d, eps), q_of[d], args.cores) for d, eps, s in games04)
+    parts03 = game_parts(settings, t03, stages[NB03[0]][f"fit_{NB03[1]}_s"], q_of[NB03[0]], args.cores)
+    parts04 = {}
+    for d, eps, s in games04:
+        parts04 = add_parts(parts04, game_parts(settings, t04[d, s], fit_of(d, eps), q_of[d], args.cores))
     nb04_after_01 = nb04 - sum(
         game_s(settings, t04[d, s], fit_of(d, eps), q_of[d], args.cores) for d, eps, s in games04 if math.isinf(eps)
     )
@@ -493,6 +582,17 @@ def notebooks01_04(args, settings, rng, load_start) -> dict:
         },
         "load_average_start": round(load_start, 2),
         "load_average_end": round(os.getloadavg()[0], 2),
+        # each notebook's stages in minutes on --cores (what gpu_box.py reads)
+        "notebook_stage_minutes": {
+            "01": {k: round(v / 60, 3) for k, v in parts01.items()},
+            "02": {
+                "fits": round(fits02 / 60, 3),
+                "targets": targets02,
+                "attention_cpu_s": stages["adult"].get("attention", {}).get("grouped_s"),
+            },
+            "03": {k: round(v / 60, 3) for k, v in parts03.items()},
+            "04": {k: round(v / 60, 3) for k, v in parts04.items()},
+        },
     }
     measured = measured_run("01_")
     if measured:
@@ -548,7 +648,28 @@ def main(argv=None):
     parser.add_argument(
         "--cost-fraction", type=float, default=0.02, help="share of the epochs notebook 05's cost model runs"
     )
+    parser.add_argument(
+        "--cpu-only",
+        action="store_true",
+        help="hide the GPU (CUDA_VISIBLE_DEVICES=''), so that every cost is a CPU cost (on a machine with a GPU)",
+    )
+    parser.add_argument(
+        "--without",
+        default="",
+        help="packages to treat as absent (ctgan, zuko): their kinds of notebook 05's units are not measured",
+    )
+    parser.add_argument("--out", help="also write the last line (the JSON object) to this file")
+    parser.add_argument(
+        "--gpu-costs",
+        help="bench_gpu.py's output on this machine: also predict the profile with its GPU (gpu_box.py)",
+    )
+    parser.add_argument(
+        "--cpu-fallback",
+        help="with --gpu-costs: a bench_paper_profile.py JSON from another machine for what this one lacks",
+    )
     args = parser.parse_args(argv)
+    if args.cpu_only and os.environ.get("CUDA_VISIBLE_DEVICES") != "":
+        parser.error("--cpu-only must be on the command line (it hides the GPU before PyTorch is imported)")
     parts = [p.strip() for p in args.only.split(",") if p.strip()]
     unknown = [p for p in parts if p not in PARTS]
     if unknown or not parts:
@@ -562,7 +683,16 @@ def main(argv=None):
         f"{args.targets} targets per dataset x generator"
     )
     wall_start = time.perf_counter()
-    result = {"cores": args.cores, "cpus": os.cpu_count(), "parts": parts, "load_average_start": round(load_start, 2)}
+    import torch
+
+    result = {
+        "benchmark": "bench_paper_profile",
+        "cores": args.cores,
+        "cpus": os.cpu_count(),
+        "parts": parts,
+        "gpu_visible": bool(torch.cuda.is_available()),
+        "load_average_start": round(load_start, 2),
+    }
     predicted = {}
     if "notebooks01_04" in parts:
         result.update(notebooks01_04(args, settings, rng, load_start))
@@ -570,8 +700,15 @@ def main(argv=None):
                      if f"notebook_{nb}_paper_minutes" in result}  # fmt: skip
     cpu05 = None
     if "notebook05" in parts:
-        cost, cost_cpu_s, cost_wall_s = notebook05_cost(args.cost_fraction, args.cores)
+        without = [p.strip() for p in args.without.split(",") if p.strip()]
+        cost, extra = notebook05_cost(args.cost_fraction, args.cores, without)
+        cost_cpu_s, cost_wall_s = extra["cpu_s"], extra["wall_s"]
         cpu05 = float(cost.cpu_hours.sum())
+        for kind, package in extra["skipped"].items():
+            print(f"  not measured: {kind} (no {package} here); notebook 05's CPU hours below leave it out")
+        if extra["skipped"]:
+            print("  attacks measured on real rows as synthetic data (no TVAE), same sizes")
+            cpu05 = None  # not the notebook's: the 2-core profile leaves 05 to its recorded runs
         sections = cost.groupby("section", sort=False).cpu_hours.sum()
         groups = cost[cost.units > 0].groupby("what", sort=False).cpu_hours.sum().sort_values(ascending=False)
         print(
@@ -584,10 +721,20 @@ def main(argv=None):
             print(f"  section {section}: {h:.2f} CPU h")
         for what, h in groups.items():
             print(f"  group {what}: {h:.2f} CPU h")
-        print(f"  notebook 05: {cpu05:.2f} CPU h, at least {cpu05 / args.cores:.2f} h on {args.cores} cores")
+        measured_h = float(cost.cpu_hours.sum())
+        word = "the units measured" if extra["skipped"] else "notebook 05"
+        print(f"  {word}: {measured_h:.2f} CPU h, at least {measured_h / args.cores:.2f} h on {args.cores} cores")
+        if not extra["skipped"]:
+            result.update(
+                notebook05_paper_cpu_hours=round(measured_h, 3),
+                notebook05_paper_hours_on_cores=round(measured_h / args.cores, 3),
+            )
         result.update(
-            notebook05_paper_cpu_hours=round(cpu05, 3),
-            notebook05_paper_hours_on_cores=round(cpu05 / args.cores, 3),
+            notebook05_measured_cpu_hours=round(measured_h, 3),
+            notebook05_units=extra["units"],
+            notebook05_measured=extra["measured"],
+            notebook05_skipped=extra["skipped"],
+            notebook05_synthetic=extra["synthetic"],
             notebook05_sections={s: round(h, 3) for s, h in sections.items()},
             notebook05_groups={w: round(h, 3) for w, h in groups.items()},
             notebook05_cost_fraction=args.cost_fraction,
@@ -609,9 +756,22 @@ def main(argv=None):
         )
         result[f"paper_profile_hours_{args.cores}_cores"] = round(prof["hours"], 2)
         result["paper_profile"] = prof
+    if args.gpu_costs:
+        import gpu_box
+
+        gpu = gpu_box.last_json(args.gpu_costs)
+        fallback = gpu_box.last_json(args.cpu_fallback) if args.cpu_fallback else None
+        recorded = {nb: recorded_paper_run(nb) for nb in NOTEBOOKS}
+        box = gpu_box.assemble_gpu_box(result, gpu, recorded, args.cores, fallback)
+        gpu_box.print_profile(box)
+        result["paper_profile_hours_gpu_box"] = round(box["hours"], 2)
+        result["paper_profile_gpu_box"] = box
     result["load_average_end"] = round(os.getloadavg()[0], 2)
     result["wall_s"] = round(time.perf_counter() - wall_start, 1)
-    print(json.dumps(result))
+    line = json.dumps(result)
+    if args.out:
+        Path(args.out).write_text(line + "\n")
+    print(line)
 
 
 if __name__ == "__main__":
