@@ -92,9 +92,30 @@ longest sitting in ``figures/paper/manifest.json``, each called a lower bound). 
 with neither is named under ``missing`` and left out of the sum. The recorded runs were
 on 2 cores: for other ``--cores`` they are listed as they are.
 
+Notebook 06 (``notebook06`` part): its own cost model under ``paper`` as its cost cell calls
+it (``lost.measure_notebook_cost``, Adult and Census, ``--lost-cost-fraction`` of the games,
+then ``lost.predicted_cost``): ``notebook06_paper_cpu_hours``; the 2-core profile keeps
+notebook 06's recorded run, ``gpu_box.py`` uses this.
+
 Parts (``--only``, comma-separated): ``notebooks01_04`` (the stages of 01-04),
-``notebook05``, ``profile``; all by default. ``--only notebook05,profile`` takes a few
+``notebook05``, ``notebook06``, ``profile``; all by default. ``--only notebook05,profile`` takes a few
 minutes: 01-04 are then their recorded runs.
+
+On a machine with a GPU (``benchmarks/gpu_box.py`` says how the two are put together):
+``--cpu-only`` hides the GPU before PyTorch is imported, so that every stage above is a
+CPU cost; the JSON records ``gpu_visible``.  ``--without ctgan,zuko`` (or their absence)
+leaves the kinds of notebook 05's units that need them unmeasured (TVAE and CTGAN fits:
+``ctgan``; NFlow fits: ``zuko``), named under ``notebook05_skipped``; without TVAE the
+attacks run on ``n_syn`` real rows as synthetic data (their cost depends on the sizes),
+and ``notebook05_paper_cpu_hours`` is then not given (``notebook05_measured_cpu_hours``
+is, for the units measured).  The JSON carries what ``gpu_box.py`` needs: the stages of
+01-04 in minutes on ``--cores`` (``notebook_stage_minutes``), notebook 05's units
+(``notebook05_units``: kind, data, training rows, size, epochs, count, batch) and their
+measured CPU seconds (``notebook05_measured``).  ``--out PATH`` writes that last line to a
+file too; ``--gpu-costs PATH`` (``bench_gpu.py``'s output on this machine, with
+``--cpu-fallback PATH``: a JSON of this script from another machine, for the units this one
+could not measure) adds ``paper_profile_hours_gpu_box`` and its breakdown
+(``paper_profile_gpu_box``) at the end.
 """
 
 from __future__ import annotations
@@ -134,7 +155,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / "figures" / "paper" / "manifest.json"
 RUN_TIMES = ROOT / "docs" / "run_times.csv"
 NOTEBOOKS = ("01", "02", "03", "04", "05", "06", "07", "08")
-PARTS = ("notebooks01_04", "notebook05", "profile")
+PARTS = ("notebooks01_04", "notebook05", "notebook06", "profile")
 DATASETS = ("adult", "census")
 SEED = 0  # the notebooks' root seed
 NB03 = ("adult", "synthpop")  # notebook 03's `dataset` and `generator` defaults
@@ -487,6 +508,21 @@ def notebook05_cost(fraction: float, cores: int, without=()):
     return cost, extra
 
 
+def notebook06_cost(fraction: float, cores: int):
+    """Notebook 06's own cost model under ``paper``, as its cost cell calls it (Adult, Census too, root seed 0).
+
+    Returns :func:`vrlib.experiments.lost.predicted_cost` on ``cores`` workers and the CPU
+    and wall seconds of the measurement.
+    """
+    from vrlib.experiments import lost
+
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    costs = lost.measure_notebook_cost("paper", "adult", census=True, fraction=fraction, seed=SEED)
+    parts = lost.notebook_parts(lost.settings_for("paper"), "adult", True)
+    cost = lost.predicted_cost(parts, costs, workers=cores)
+    return cost, time.process_time() - cpu0, time.perf_counter() - wall0
+
+
 def notebooks01_04(args, settings, rng, load_start) -> dict:
     """Notebooks 01-04: their stages measured here and their paper-profile minutes predicted (the JSON's keys)."""
     fits_per_game = game_fits(settings, args.targets)
@@ -649,6 +685,9 @@ def main(argv=None):
         "--cost-fraction", type=float, default=0.02, help="share of the epochs notebook 05's cost model runs"
     )
     parser.add_argument(
+        "--lost-cost-fraction", type=float, default=0.05, help="share of the games notebook 06's cost model plays"
+    )
+    parser.add_argument(
         "--cpu-only",
         action="store_true",
         help="hide the GPU (CUDA_VISIBLE_DEVICES=''), so that every cost is a CPU cost (on a machine with a GPU)",
@@ -740,6 +779,23 @@ def main(argv=None):
             notebook05_cost_fraction=args.cost_fraction,
             notebook05_measure_cpu_s=round(cost_cpu_s, 1),
             notebook05_measure_wall_s=round(cost_wall_s, 1),
+        )
+    if "notebook06" in parts:
+        cost06, cpu_s06, wall_s06 = notebook06_cost(args.lost_cost_fraction, args.cores)
+        cpu06 = float(cost06.cpu_hours.sum())
+        print(
+            f"notebook 06 under paper (its cost model, {args.lost_cost_fraction:g} of the games measured; "
+            f"{cpu_s06:.0f} CPU s, {wall_s06:.0f} s wall): {cpu06:.2f} CPU h, at least {cpu06 / args.cores:.2f} h "
+            f"on {args.cores} cores"
+        )
+        for r in cost06.itertuples(index=False):
+            print(f"  {r.part}: {r.new_records} new records, {r.cpu_hours:.2f} CPU h")
+        result.update(
+            notebook06_paper_cpu_hours=round(cpu06, 3),
+            notebook06_parts={r.part: round(r.cpu_hours, 3) for r in cost06.itertuples(index=False)},
+            notebook06_cost_fraction=args.lost_cost_fraction,
+            notebook06_measure_cpu_s=round(cpu_s06, 1),
+            notebook06_measure_wall_s=round(wall_s06, 1),
         )
     if "profile" in parts:
         recorded = {nb: recorded_paper_run(nb) for nb in NOTEBOOKS}

@@ -168,6 +168,11 @@ def test_steps_per_epoch_as_the_training_loops_count():
 def test_gpu_box_adds_up_by_hand():
     out = gpu_box.assemble_gpu_box(BOX, GPU, RECORDED, 16, FALLBACK, GANS07)
     nbs = out["notebooks"]
+    # notebook 06's cost model, measured on the box, wins over its recorded run
+    with06 = gpu_box.assemble_gpu_box({**BOX, "notebook06_paper_cpu_hours": 4.0}, GPU, RECORDED, 16, FALLBACK, GANS07)
+    assert with06["notebooks"]["06"]["hours"] == pytest.approx(0.25)
+    assert with06["notebooks"]["06"]["stages"][0]["how"] == "box cpu"
+    assert with06["hours"] == pytest.approx(out["hours"] - 1.0 + 0.25)
     expected = {
         "01": 21 / 60,
         "02": 6 / 60 + 160 * 3.0 / 3600,
