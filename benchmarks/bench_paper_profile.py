@@ -709,6 +709,13 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.cpu_only and os.environ.get("CUDA_VISIBLE_DEVICES") != "":
         parser.error("--cpu-only must be on the command line (it hides the GPU before PyTorch is imported)")
+    if args.cpu_fallback and not args.gpu_costs:
+        parser.error("--cpu-fallback goes with --gpu-costs")
+    if args.gpu_costs:  # read first: a bad file fails before the measurements, not after
+        import gpu_box
+
+        gpu = gpu_box.last_json(args.gpu_costs)
+        fallback = gpu_box.last_json(args.cpu_fallback) if args.cpu_fallback else None
     parts = [p.strip() for p in args.only.split(",") if p.strip()]
     unknown = [p for p in parts if p not in PARTS]
     if unknown or not parts:
@@ -813,15 +820,16 @@ def main(argv=None):
         result[f"paper_profile_hours_{args.cores}_cores"] = round(prof["hours"], 2)
         result["paper_profile"] = prof
     if args.gpu_costs:
-        import gpu_box
-
-        gpu = gpu_box.last_json(args.gpu_costs)
-        fallback = gpu_box.last_json(args.cpu_fallback) if args.cpu_fallback else None
         recorded = {nb: recorded_paper_run(nb) for nb in NOTEBOOKS}
-        box = gpu_box.assemble_gpu_box(result, gpu, recorded, args.cores, fallback)
-        gpu_box.print_profile(box)
-        result["paper_profile_hours_gpu_box"] = round(box["hours"], 2)
-        result["paper_profile_gpu_box"] = box
+        try:
+            box = gpu_box.assemble_gpu_box(result, gpu, recorded, args.cores, fallback)
+        except ValueError as exc:  # the measurements above still reach the JSON
+            print(f"no GPU-box profile: {exc}")
+            result["paper_profile_gpu_box_error"] = str(exc)
+        else:
+            gpu_box.print_profile(box)
+            result["paper_profile_hours_gpu_box"] = round(box["hours"], 2)
+            result["paper_profile_gpu_box"] = box
     result["load_average_end"] = round(os.getloadavg()[0], 2)
     result["wall_s"] = round(time.perf_counter() - wall_start, 1)
     line = json.dumps(result)

@@ -146,7 +146,14 @@ def gan_fit_gpu_s(figures: dict, kind: str, rows: int, epochs: float, batch: int
     raise ValueError(f"scaling must be 'steps' or 'rows' (got {scaling!r})")
 
 
+def gan_bound(figures: dict, kind: str, rows: int, batch: int) -> str | None:
+    """The bound a GAN-family fit's GPU seconds are: None (as measured) for WGAN-GP at its measured size, else neither."""
+    same = kind == "wgan_gp" and (int(rows), int(batch)) == (figures["gan_rows"], figures["gan_batch"])
+    return None if same else "none"
+
+
 def _stage(name, seconds, how, source, bound=None):
+    """One stage: ``bound`` None (a prediction from a measurement at its size), "lower", "upper" or "none" (neither)."""
     if how not in HOW:
         raise ValueError(f"unknown how {how!r}")
     return {"stage": name, "hours": seconds / 3600, "how": how, "bound": bound, "from": source}
@@ -176,27 +183,29 @@ def notebook05_stages(box: dict, figures: dict, cores: int, fallback: dict | Non
         kind, key, n = u["kind"], (u["kind"], u["data"], int(u["variant"])), int(u["count"])
         if kind in GAN_KINDS and "gan_step_s" in figures:
             how, s = "gpu", n * gan_fit_gpu_s(figures, kind, u["variant"], u["length"], u["batch"], scaling)
+            bound = gan_bound(figures, kind, u["variant"], u["batch"])
         elif kind == "flow" and "bnaf_fit_s" in figures:
             s = n * figures["bnaf_fit_s"] * (u["size"] / figures["bnaf_rows"]) * (u["length"] / figures["bnaf_epochs"])
-            how = "gpu"
+            how, bound = "gpu", "upper"  # bench_gpu.py's fit runs every epoch: early stopping ends most sooner
         elif key in measured:
-            how, s = "box cpu", n * _unit_cpu_s(measured[key], u) / cores
+            how, s, bound = "box cpu", n * _unit_cpu_s(measured[key], u) / cores, "lower"
         elif key in backup:
-            how, s = "fallback cpu", n * _unit_cpu_s(backup[key], u) / cores
+            how, s, bound = "fallback cpu", n * _unit_cpu_s(backup[key], u) / cores, "lower"
         else:
             missing.append(f"05 {kind} on {u['data']} (variant {u['variant']}): {n} units without a figure")
             continue
-        g = groups.setdefault((kind, how), [0.0, 0])
+        g = groups.setdefault((kind, how), [0.0, 0, set()])
         g[0] += s
         g[1] += n
+        g[2].add(bound)
     sources = {
         "gpu": "bench_gpu.py's figure, scaled to each unit (module docstring)",
         "box cpu": f"its units' CPU measured on the box, over {cores} cores",
         "fallback cpu": f"its units' CPU measured on {backup_where} (the box could not), over {cores} cores",
     }
     stages = [
-        _stage(f"{kind} ({units} units)", s, how, sources[how], None if how == "gpu" else "lower")
-        for (kind, how), (s, units) in groups.items()
+        _stage(f"{kind} ({units} units)", s, how, sources[how], bounds.pop() if len(bounds) == 1 else "none")
+        for (kind, how), (s, units, bounds) in groups.items()
     ]
     return stages, missing
 
@@ -329,9 +338,9 @@ def assemble_gpu_box(
     if r07 and "gan_step_s" in figures:
         for g in gans:
             s = g["fits"] * gan_fit_gpu_s(figures, g["kind"], g["rows"], g["epochs"], g["batch"], scaling)
-            nbs["07"].append(
-                _stage(f"{g['kind']} fits ({g['fits']})", s, "gpu", "bench_gpu.py's WGAN-GP step × the fits' steps")
-            )
+            source = "bench_gpu.py's WGAN-GP step × the fits' steps"
+            bound = gan_bound(figures, g["kind"], g["rows"], g["batch"])
+            nbs["07"].append(_stage(f"{g['kind']} fits ({g['fits']})", s, "gpu", source, bound))
         gan_cpu = sum(g["cpu_hours"] for g in gans)
         rest = max(r07["hours"] * RECORDED_CORES - gan_cpu, 0.0) / cores
         source = (
@@ -343,6 +352,12 @@ def assemble_gpu_box(
         recorded_or_missing("07")
     recorded_or_missing("08")
 
+    by_how, by_bound = dict.fromkeys(HOW, 0.0), {}
+    for stages in nbs.values():
+        for st in stages:
+            by_how[st["how"]] += st["hours"]
+            key = {None: "as measured", "none": "neither bound"}.get(st["bound"], f"{st['bound']} bound")
+            by_bound[key] = by_bound.get(key, 0.0) + st["hours"]
     out = {}
     for nb, stages in nbs.items():
         if stages:
@@ -358,7 +373,8 @@ def assemble_gpu_box(
         "gpu": {"device": gpu.get("device"), "name": gpu.get("gpu")},
         "gpu_notes": notes,
         "missing": missing,
-        "lower_bound": any(s["bound"] and s["bound"].startswith("lower") for st in nbs.values() for s in st),
+        "hours_by_how": {k: round(v, 3) for k, v in by_how.items()},
+        "hours_by_bound": {k: round(v, 3) for k, v in by_bound.items()},
     }
 
 
@@ -370,12 +386,16 @@ def print_profile(prof: dict) -> None:
     for nb, r in prof["notebooks"].items():
         print(f"  {nb}: {r['hours']:.2f} h")
         for s in r["stages"]:
-            bound = f", {s['bound']} bound" if s["bound"] and s["bound"] != "none" else ""
-            bound = ", neither bound" if s["bound"] == "none" else bound
+            bound = {None: "", "none": ", neither bound"}.get(s["bound"], f", {s['bound']} bound")
             print(f"      {s['stage']}: {s['hours']:.3f} h [{s['how']}{bound}] {s['from']}")
     for m in prof["missing"]:
         print(f"  left out: {m}")
-    print(f"  all: {prof['hours']:.2f} h")
+    print(
+        f"  all: {prof['hours']:.2f} h, not a bound of one kind: "
+        + ", ".join(f"{h:.2f} h {k}" for k, h in prof["hours_by_bound"].items())
+        + "; "
+        + ", ".join(f"{h:.2f} h {k}" for k, h in prof["hours_by_how"].items() if h)
+    )
 
 
 def merge_box(parts: list[dict]) -> dict:

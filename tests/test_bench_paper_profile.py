@@ -185,7 +185,12 @@ def test_gpu_box_adds_up_by_hand():
     assert {nb: r["hours"] for nb, r in nbs.items()} == pytest.approx({nb: round(h, 3) for nb, h in expected.items()})
     assert out["hours"] == pytest.approx(sum(expected.values()))
     assert out["missing"] == ["08: no stage costs from the box and no recorded paper run"]
-    assert out["gpu_notes"] == [] and out["lower_bound"]
+    assert out["gpu_notes"] == []
+    assert sum(out["hours_by_how"].values()) == pytest.approx(out["hours"], abs=0.003)  # each rounded to 0.001
+    assert sum(out["hours_by_bound"].values()) == pytest.approx(out["hours"], abs=0.003)
+    recorded = expected["06"] + (3.4 * 2 - 1.6) / 16
+    assert out["hours_by_how"]["recorded, scaled"] == pytest.approx(recorded, abs=5e-4)
+    assert out["hours_by_bound"]["upper bound"] == pytest.approx(4 * 5 / 3600, abs=5e-4)  # the flows: every epoch run
     how = {(nb, s["stage"]): s["how"] for nb, r in nbs.items() for s in r["stages"]}
     assert how["02", "attention"] == "gpu" and how["02", "fits"] == "box cpu"
     assert how["05", "wgan_gp (8 units)"] == "gpu" and how["05", "flow (4 units)"] == "gpu"
@@ -194,6 +199,9 @@ def test_gpu_box_adds_up_by_hand():
     bound = {(nb, s["stage"]): s["bound"] for nb, r in nbs.items() for s in r["stages"]}
     assert bound["06", "whole notebook"] == "lower" and bound["07", "the rest"] == "none"
     assert bound["01", "features"] is None and bound["01", "fits"] == "lower"
+    assert bound["05", "flow (4 units)"] == "upper" and bound["05", "tvae (8 units)"] == "none"
+    # WGAN-GP at the size bench_gpu measures is its measurement; at another batch, a scaled figure
+    assert bound["07", "wgan_gp fits (6)"] is None and bound["05", "wgan_gp (8 units)"] == "none"
 
 
 def test_gpu_box_rows_scaling_differs_from_steps():
