@@ -176,7 +176,7 @@ def notebook05_stages(box: dict, figures: dict, cores: int, fallback: dict | Non
     """
     measured = _measured_table(box.get("notebook05_measured"))
     backup = _measured_table((fallback or {}).get("notebook05_measured"))
-    backup_where = (fallback or {}).get("machine") or f"{(fallback or {}).get('cpus', '?')}-CPU machine"
+    backup_where = f"the {(fallback or {}).get('cpus', '?')}-CPU machine of the --cpu-fallback JSON"
     groups: dict = {}  # (kind, how) -> seconds, units
     missing = []
     for u in box["notebook05_units"]:
@@ -356,7 +356,9 @@ def assemble_gpu_box(
     for stages in nbs.values():
         for st in stages:
             by_how[st["how"]] += st["hours"]
-            key = {None: "as measured", "none": "neither bound"}.get(st["bound"], f"{st['bound']} bound")
+            key = {None: "at its measured size", "none": "scaled, neither bound"}.get(
+                st["bound"], f"{st['bound']} bound"
+            )
             by_bound[key] = by_bound.get(key, 0.0) + st["hours"]
     out = {}
     for nb, stages in nbs.items():

@@ -195,6 +195,7 @@ def test_gpu_box_adds_up_by_hand():
     assert how["02", "attention"] == "gpu" and how["02", "fits"] == "box cpu"
     assert how["05", "wgan_gp (8 units)"] == "gpu" and how["05", "flow (4 units)"] == "gpu"
     assert how["05", "logan_0 (16 units)"] == "box cpu" and how["05", "nflow (8 units)"] == "fallback cpu"
+    assert "the 2-CPU machine of the --cpu-fallback JSON" in nbs["05"]["stages"][-1]["from"]
     assert how["06", "whole notebook"] == "recorded, scaled" and how["07", "the rest"] == "recorded, scaled"
     bound = {(nb, s["stage"]): s["bound"] for nb, r in nbs.items() for s in r["stages"]}
     assert bound["06", "whole notebook"] == "lower" and bound["07", "the rest"] == "none"
