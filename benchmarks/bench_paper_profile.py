@@ -327,8 +327,8 @@ _COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 _SITTING = re.compile(r"\bthe (?:first|second|third|fourth|fifth|sixth|last) ([\d,]+(?:\.\d+)?) s\b")
 
 
-def recorded_paper_run(notebook: str, run_times=RUN_TIMES, manifest=MANIFEST) -> dict | None:
-    """Wall hours of a notebook's recorded ``--profile paper`` run, or None when none is recorded.
+def recorded_paper_run(notebook: str, run_times=RUN_TIMES, manifest=MANIFEST, profile: str = "paper") -> dict | None:
+    """Wall hours of a notebook's recorded ``--profile paper`` run (or ``profile``'s), or None when none is recorded.
 
     From its ``paper`` row of ``run_times`` (``notebook,profile,time,commit,how``): a time
     such as ``5,225 s``, ``87 min`` or ``about 3.9 h``; for a run in ``N sittings`` whose
@@ -344,7 +344,7 @@ def recorded_paper_run(notebook: str, run_times=RUN_TIMES, manifest=MANIFEST) ->
     row = None
     if Path(run_times).exists():
         with open(run_times, newline="") as f:
-            row = next((r for r in csv.DictReader(f) if r["notebook"] == notebook and r["profile"] == "paper"), None)
+            row = next((r for r in csv.DictReader(f) if r["notebook"] == notebook and r["profile"] == profile), None)
     if row:
         where = f"{Path(run_times).name}, commit {row['commit'] or '?'}: {row['how']}"
         m = re.fullmatch(r"(about )?([\d,]+(?:\.\d+)?) (s|min|h)", row["time"].strip())
@@ -360,7 +360,7 @@ def recorded_paper_run(notebook: str, run_times=RUN_TIMES, manifest=MANIFEST) ->
                 "lower_bound": len(timed) < total,
                 "source": f"{len(timed)} of {total} sittings timed, {sum(timed):,.0f} s ({where})",
             }
-    measured = measured_run(f"{notebook}_", manifest)
+    measured = measured_run(f"{notebook}_", manifest) if profile == "paper" else None  # the paper runs' manifest
     if measured:
         return {
             "hours": measured["minutes"] / 60,
@@ -821,6 +821,7 @@ def main(argv=None):
         result["paper_profile"] = prof
     if args.gpu_costs:
         recorded = {nb: recorded_paper_run(nb) for nb in NOTEBOOKS}
+        recorded["08 quick"] = recorded_paper_run("08", profile="quick")
         try:
             box = gpu_box.assemble_gpu_box(result, gpu, recorded, args.cores, fallback)
         except ValueError as exc:  # the measurements above still reach the JSON

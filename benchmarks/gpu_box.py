@@ -45,7 +45,10 @@ another; the rest of its recorded 2-core run less those fits' predicted CPU
 (:func:`vrlib.experiments.mca.predicted_cost`), × 2 / cores: an estimate, not a bound (the
 recorded run misses a sitting, and its GAN fits' CPU is itself predicted).  Notebook 06: its
 own cost model's CPU hours measured on the box (``notebook06_paper_cpu_hours``) over the cores,
-else its recorded run, scaled; notebook 08: its recorded run, scaled (none is recorded yet).  A key missing from ``bench_gpu.py``'s JSON is named and its
+else its recorded run, scaled.  Notebook 08: its recorded paper run, scaled; while none is
+recorded, its quick run (the paper's sizes, all its releases but TVAE's), scaled, plus the TVAE
+release's fit on the GPU (as the GAN-family fits) and its audit taken as one quick release's
+share of that run (neither bound).  A key missing from ``bench_gpu.py``'s JSON is named and its
 stage falls back to its CPU figure; a stage with no figure at all is named under ``missing``
 and left out of the sum.
 
@@ -225,6 +228,21 @@ def notebook07_gans() -> list[dict]:
     ]
 
 
+def notebook08_tvae() -> dict:
+    """What notebook 08 adds under ``paper`` to its ``quick`` run (same sizes): one TVAE release, its fit's size."""
+    from vrlib.experiments.audit import PROFILES
+    from vrlib.generators import get_generator
+
+    paper, quick = PROFILES["paper"], PROFILES["quick"]
+    added = [g for g in paper["generators"] if g not in quick["generators"]]
+    same = all(paper[k] == quick[k] for k in ("n_train", "n_holdout", "n_synth"))
+    if added != [("tvae", None)] or not same:
+        raise ValueError(f"notebook 08's paper profile is no longer its quick one plus TVAE: {added}")
+    params = get_generator("tvae").get_params()
+    return dict(rows=paper["n_train"], epochs=params["epochs"], batch=params["batch_size"],
+                releases_quick=len(quick["generators"]))  # fmt: skip
+
+
 def _scaled(r: dict, cores: int) -> tuple[float, str]:
     hours = r["hours"] * RECORDED_CORES / cores
     return hours, f"recorded {r['hours']:.2f} h on {RECORDED_CORES} cores × {RECORDED_CORES}/{cores}: {r['source']}"
@@ -238,6 +256,7 @@ def assemble_gpu_box(
     fallback: dict | None = None,
     gans07: list | None = None,
     scaling: str = "steps",
+    tvae08: dict | None = None,
 ) -> dict:
     """Hours of every notebook 01-08 under ``paper`` on one machine with ``cores`` cores and one GPU.
 
@@ -255,6 +274,9 @@ def assemble_gpu_box(
         could not measure.
     gans07 : list of dict, optional
         Notebook 07's GAN fits (:func:`notebook07_gans`, the default).
+    tvae08 : dict, optional
+        What notebook 08 adds under ``paper`` to its quick run (:func:`notebook08_tvae`, the
+        default), used when ``recorded`` has no paper run of 08 but its quick run (key ``"08 quick"``).
     scaling : {"steps", "rows"}
 
     Returns
@@ -350,7 +372,30 @@ def assemble_gpu_box(
         nbs["07"].append(_stage("the rest", rest * 3600, "recorded, scaled", source, "none"))
     else:
         recorded_or_missing("07")
-    recorded_or_missing("08")
+    q08 = recorded.get("08 quick")
+    if recorded.get("08") or not q08:
+        recorded_or_missing("08")
+    else:  # its quick run has the paper's sizes and all but one of its releases: TVAE's
+        t = notebook08_tvae() if tvae08 is None else tvae08
+        hours, source = _scaled(q08, cores)
+        stage = f"the quick profile's {t['releases_quick']} releases and their audits"
+        nbs["08"].append(
+            _stage(stage, hours * 3600, "recorded, scaled", f"its quick run (same sizes): {source}", "lower")
+        )
+        if "gan_step_s" in figures:
+            s = gan_fit_gpu_s(figures, "tvae", t["rows"], t["epochs"], t["batch"], scaling)
+            source = (
+                f"bench_gpu.py's WGAN-GP step × its {t['epochs']} epochs of {t['rows']:,} rows at batch {t['batch']}"
+            )
+            nbs["08"].append(_stage("the TVAE release's fit", s, "gpu", source, "none"))
+            source = f"one quick release's share of its run, {hours:.3f} h / {t['releases_quick']}"
+            nbs["08"].append(
+                _stage(
+                    "the TVAE release's audit", hours * 3600 / t["releases_quick"], "recorded, scaled", source, "none"
+                )
+            )
+        else:
+            missing.append("08: the TVAE release (paper only): no GPU figure for its fit")
 
     by_how, by_bound = dict.fromkeys(HOW, 0.0), {}
     for stages in nbs.values():
@@ -430,6 +475,7 @@ def combine(gpu_path, box_paths, fallback_path=None, cores=None, scaling="steps"
     gpu = last_json(gpu_path)
     fallback = last_json(fallback_path) if fallback_path else None
     recorded = {nb: recorded_paper_run(nb) for nb in NBS}
+    recorded["08 quick"] = recorded_paper_run("08", profile="quick")
     cores = cores or int(box.get("cores") or 16)
     prof = assemble_gpu_box(box, gpu, recorded, cores, fallback, scaling=scaling)
     print_profile(prof)

@@ -290,3 +290,36 @@ def test_notebook05_batches_and_absent_packages():
     assert bench.unit_batch("wgan_gp", settings) == settings["gan_batch_size"]
     assert bench.unit_batch("tvae", settings) == 500  # TVAE's default: Fig. 6 gives none
     assert bench.absent_packages(("ctgan",)) == {"tvae": "ctgan", "ctgan": "ctgan"} | bench.absent_packages()
+
+
+def test_notebook08_from_its_quick_run_and_a_tvae_release():
+    tvae08 = dict(rows=1000, epochs=300, batch=500, releases_quick=4)
+    recorded = {**RECORDED, "08 quick": {"hours": 0.8, "lower_bound": False, "source": "quick 08"}}
+    out = gpu_box.assemble_gpu_box(BOX, GPU, recorded, 16, FALLBACK, GANS07, tvae08=tvae08)
+    stages = {s["stage"]: s for s in out["notebooks"]["08"]["stages"]}
+    quick = 0.8 * 2 / 16  # the 4 releases of the quick run, scaled
+    fit = 300 * 2 * 0.02  # 2 steps an epoch (1,000 rows at batch 500, the last batch short)
+    assert stages["the quick profile's 4 releases and their audits"]["hours"] == pytest.approx(quick)
+    assert stages["the TVAE release's fit"]["hours"] == pytest.approx(round(fit / 3600, 4))
+    assert stages["the TVAE release's audit"]["hours"] == pytest.approx(quick / 4)
+    assert out["notebooks"]["08"]["hours"] == pytest.approx(round(quick + fit / 3600 + quick / 4, 3))
+    assert out["missing"] == []
+    # a paper run of 08, once recorded, is taken instead
+    paper08 = {**recorded, "08": {"hours": 1.6, "lower_bound": False, "source": "paper 08"}}
+    out = gpu_box.assemble_gpu_box(BOX, GPU, paper08, 16, FALLBACK, GANS07, tvae08=tvae08)
+    assert out["notebooks"]["08"]["hours"] == pytest.approx(0.2)
+    # no GPU figure for the TVAE fit: the release is named as missing
+    nogan = {k: v for k, v in GPU.items() if k != "wgan_gp_300_epochs_wall_min"}
+    out = gpu_box.assemble_gpu_box(BOX, nogan, recorded, 16, FALLBACK, GANS07, tvae08=tvae08)
+    assert out["missing"][-1] == "08: the TVAE release (paper only): no GPU figure for its fit"
+    # the repository's notebook 08: the quick profile's sizes and releases plus TVAE's
+    assert gpu_box.notebook08_tvae() == dict(rows=30_000, epochs=300, batch=500, releases_quick=4)
+
+
+def test_recorded_quick_run_read_from_its_row_only(tmp_path):
+    run_times, manifest = write(
+        tmp_path, ['06,quick,"9,000 s",a,"quick"', '06,paper,"5,400 s",b,"paper"'], {"a.png": entry("08_audit", 600.0)}
+    )
+    assert bench.recorded_paper_run("06", run_times, manifest, profile="quick")["hours"] == pytest.approx(2.5)
+    assert bench.recorded_paper_run("08", run_times, manifest)["hours"] == pytest.approx(600 / 3600)
+    assert bench.recorded_paper_run("08", run_times, manifest, profile="quick") is None  # not the paper manifest
