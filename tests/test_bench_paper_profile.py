@@ -234,6 +234,8 @@ def test_gpu_box_missing_keys_fall_back_and_are_named():
     step = 60 / (300 * 63)
     st05 = {s["stage"]: s["hours"] for s in out["notebooks"]["05"]["stages"]}
     assert st05["wgan_gp (8 units)"] == pytest.approx(round(8 * 5000 * step / 3600, 4))
+    nobnafrows = {k: v for k, v in GPU.items() if k != "bnaf_fig6_rows"}
+    assert gpu_box.read_gpu(nobnafrows)[1] == ["bnaf_fig6_rows absent: taken as 10,000 (bench_gpu.py's Fig. 6 flow)"]
     # the attention's split parts stand in for the total when only they are given
     split = {**gpu, "attention_preprocess_s_per_target": 1.0, "attention_train_s_per_target": 0.5}
     st02 = {
