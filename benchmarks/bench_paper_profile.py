@@ -709,6 +709,13 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.cpu_only and os.environ.get("CUDA_VISIBLE_DEVICES") != "":
         parser.error("--cpu-only must be on the command line (it hides the GPU before PyTorch is imported)")
+    without = [p.strip() for p in args.without.split(",") if p.strip()]
+    from gpu_box import NEEDS
+
+    if set(without) - set(NEEDS.values()):
+        parser.error(
+            f"--without: unknown package(s) {sorted(set(without) - set(NEEDS.values()))}; choose from ctgan, zuko"
+        )
     if args.cpu_fallback and not args.gpu_costs:
         parser.error("--cpu-fallback goes with --gpu-costs")
     if args.gpu_costs:  # read first: a bad file fails before the measurements, not after
@@ -746,7 +753,6 @@ def main(argv=None):
                      if f"notebook_{nb}_paper_minutes" in result}  # fmt: skip
     cpu05 = None
     if "notebook05" in parts:
-        without = [p.strip() for p in args.without.split(",") if p.strip()]
         cost, extra = notebook05_cost(args.cost_fraction, args.cores, without)
         cost_cpu_s, cost_wall_s = extra["cpu_s"], extra["wall_s"]
         cpu05 = float(cost.cpu_hours.sum())

@@ -325,3 +325,25 @@ def test_recorded_quick_run_read_from_its_row_only(tmp_path):
     assert bench.recorded_paper_run("06", run_times, manifest, profile="quick")["hours"] == pytest.approx(2.5)
     assert bench.recorded_paper_run("08", run_times, manifest)["hours"] == pytest.approx(600 / 3600)
     assert bench.recorded_paper_run("08", run_times, manifest, profile="quick") is None  # not the paper manifest
+
+
+def test_main_adds_the_gpu_box_profile_and_writes_its_json(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)  # --cpu-only given without hiding the GPU: refused
+    gpu = tmp_path / "gpu.json"
+    gpu.write_text(json.dumps(GPU))
+    out = tmp_path / "box.json"
+    bench.main(["--only", "profile", "--cores", "16", "--gpu-costs", str(gpu), "--out", str(out)])
+    printed = capsys.readouterr().out.strip().splitlines()
+    result = json.loads(out.read_text())
+    assert json.loads(printed[-1]) == result
+    # profile only: every notebook from its recorded runs (07 with its GAN fits on the GPU)
+    assert result["paper_profile_hours_gpu_box"] == pytest.approx(result["paper_profile_gpu_box"]["hours"], abs=0.005)
+    assert not result["gpu_visible"] and "paper_profile_hours_16_cores" in result
+    # a tiny GPU JSON: no GPU-box profile, the rest of the JSON kept
+    gpu.write_text(json.dumps({**GPU, "tiny": True}))
+    bench.main(["--only", "profile", "--cores", "16", "--gpu-costs", str(gpu), "--out", str(out)])
+    result = json.loads(out.read_text())
+    assert "tiny" in result["paper_profile_gpu_box_error"] and "paper_profile_hours_16_cores" in result
+    for bad in (["--without", "papermill"], ["--cpu-fallback", str(out)], ["--cpu-only"]):
+        with pytest.raises(SystemExit):
+            bench.main(["--only", "profile", *bad])
