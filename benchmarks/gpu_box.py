@@ -19,15 +19,16 @@ stage says how it was obtained, one of :data:`HOW`:
   kept both cores busy throughout (its cores were shared with other jobs, so it may lie
   above that bound), and the box's cores assumed no slower.
 
-How the GPU figures are scaled (the GPU is launch-bound at these sizes: WGAN-GP's time per
-optimiser step is flat from a batch of 4,000 rows to 64,000, so a fit costs its steps):
+How the GPU figures are scaled (the GPU is launch-bound at these sizes: on an H200, WGAN-GP's
+time per optimiser step was flat from a batch of 4,000 rows to 64,000, so a fit costs its steps):
 
 * GAN-family fits (GAN, WGAN-GP, WGAN-WC, ADS-GAN, PATE-GAN, CTGAN, TVAE): WGAN-GP's seconds
   per optimiser step (``wgan_gp_300_epochs_wall_min`` over 300 epochs of its
   ``wgan_gp_rows // wgan_gp_batch_size`` steps) times the fit's steps (epochs × steps per
   epoch at its rows and batch, :func:`steps_per_epoch`).  This assumes a step of each of these
-  models costs what a WGAN-GP step (5 critic and 1 generator updates) does: neither bound
-  (a GAN's step is lighter, CTGAN's and PATE-GAN's heavier).  ``scaling="rows"`` scales by
+  models costs what a WGAN-GP step (5 critic updates with a gradient penalty, 1 generator
+  update) does: neither bound (a GAN's step has one discriminator update; CTGAN, TVAE and
+  PATE-GAN's teachers are other networks).  ``scaling="rows"`` scales by
   rows × epochs instead, which undercounts small training sets on a launch-bound GPU.
 * BNAF fits (notebook 05's ``flow`` units): ``bnaf_fig6_fit_s`` (one flow of ``bnaf_fig6_rows``
   rows and 50 epochs within a stack) × the unit's rows / those rows × its epochs / 50 (its
