@@ -7,12 +7,11 @@ three levels, BayNet), without the cache, into a temporary figures folder.
 import json
 import shutil
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from vrlib.experiments import domias, domias_parts
-
-pytestmark = pytest.mark.realdata
+from vrlib.experiments import domias, domias_parts, domias_scoring
 
 TINY = dict(fig6_generators=("noise", "baynet"), noise_scales=(0.7, 1.9, 3.9))
 # a quick-profile run as small as the smoke one above
@@ -21,8 +20,8 @@ TINY_QUICK = dict(
 )
 
 
-@pytest.fixture(autouse=True)
-def _california():
+@pytest.fixture
+def california():
     from conftest import require_real
 
     require_real("cal_housing.data")
@@ -51,7 +50,8 @@ def test_the_parts_are_fig6_in_a_fixed_order():
     assert [p.key for p in parts] == [p.key for p in domias_parts.fig6_parts("paper")]  # the same code: the same keys
 
 
-def test_interrupted_sitting_resumed_gives_the_uninterrupted_table(tmp_path):
+@pytest.mark.realdata
+def test_interrupted_sitting_resumed_gives_the_uninterrupted_table(tmp_path, california):
     whole = _sit(tmp_path / "a")
     assert whole["done"] == whole["total"] == 4 and whole["left"] == []
     first = _sit(tmp_path / "b", max_parts=1)
@@ -70,7 +70,8 @@ def test_interrupted_sitting_resumed_gives_the_uninterrupted_table(tmp_path):
     assert record["settings"]["generator"] == "baynet" and record["commit"] and record["cost_s"] >= 0
 
 
-def test_a_tampered_or_older_part_is_made_again(tmp_path):
+@pytest.mark.realdata
+def test_a_tampered_or_older_part_is_made_again(tmp_path, california):
     _sit(tmp_path)
     folder = domias_parts.parts_folder("smoke", tmp_path)
     before = domias_parts.assemble("smoke", tmp_path, **TINY)
@@ -98,7 +99,8 @@ def test_the_key_follows_the_code_and_the_settings(monkeypatch):
     assert all(a != b for a, b in zip(base, changed))
 
 
-def test_profiles_never_overwrite_each_other(tmp_path):
+@pytest.mark.realdata
+def test_profiles_never_overwrite_each_other(tmp_path, california):
     _sit(tmp_path, "smoke")
     smoke = domias_parts.parts_folder("smoke", tmp_path)
     saved = {p.name: p.read_bytes() for p in smoke.iterdir()}
@@ -114,3 +116,29 @@ def test_profiles_never_overwrite_each_other(tmp_path):
     # and smoke never writes into the project's committed figures/
     assert "results" in domias_parts.parts_folder("smoke").parts
     assert domias_parts.parts_folder("paper").parts[-4:] == ("figures", "paper", "parts", "domias_fig6")
+
+
+def test_p_r_is_fitted_once_for_calls_that_share_a_reference_set(monkeypatch):
+    fits = []
+    real = domias_scoring._reference_task
+    monkeypatch.setattr(domias_scoring, "_reference_task", lambda task: fits.append(1) or real(task))
+    monkeypatch.setattr(domias_scoring, "_REFERENCES", type(domias_scoring._REFERENCES)())
+    rng = np.random.default_rng(0)
+    ref = rng.normal(size=(300, 3))
+
+    def setting(seed, reference=ref):
+        X = rng.normal(size=(40, 3))
+        return domias_scoring.Setting(seed, rng.normal(size=(200, 3)), reference, ("ref", 0), X, np.arange(40) % 2)
+
+    a, b = setting(0), setting(1)
+    first = domias_scoring.score_settings([a], ("domias_kde",), {}, cache=False, n_jobs=1)
+    second = domias_scoring.score_settings([b], ("domias_kde",), {}, cache=False, n_jobs=1)
+    assert len(fits) == 1  # the second call reuses the first call's p_R
+    domias_scoring._REFERENCES.clear()
+    alone = domias_scoring.score_settings([b], ("domias_kde",), {}, cache=False, n_jobs=1)
+    assert len(fits) == 2
+    np.testing.assert_array_equal(second[0]["domias_kde"][0], alone[0]["domias_kde"][0])
+    assert not np.array_equal(first[0]["domias_kde"][0], second[0]["domias_kde"][0])
+    # another reference set under the same name is fitted anew: the reuse is by content
+    domias_scoring.score_settings([setting(2, ref + 1.0)], ("domias_kde",), {}, cache=False, n_jobs=1)
+    assert len(fits) == 3
