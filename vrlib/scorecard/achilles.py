@@ -200,7 +200,10 @@ def _median_gap_rule(table: str, key: str, notebook: str):
             + f"; largest {f(top.gap)} ({top.dataset}/{top.generator})"
         )
         for r in gaps.itertuples():
-            out.check(ahead(r.gap, r.se), f"{r.dataset}/{r.generator}: {signed(r.gap, r.se)} above {r.best_other}'s")
+            out.check(
+                ahead(r.gap, r.se),
+                f"{r.dataset}/{r.generator}: distance's median − {r.best_other}'s {signed(r.gap, r.se)}",
+            )
         stated = HEADLINE[key]
         at = gaps[(gaps.dataset == LARGEST_AT[0]) & (gaps.generator == LARGEST_AT[1])]
         if not len(at):
