@@ -142,3 +142,25 @@ def test_p_r_is_fitted_once_for_calls_that_share_a_reference_set(monkeypatch):
     # another reference set under the same name is fitted anew: the reuse is by content
     domias_scoring.score_settings([setting(2, ref + 1.0)], ("domias_kde",), {}, cache=False, n_jobs=1)
     assert len(fits) == 3
+
+
+def _script():
+    import importlib.util
+
+    from conftest import PROJECT_ROOT
+
+    spec = importlib.util.spec_from_file_location("run_sitting", PROJECT_ROOT / "scripts" / "run_sitting.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_script_says_what_is_left_and_refuses_bad_arguments(tmp_path, capsys):
+    main = _script().main
+    assert main(["domias_fig6", "--profile", "smoke", "--status", "--figures-dir", str(tmp_path)]) == 3
+    out = capsys.readouterr().out
+    assert "0 of 12 parts saved" in out and "left, in order: s0-GAN, s0-WGAN-GP" in out
+    for bad in (["--budget-min", "0"], ["--max-parts", "0"], ["--profile", "huge"]):
+        with pytest.raises(SystemExit) as exc:
+            main(["domias_fig6", "--profile", "smoke", *bad])
+        assert exc.value.code == 2
