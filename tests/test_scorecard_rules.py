@@ -38,10 +38,44 @@ def committed(name: str) -> pd.DataFrame:
 
 
 def tables_of(c) -> dict[str, pd.DataFrame]:
-    return {n: committed(n) for n in c.tables}
+    """The committed tables a claim reads; one no run has committed yet (a per-target table) is left out."""
+    out = {}
+    for n in c.tables:
+        try:
+            out[n] = committed(n)
+        except FileNotFoundError:
+            continue
+    return out
 
 
 # --------------------------------------------------------------------------- perturbations (achilles)
+
+
+def _targets(name, gap_census_baynet, gap_elsewhere, spread, n=10):
+    """A per-target AUC table made here: 4 settings × 4 methods × ``n`` targets, each method's AUCs spread evenly
+    (± ``spread``) around its centre, so each median is its centre and distance's median gap is the one given."""
+
+    def f(t):
+        rows = []
+        for dataset in ("adult", "census"):
+            for generator in ("synthpop", "baynet"):
+                gap = gap_census_baynet if (dataset, generator) == ("census", "baynet") else gap_elsewhere
+                centres = {"random": 0.55, "rare": 0.6, "loglik": 0.65, "distance": 0.65 + gap}
+                for method, centre in centres.items():
+                    for i, auc in enumerate(centre + spread * np.linspace(-1, 1, n)):
+                        rows.append(dict(dataset=dataset, generator=generator, method=method, target=i, auc=auc))
+        return {name: pd.DataFrame(rows)}
+
+    return f
+
+
+def _median_cases(name, stated):
+    return {
+        "holds": _targets(name, stated, 0.1, 0.01),
+        "does not hold": _targets(name, -0.1, -0.1, 0.01),
+        "holds in part": _targets(name, stated + 0.3, 0.1, 0.01),  # consistently higher, but not by the stated gap
+        "inconclusive": _targets(name, 0.0, 0.0, 0.2),
+    }
 
 
 def _set_distance(df, delta, std, n=None):
@@ -460,6 +494,8 @@ CASES = {
     _case("achilles", "abstract; §6.2", "the performance"): _average_gap("achilles_table3", 0.052),
     _case("achilles", "§7", "When we use"): {
         "holds": _std_census(2.0, 40), "does not hold": _std_census(0.5, 10), "inconclusive": _std_census(1.5, 10)},
+    _case("achilles", "§6.1 (Fig. 1)", "The median"): _median_cases("achilles_fig1_targets", 0.186),
+    _case("achilles", "§6.2 (Fig. 2)", "The median"): _median_cases("achilles_fig2_targets", 0.1089),
     _case("achilles", "Table 2", "Table 2"): _cells("achilles_table2"),
     _case("achilles", "§6.1 (Fig. 1, Table 2)", "Figure 1"): _ahead("achilles_table2"),
     _case("achilles", "Table 2, Census Ω", "Table 2"): _cells("achilles_census_omega"),
@@ -622,3 +658,27 @@ def test_lost_rows_shared_by_two_tables_count_once():
         zip(t["lost_fig3_rmsd"].rmsd.round(12), t["lost_fig3_rmsd"].floor.round(12))
     )
     assert len(rows) == len(t["lost_table_rmsd"]) + len(t["lost_fig3_rmsd"]) - len(shared)
+
+
+@pytest.mark.parametrize("result, table", [("§6.1 (Fig. 1)", "achilles_table2"), ("§6.2 (Fig. 2)", "achilles_table3")])
+def test_median_claims_without_per_target_aucs_are_inconclusive_and_say_why(result, table):
+    (claim,) = [c for c in JUDGED if c.result == result and c.quote.startswith("The median")]
+    outcome = claim.rule({table: committed(table)})
+    assert verdict(outcome.checks) == "inconclusive"
+    assert "no per-target AUC table" in outcome.why() and "median" in outcome.why()
+
+
+def test_median_gap_se_by_hand():
+    # Two targets per method: a bootstrap median of distance's is a (1/4), (a + b) / 2 (1/2) or b (1/4), so its
+    # variance is (b - a)² / 8; the other method's targets are equal, its median fixed.
+    a, b = 0.6, 1.0
+    rows = [dict(dataset="d", generator="g", method="distance", auc=x) for x in (a, b)]
+    rows += [dict(dataset="d", generator="g", method="rare", auc=0.5) for _ in range(2)]
+    m = headline.median_gaps(pd.DataFrame(rows), n_boot=40_000, seed=1).iloc[0]
+    assert m.gap == pytest.approx(0.3)
+    assert m.se == pytest.approx(abs(b - a) / np.sqrt(8), rel=0.02)
+    # no spread at all: no noise
+    flat = pd.DataFrame(
+        [dict(dataset="d", generator="g", method=k, auc=v) for k, v in (("distance", 0.7), ("rare", 0.6))] * 3
+    )
+    assert headline.median_gaps(flat, n_boot=100).se.iloc[0] == pytest.approx(0.0, abs=1e-12)

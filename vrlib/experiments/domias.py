@@ -562,6 +562,7 @@ def fig6(
     cache: bool = True,
     n_jobs: int | None = None,
     progress: bool = False,
+    points=None,
     **overrides,
 ) -> pd.DataFrame:
     """Fig. 6: privacy (attack AUC) vs quality (distance to a hold-out set) for several generators.
@@ -569,7 +570,10 @@ def fig6(
     Every generator is fitted on the same D_mem (|D_mem| = ``n_mem``) per seed;
     quality is the sliced Wasserstein-1 distance (``wd_sliced``) and the per-column mean
     Wasserstein-1 distance (``wd_columns``) between the ``n_syn`` synthetic rows and
-    ``n_holdout`` hold-out rows, in standardised units.
+    ``n_holdout`` hold-out rows, in standardised units.  ``points``, a collection of
+    ``(seed, label)`` pairs (labels as :func:`fig6_configs` gives them), restricts the run to
+    those points, which come out as they do in a full run (the sittings of
+    :mod:`vrlib.experiments.domias_parts` run a few at a time).
 
     Returns
     -------
@@ -580,6 +584,11 @@ def fig6(
     attacks = check_attacks(attacks if attacks is not None else s["fig6_attacks"])
     df, schema = california()
     configs = fig6_configs(s)
+    if points is not None:
+        points = {(int(seed), label) for seed, label in points}
+        unknown = points - {(seed, c[0]) for seed in s["seeds"] for c in configs}
+        if unknown:
+            raise VrlibError(f"no Fig. 6 point(s) {sorted(unknown)} under these settings; see fig6_configs")
     parts_by_seed = {seed: split(df, s["n_mem"], s["n_ref"], seed, n_holdout=s["n_holdout"]) for seed in s["seeds"]}
     jobs, metas = [], []
     # public bins for BayNet / PrivBayes: quantiles of the reference set, never of D_mem
@@ -589,6 +598,8 @@ def fig6(
     }
     for seed in s["seeds"]:
         for label, gen, params, priv in configs:
+            if points is not None and (seed, label) not in points:
+                continue
             public = publics[seed]
             jobs.append(
                 dict(

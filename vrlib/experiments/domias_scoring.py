@@ -3,7 +3,8 @@
 A :class:`Setting` is what one attack run sees: the synthetic rows, the reference set and the
 labelled test set of one seed.  :func:`score_settings` gives every attack's test scores on every
 setting: the scores the cache holds are read back (namespace ``domias-scores``), ``p_R`` is fitted
-once per reference set and estimator, and one worker task per setting fits ``p_G`` (shared by
+once per reference set and estimator (and kept for later calls in the process, which score the
+same reference set in turn: the sittings of Fig. 6, a notebook's sections), and one worker task per setting fits ``p_G`` (shared by
 ``domias_*`` and ``eq1_*``) and the other attacks.
 
 The flows (BNAF) can be trained one by one or, under ``settings["flow_trainer"] = "ensemble"``
@@ -24,6 +25,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections import OrderedDict
 
 import numpy as np
 
@@ -120,6 +122,23 @@ def flow_trainer(settings: dict) -> str:
     if trainer not in FLOW_TRAINERS:
         raise VrlibError(f"flow_trainer must be one of {FLOW_TRAINERS}, not {trainer!r} (check $VRLIB_FLOW_TRAINER)")
     return trainer
+
+
+# p_R fitted by earlier calls in this process, by content (reference rows, estimator, parameters, code):
+# calls that score one reference set in turn (the parts of a sitting, a notebook's sections) fit it once.
+_REFERENCES: OrderedDict = OrderedDict()
+_REFERENCES_KEPT = 16
+
+
+def _reference_content(task: dict) -> str:
+    module = ESTIMATOR_MODULES[task["estimator"]]
+    return make_key(
+        kind="p_R",
+        reference=np.ascontiguousarray(task["reference"], np.float64),
+        estimator=task["estimator"],
+        params=task["params"],
+        code=source_hash(get_density, density_base, module, _reference_task),
+    )
 
 
 def _reference_task(task: dict):
@@ -257,10 +276,18 @@ def score_settings(
                             "params": _density_params(est, settings, st.seed, "ref"),
                         },
                     )
+        content = {k: _reference_content(t) for k, t in ref_tasks.items()}
+        new = [k for k in ref_tasks if content[k] not in _REFERENCES]
         fitted = run(
-            _reference_task, list(ref_tasks.values()), n_jobs=n_jobs, desc="reference densities", progress=progress
+            _reference_task, [ref_tasks[k] for k in new], n_jobs=n_jobs, desc="reference densities", progress=progress
         )
-        ref_density = dict(zip(ref_tasks, fitted))
+        ref_density = {k: _REFERENCES.get(content[k]) for k in ref_tasks}
+        ref_density.update(zip(new, fitted))
+        for k, density in ref_density.items():
+            _REFERENCES[content[k]] = density
+            _REFERENCES.move_to_end(content[k])
+        while len(_REFERENCES) > _REFERENCES_KEPT:
+            _REFERENCES.popitem(last=False)
         flows = bnaf_ensemble.fit_flows(
             list(flow_jobs.values()),
             cache=Cache(namespace="bnaf-fits") if cache else None,

@@ -78,13 +78,19 @@ def paper_average_gap(attack: str = "query") -> dict:
     return average_gap(paper_table(attack), mean="paper_mean", std="paper_std", n_targets=PAPER_N_TARGETS)
 
 
-def median_gaps(results: pd.DataFrame) -> pd.DataFrame:
+def median_gaps(results: pd.DataFrame, n_boot: int = 0, seed: int = 0) -> pd.DataFrame:
     """Per setting, the median AUC of the distance method's targets minus the highest median of the others.
 
     ``results``: one row per target (``dataset, generator, method, auc``), as
-    :func:`vrlib.experiments.achilles.record_identification` returns. Sorted by the gap, largest first.
+    :func:`vrlib.experiments.achilles.record_identification` returns and notebooks 01/02 write
+    (``achilles_fig1_targets``, ``achilles_fig2_targets``). Sorted by the gap, largest first.
+
+    With ``n_boot`` > 0 a column ``se``: the standard deviation of the gap over ``n_boot`` bootstrap
+    replicates that draw each method's targets again, with replacement, within the setting (the
+    best other method chosen anew in each replicate), so the se covers which method is best too.
     """
     _need(results, ["method", *SETTING, "auc"])
+    results = results.dropna(subset=["auc"])
     med = results.groupby([*SETTING, "method"], sort=False).auc.median().unstack("method")
     if "distance" not in med.columns or med.shape[1] < 2:
         raise VrlibError("the results need the distance method and at least one other")
@@ -97,6 +103,20 @@ def median_gaps(results: pd.DataFrame) -> pd.DataFrame:
         )
     )
     out["gap"] = out.distance_median - out.best_other_median
+    if n_boot > 0:
+        rng = np.random.default_rng(seed)
+        se = {}
+        for setting, g in results.groupby(SETTING, sort=False):
+            boot = {}
+            for method, m in g.groupby("method", sort=False):
+                auc = m.auc.to_numpy(np.float64)
+                boot[method] = np.median(auc[rng.integers(0, len(auc), size=(n_boot, len(auc)))], axis=1)
+            if "distance" not in boot or len(boot) < 2:
+                se[setting] = np.nan
+                continue
+            best = np.max([v for k, v in boot.items() if k != "distance"], axis=0)
+            se[setting] = float(np.std(boot["distance"] - best))
+        out["se"] = [se.get(k, np.nan) for k in out.index]
     return out.reset_index().sort_values("gap", ascending=False, ignore_index=True)
 
 
