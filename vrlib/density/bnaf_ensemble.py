@@ -265,6 +265,11 @@ class _Member:
         self.batches = [perm[s : s + bs] for s in range(0, len(perm), bs)]
 
 
+def _graphs_wanted(device, graphs: bool) -> bool:
+    """Whether a stack on ``device`` is trained through a captured CUDA graph: on CUDA only."""
+    return bool(graphs) and device.type == "cuda"
+
+
 class _Step:
     """One training step's gradients for a stack, on CUDA replayed from a captured CUDA graph.
 
@@ -279,7 +284,7 @@ class _Step:
     def __init__(self, stack: _Stack, clip, graphs: bool):
         self.stack, self.clip = stack, clip
         self.graph = None
-        self.use_graph = graphs and stack.weights.device.type == "cuda"
+        self.use_graph = _graphs_wanted(stack.weights.device, graphs)
 
     def _capture(self, batch, weight):
         self.static = (batch.clone(), weight.clone())
