@@ -31,5 +31,12 @@ def test_bench_gpu_tiny_mode_runs_end_to_end():
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["tiny"] is True and result["ensemble_k"] == 3
-    for key in ("wgan_gp_300_epochs_wall_min", "ensemble_throughput_ratio", "bnaf_fig6_fit_s"):
+    for key in (
+        "wgan_gp_300_epochs_wall_min",
+        "ensemble_throughput_ratio",
+        "ensemble_throughput_ratio_no_graphs",
+        "bnaf_fig6_fit_s",
+        "bnaf_fig6_fit_s_no_graphs",
+        "bnaf_wall_s",
+    ):
         assert result[key] > 0, key

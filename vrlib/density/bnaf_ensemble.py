@@ -90,13 +90,13 @@ class _StackedMasked(torch.autograd.Function):
         u = torch.bmm(x, w.transpose(1, 2))
         y = torch.addcmul(bias.unsqueeze(1), u, gain.unsqueeze(1))
         log_blocks = W_diag.permute(0, 3, 1, 2) + log_gain.view(K, d, b, 1)  # (K, d, b, a)
-        ctx.save_for_backward(x, w, u, gain, norm, below)
+        ctx.save_for_backward(x, W, w, u, gain, norm, below)
         ctx.grads, ctx.dims = grads, dims
         return y, log_blocks
 
     @staticmethod
     def backward(ctx, g_y, g_blocks):
-        x, w, u, gain, norm, below = ctx.saved_tensors
+        x, W, w, u, gain, norm, below = ctx.saved_tensors
         gW, gs, gbias = ctx.grads
         d, b, a = ctx.dims
         K = w.shape[0]
@@ -107,15 +107,15 @@ class _StackedMasked(torch.autograd.Function):
         gs.copy_(d_log_gain.view_as(gs))
         g_u = g_y * gain.unsqueeze(1)
         dx = torch.bmm(g_u, w) if ctx.needs_input_grad[1] else None
-        # d/dw of the loss: g_u^T x through the product, -d_log_gain / norm^2 * w through the norm
-        torch.mul(w, (-d_log_gain / (norm * norm)).unsqueeze(2), out=gW)
-        gW.baddbmm_(g_u.transpose(1, 2), x)
-        g_diag = torch.diagonal(gW.view(K, d, b, d, a), dim1=1, dim2=3)
-        diag = g_diag * torch.diagonal(w.view(K, d, b, d, a), dim1=1, dim2=3)  # through exp
+        # d/dw of the loss: g_u^T x through the product, -d_log_gain / norm^2 * w through the norm;
+        # built in the workspace w (no longer needed) so that the product is one batched call
+        w_diag = torch.exp(torch.diagonal(W.view(K, d, b, d, a), dim1=1, dim2=3))
+        w.mul_((-d_log_gain / (norm * norm)).unsqueeze(2)).baddbmm_(g_u.transpose(1, 2), x)
+        diag = torch.diagonal(w.view(K, d, b, d, a), dim1=1, dim2=3) * w_diag  # through exp
         if g_blocks is not None:
             diag = diag + g_blocks.permute(0, 2, 3, 1)
-        gW.mul_(below)
-        g_diag.copy_(diag)
+        torch.mul(w, below, out=gW)
+        torch.diagonal(gW.view(K, d, b, d, a), dim1=1, dim2=3).copy_(diag)
         return None, dx, None, None, None, None, None, None, None
 
 
