@@ -64,64 +64,41 @@ def shape_of(estimator: BNAF, n_features: int) -> tuple:
     return (int(n_features), *(getattr(estimator, p) for p in SHAPE_PARAMS))
 
 
-def _row_groups(d: int, n_groups: int = 3) -> list[tuple[int, int]]:
-    """Contiguous groups of a masked layer's row blocks ``[(r0, r1), ...]``, the last ending at ``d``.
-
-    Row blocks ``r0 .. r1-1`` see only the first ``r1`` column blocks (the rest is above the
-    diagonal, zero): working group by group leaves out most of those zeros (for ``d`` = 9 and
-    3 groups, 54 of the 81 blocks are gone over instead of 81).
-    """
-    edges = [round(d * g / n_groups) for g in range(n_groups + 1)]
-    return [(r0, r1) for r0, r1 in zip(edges[:-1], edges[1:]) if r1 > r0]
-
-
 class _StackedMasked(torch.autograd.Function):
     """The masked layers of K flows at once (:class:`vrlib.density.bnaf._MaskedWeight`, stacked).
 
     ``y = (x w^T) exp(s - log|w_row|) + bias`` with ``w`` the block lower-triangular weight
     (``exp`` on its diagonal blocks), and the log of the positive diagonal blocks with the
-    row gain (the derivative path).  The work goes by groups of row blocks (:func:`_row_groups`),
-    each over the columns it can see, and the backward pass is written out so that each
-    weight matrix is gone over few times: the norm's gradient is folded into the weight
-    gradient's matrix product (``c w + g_u^T x``), the mask applied once.  The gradients of
-    ``W``, ``s`` and ``bias`` are written straight into the stack's gradient buffer (``gW``,
-    ``gs``, ``gbias``, whose entries above the diagonal blocks stay zero); autograd sees only
-    ``x`` and ``anchor`` (a scalar that requires grad, so the backward runs for the first
-    layer too, whose input is data).
+    row gain (the derivative path).  The backward pass is written out so that each weight
+    matrix is gone over few times: the norm's gradient is folded into the weight
+    gradient's matrix product (``c w + gu^T x``), the mask applied once, in place.  The
+    gradients of ``W``, ``s`` and ``bias`` are written straight into the stack's gradient
+    buffer (``gW``, ``gs``, ``gbias``); autograd sees only ``x`` and ``anchor`` (a scalar
+    that requires grad, so the backward runs for the first layer too, whose input is data).
     """
 
     @staticmethod
-    def forward(ctx, anchor, x, W, s, bias, layer):
-        d, b, a = layer["dims"]
+    def forward(ctx, anchor, x, W, s, bias, below, w, grads, dims):
+        d, b, a = dims
         K = W.shape[0]
-        w = layer["work"]  # (K, out, in), zero above the groups' columns, reused every step
-        parts, norms = [], []
-        for (rows, cols), lower, _ in layer["groups"]:
-            torch.mul(W[:, rows, cols], lower, out=w[:, rows, cols])
+        torch.mul(W, below, out=w)  # w: a workspace, reused every step
         W_diag = torch.diagonal(W.view(K, d, b, d, a), dim1=1, dim2=3)  # (K, b, a, d)
-        w_diag = torch.exp(W_diag)
-        torch.diagonal(w.view(K, d, b, d, a), dim1=1, dim2=3).copy_(w_diag)
-        for (rows, cols), _, _ in layer["groups"]:
-            w_g = w[:, rows, cols]
-            norms.append(torch.linalg.vector_norm(w_g, dim=2))
-            parts.append(torch.bmm(x[:, :, cols], w_g.transpose(1, 2)))
-        norm = torch.cat(norms, dim=1)  # (K, out)
-        u = torch.cat(parts, dim=2)
+        torch.diagonal(w.view(K, d, b, d, a), dim1=1, dim2=3).copy_(torch.exp(W_diag))
+        norm = torch.linalg.vector_norm(w, dim=2)  # (K, out)
         log_gain = s.view(K, -1) - torch.log(norm)
         gain = torch.exp(log_gain)
+        u = torch.bmm(x, w.transpose(1, 2))
         y = torch.addcmul(bias.unsqueeze(1), u, gain.unsqueeze(1))
         log_blocks = W_diag.permute(0, 3, 1, 2) + log_gain.view(K, d, b, 1)  # (K, d, b, a)
-        ctx.save_for_backward(x, w_diag, u, gain, norm)
-        ctx.layer = layer
+        ctx.save_for_backward(x, W, w, u, gain, norm, below)
+        ctx.grads, ctx.dims = grads, dims
         return y, log_blocks
 
     @staticmethod
     def backward(ctx, g_y, g_blocks):
-        x, w_diag, u, gain, norm = ctx.saved_tensors
-        layer = ctx.layer
-        w = layer["work"]
-        gW, gs, gbias = layer["grads"]
-        d, b, a = layer["dims"]
+        x, W, w, u, gain, norm, below = ctx.saved_tensors
+        gW, gs, gbias = ctx.grads
+        d, b, a = ctx.dims
         K = w.shape[0]
         gbias.copy_(g_y.sum(dim=1))
         d_log_gain = (g_y * u).sum(dim=1) * gain
@@ -129,25 +106,17 @@ class _StackedMasked(torch.autograd.Function):
             d_log_gain = d_log_gain + g_blocks.sum(dim=3).view(K, -1)
         gs.copy_(d_log_gain.view_as(gs))
         g_u = g_y * gain.unsqueeze(1)
-        coef = (-d_log_gain / (norm * norm)).unsqueeze(2)
-        dx = None
-        for (rows, cols), lower, ws in reversed(layer["groups"]):  # the last group sees every column
-            w_g, g_u_g = w[:, rows, cols], g_u[:, :, rows]
-            if ctx.needs_input_grad[1]:
-                if dx is None:
-                    dx = torch.bmm(g_u_g, w_g)
-                else:
-                    dx[:, :, cols] += torch.bmm(g_u_g, w_g)
-            # d/dw: g_u^T x through the product, -d_log_gain / norm^2 * w through the norm, in one
-            # contiguous workspace so that the product is one batched call; masked as it is written
-            torch.mul(w_g, coef[:, rows], out=ws).baddbmm_(g_u_g.transpose(1, 2), x[:, :, cols])
-            torch.mul(ws, lower, out=gW[:, rows, cols])
-        g_diag = torch.diagonal(gW.view(K, d, b, d, a), dim1=1, dim2=3)
-        diag = g_diag * w_diag  # through exp
+        dx = torch.bmm(g_u, w) if ctx.needs_input_grad[1] else None
+        # d/dw of the loss: g_u^T x through the product, -d_log_gain / norm^2 * w through the norm;
+        # built in the workspace w (no longer needed) so that the product is one batched call
+        w_diag = torch.exp(torch.diagonal(W.view(K, d, b, d, a), dim1=1, dim2=3))
+        w.mul_((-d_log_gain / (norm * norm)).unsqueeze(2)).baddbmm_(g_u.transpose(1, 2), x)
+        diag = torch.diagonal(w.view(K, d, b, d, a), dim1=1, dim2=3) * w_diag  # through exp
         if g_blocks is not None:
             diag = diag + g_blocks.permute(0, 2, 3, 1)
-        g_diag.copy_(diag)
-        return None, dx, None, None, None, None
+        torch.mul(w, below, out=gW)
+        torch.diagonal(gW.view(K, d, b, d, a), dim1=1, dim2=3).copy_(diag)
+        return None, dx, None, None, None, None, None, None, None
 
 
 def _masked_derivatives(log_blocks, s, vec, log_scale):
@@ -191,19 +160,12 @@ class _Stack:
                 if isinstance(layer, bnaf_module._MaskedWeight):
                     names = [f"blocks.{j}.layers.{i}.{n}" for n in ("weight", "log_scale", "bias")]
                     W = views[names[0]]
-                    lower = layer.below.clone()  # the blocks on and below the diagonal
-                    torch.diagonal(lower.view(layer.d, layer.b, layer.d, layer.a), dim1=0, dim2=2).fill_(1.0)
-                    groups = []
-                    for r0, r1 in _row_groups(layer.d):
-                        rows, cols = slice(r0 * layer.b, r1 * layer.b), slice(0, r1 * layer.a)
-                        workspace = torch.empty(K, (r1 - r0) * layer.b, r1 * layer.a, device=W.device)
-                        groups.append(((rows, cols), lower[rows, cols].contiguous(), workspace))
                     layers.append(
                         dict(
                             params=[views[n] for n in names],
                             grads=[gviews[n] for n in names],
-                            groups=groups,
-                            work=torch.zeros(W.shape, dtype=W.dtype, device=W.device),
+                            below=layer.below.to(weights.device),
+                            work=torch.empty(W.shape, dtype=W.dtype, device=W.device),
                             dims=(layer.d, layer.b, layer.a),
                         )
                     )
@@ -226,7 +188,9 @@ class _Stack:
                     h, vec, log_scale = _tanh(h, vec, log_scale)
                     continue
                 W, s, bias = layer["params"]
-                h, log_blocks = _StackedMasked.apply(self.anchor, h, W, s, bias, layer)
+                h, log_blocks = _StackedMasked.apply(
+                    self.anchor, h, W, s, bias, layer["below"], layer["work"], layer["grads"], layer["dims"]
+                )
                 vec, log_scale = _masked_derivatives(log_blocks, s, vec, log_scale)
             gate = (gate_view if gates is None else gates[j]).view(K, 1, 1)
             log_der = log_scale + torch.log(vec.view(K, N, d))
