@@ -34,9 +34,17 @@ costs the same as their own datasets would.  Training uses one CPU thread (the a
 default); the load average is printed, since other work on a shared machine slows every
 figure down (the ratios are measured side by side and hold).
 
+``--preprocess-only`` times just the preprocessing of one target's shadow datasets (encoder
++ closest records, ``AttentionAttack._prepare`` on the CPU), the current code beside the
+package of an earlier commit (``--old``, imported as ``vrlib_old`` by ``_oldlib``), alternately,
+``--repeats`` times each, the fastest kept; ``preprocess_speedup_vs_old`` is their ratio.
+Beside them, the closest-record search alone, numpy (the CPU's path) against the torch
+path run on the CPU (the GPU's path, ``features_torch``): ``search_torch_cpu_over_numpy``.
+
 Usage::
 
     VRLIB_DATA_DIR=... python benchmarks/bench_attention.py [--epochs 3] [--before-epochs 2] [--group 32]
+    VRLIB_DATA_DIR=... python benchmarks/bench_attention.py --preprocess-only [--n-shadow 1000] [--old e729509]
 
 The last printed line is one JSON object; ``paper_s_per_target`` (grouped) and
 ``paper_s_per_target_single`` are read by other tools.
@@ -56,7 +64,7 @@ import torch
 from torch import nn
 
 import vrlib
-from vrlib.attacks.attention import AttentionAttack, TargetAttentionNet
+from vrlib.attacks.attention import AttentionAttack, TargetAttentionNet, preprocess
 from vrlib.attacks.attention.training import train_group
 from vrlib.encoding import encode_table
 from vrlib.experiments import achilles
@@ -115,12 +123,15 @@ def train_before(attack, pre, y, train_idx, val_idx, epochs, seed):
             best, _ = val, copy.deepcopy(model.state_dict())
 
 
-def time_training(prepared, n_features, attack, group, epochs, device, **options) -> tuple[float, float]:
+def time_training(
+    prepared, n_features, attack, group, epochs, device, clock=time.process_time, warm_up=True, **options
+) -> tuple[float, float]:
     """CPU seconds of training ``group`` targets on the same preprocessed inputs, each with its own seed.
 
-    Returns the set-up of one training (a run of 0 epochs, after one untimed) and the time
-    of one epoch per target (a run of ``epochs`` epochs, less the set-up, over
-    ``epochs * group``).
+    Returns the set-up of one training (a run of 0 epochs, after one untimed unless not
+    ``warm_up``) and the time of one epoch per target (a run of ``epochs`` epochs, less
+    the set-up, over ``epochs * group``).  ``clock``: seconds by ``time.process_time``
+    (the CPU seconds of this process), or another clock (a GPU's wall time).
     ``options`` go to :func:`~vrlib.attacks.attention.training.train_group` (e.g. the
     previous implementation: ``autograd=True, dropout_stream="torch"``).
     """
@@ -130,7 +141,7 @@ def time_training(prepared, n_features, attack, group, epochs, device, **options
         for s in range(group):
             torch.manual_seed(s)
             nets.append(TargetAttentionNet(n_features))
-        t0 = time.process_time()
+        t0 = clock()
         with torch_threads(1):
             train_group(
                 nets,
@@ -148,9 +159,10 @@ def time_training(prepared, n_features, attack, group, epochs, device, **options
                 device=device,
                 **options,
             )
-        return time.process_time() - t0
+        return clock() - t0
 
-    run(0)  # warm-up: a first run pays for allocations later runs reuse
+    if warm_up:
+        run(0)  # a first run pays for allocations later runs reuse
     setup_s = run(0)
     return setup_s, max(run(epochs) - setup_s, 0.0) / epochs / group
 
@@ -163,6 +175,69 @@ def time_before(attack, pre, y, split, epochs, seed=0) -> float:
     return (time.process_time() - t0) / epochs
 
 
+def preprocess_vs_old(batch, target, schema, old_commit: str, repeats: int) -> dict:
+    """CPU seconds of one target's preprocessing, the current code and ``old_commit``'s, and how far their inputs differ."""
+    import importlib
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _oldlib import load_old
+
+    _, commit = load_old(old_commit)
+    OldAttack = importlib.import_module("vrlib_old.attacks.attention").AttentionAttack
+    old_schema = importlib.import_module("vrlib_old.data").Schema(schema.categorical, schema.continuous)
+    old_batch = importlib.import_module("vrlib_old.games").SyntheticDatasets(
+        batch.codes, batch.continuous, batch.labels, old_schema, batch.categories, batch.columns
+    )
+    ways = {"new": (AttentionAttack(schema), batch), "old": (OldAttack(old_schema), old_batch)}
+    best, inputs = {k: np.inf for k in ways}, {}
+    for _ in range(repeats):
+        for name, (attack, data) in ways.items():
+            t0 = time.process_time()
+            with torch_threads(1):
+                inputs[name] = attack._prepare(data, None, target)["inputs"]
+            best[name] = min(best[name], time.process_time() - t0)
+    # The search alone, numpy (the CPU's path) against the torch path (the GPU's) run on this CPU.
+    encoder = ways["new"][0].encoder_
+    search = {"numpy": None, "torch_cpu": "cpu"}
+    search_s = {k: np.inf for k in search}
+    for _ in range(repeats):
+        for name, device in search.items():
+            t0 = time.process_time()
+            with torch_threads(1):
+                preprocess(batch, target, encoder, device=device)
+            search_s[name] = min(search_s[name], time.process_time() - t0)
+    same = [np.array_equal(a, b) for a, b in zip(inputs["new"], inputs["old"])]
+    dist_new, dist_old = inputs["new"][1][..., -1], inputs["old"][1][..., -1]
+    # Records at exactly equal distances may come in another order: the old distances' float64
+    # rounding depended on which attributes matched, so it broke some exact ties (by noise).
+    codes_new, codes_old = inputs["new"][0], inputs["old"][0]
+    differ = np.flatnonzero((codes_new != codes_old).any(axis=(1, 2)))
+
+    def rows(codes, dense, i):  # a dataset's kept records as a set of rows
+        both = np.concatenate([codes[i].astype(np.float64), dense[i].astype(np.float64)], axis=1)
+        return both[np.lexsort(both.T[::-1])]
+
+    same_sets = all(
+        np.array_equal(rows(codes_new, inputs["new"][1], i), rows(codes_old, inputs["old"][1], i)) for i in differ
+    )
+    return {
+        "old_commit": commit,
+        "n_datasets": len(batch.labels),
+        "preprocess_s": round(best["new"], 3),
+        "preprocess_s_old": round(best["old"], 3),
+        "preprocess_speedup_vs_old": round(best["old"] / best["new"], 2),
+        "inputs_identical_to_old": {k: v for k, v in zip(("codes", "dense", "mask", "target"), same)},
+        "max_abs_distance_change": float(np.abs(dist_new - dist_old).max()),
+        "datasets_with_ties_reordered": len(differ),
+        "same_records_as_old_up_to_tie_order": bool(same_sets),
+        "search_s_numpy": round(search_s["numpy"], 3),
+        "search_s_torch_cpu": round(search_s["torch_cpu"], 3),
+        "search_torch_cpu_over_numpy": round(search_s["torch_cpu"] / search_s["numpy"], 2),
+    }
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n-shadow", type=int, default=4000, help="shadow datasets (paper: 4,000)")
@@ -173,6 +248,8 @@ def main(argv=None):
     parser.add_argument("--group", type=int, default=achilles.ATTENTION_GROUP, help="targets trained together")
     parser.add_argument("--repeats", type=int, default=2, help="timings of each grouped way (fastest kept)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--preprocess-only", action="store_true", help="time the preprocessing, new vs --old")
+    parser.add_argument("--old", default="e729509", help="the commit whose preprocessing is the baseline")
     args = parser.parse_args(argv)
 
     df, schema = vrlib.load("adult")
@@ -190,6 +267,16 @@ def main(argv=None):
     shadow_batch = as_batch(shadow, y_shadow, df, schema)
     test_batch = as_batch(test, y_test, df, schema)
     del shadow, test
+    if args.preprocess_only:
+        result = preprocess_vs_old(shadow_batch, target, schema, args.old, args.repeats)
+        result.update({"data": "bootstrap samples of Adult rows", "torch_threads": 1, "cpus": os.cpu_count(),
+                       "load_average": round(os.getloadavg()[0], 2)})  # fmt: skip
+        print(
+            f"preprocessing {result['n_datasets']} datasets: {result['preprocess_s']} s, "
+            f"{result['old_commit'][:7]}: {result['preprocess_s_old']} s, x{result['preprocess_speedup_vs_old']}"
+        )
+        print(json.dumps(result))
+        return
 
     # Warm-up, not timed: the first training in a process imports part of torch's compiler stack.
     warm, y_warm = bootstrap_game(df, target, 20, args.records, rng)

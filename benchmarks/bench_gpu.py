@@ -11,6 +11,8 @@ the GPU's queue is drained inside the timing):
   California rows, rows trained per second by a stack of ``--k`` flows
   (:func:`vrlib.density.bnaf_ensemble.fit_bnaf_ensemble`, members × rows ÷ seconds) over one
   flow fitted alone (:meth:`BNAF.fit`, eager), the same rows and epochs each.
+* ``attention_s_per_target``: the target attention attack at the paper's size, its
+  preprocessing and its training per target (:func:`attention_seconds`).
 * ``bnaf_fig6_fit_s``: one flow of DOMIAS Fig. 6 (10,000 rows, at most 50 epochs) within a
   stack of ``--k``: the stack's seconds per epoch (difference of a 1- and a 2-epoch fit) over
   its members, times 50 epochs, plus its set-up share (an upper bound: early stopping ends
@@ -95,6 +97,155 @@ def bnaf_times(X_all, k: int, rows: int, epochs: tuple[int, int], device: str, p
     return out
 
 
+# The target attention attack on the GPU: targets trained together (the paper's size: Adult,
+# 4,000 shadow + 200 test datasets of 1,000 records, top_x 100, batch 20, 500 epochs).
+ATTENTION_GROUP = 128
+ATTENTION_COMPARE_GROUP = 32  # the two ways of computing gradients, side by side
+
+
+def bootstrap_batch(df, schema, target_pos: int, n_datasets: int, n_records: int, rng):
+    """A game's coded batch of bootstrap datasets, as ``bench_attention.bootstrap_game`` makes them, in arrays.
+
+    Half IN (``n_records - 1`` rows drawn with replacement + the target last), half OUT
+    (``n_records`` rows); built by indexing the encoded table, without a DataFrame per dataset.
+    """
+    from vrlib.encoding import encode_table
+    from vrlib.games import SyntheticDatasets
+
+    cats = {c: df[c].cat.categories for c in schema.categorical}
+    table = encode_table(df, schema, cats)
+    labels = rng.permutation(np.arange(n_datasets) % 2)
+    rows = rng.integers(len(df), size=(n_datasets, n_records))
+    rows[labels == 1, -1] = target_pos
+    return SyntheticDatasets(table["codes"][rows], table["continuous"][rows], labels, schema, cats, tuple(df.columns))
+
+
+def attention_seconds(device, tiny: bool = False) -> dict:
+    """Seconds per target of the target attention attack at the paper's size, preprocessing and training.
+
+    * ``attention_preprocess_s_per_target``: one target's encoder fit and closest-record
+      search over its 4,000 shadow datasets (``AttentionAttack._prepare``, as ``fit``
+      does) plus that of its 200 test datasets (``transform``, as ``predict_proba``
+      does), on the attack's device (on a GPU: :mod:`vrlib.attacks.attention.features_torch`);
+      the mean of two timed runs after one untimed.  Beside it, the numpy path (the CPU's)
+      on a tenth of the datasets, scaled to all of them (its cost is linear in their number).
+    * ``attention_train_s_per_target``: ``ATTENTION_GROUP`` targets trained as one grouped
+      model (the attack's default gradients on the device) for ``epochs`` epochs and for
+      0 (the set-up); per target: (the set-up + 500 × the time of an epoch over
+      ``epochs``) / the group, the group's targets sharing one target's inputs (the
+      same cost as their own).  ``attention_train_autograd_speedup``: the hand-written
+      backward pass's time per epoch over autograd's, at ``ATTENTION_COMPARE_GROUP`` targets.
+    * ``attention_s_per_target``: their sum.
+    * Checks: ``attention_preprocess_matches_numpy`` (the device's inputs for the tenth are
+      bitwise the numpy path's) and ``attention_host_syncs_per_epoch`` (counted by
+      ``torch.cuda.set_sync_debug_mode`` over one epoch of 2 targets, beside
+      ``attention_steps_per_epoch``).
+
+    Wall seconds; the GPU's queue is drained before each clock reading.  On an H200 the
+    section should take well under two minutes (from issue 42's figures: about 4 s of the
+    GPU per epoch of 128 targets at most, a few seconds of set-up per training, the
+    numpy path's tenth about 1 s).
+    """
+    import sys
+    from pathlib import Path
+
+    import torch
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import vrlib
+    from bench_attention import PAPER_EPOCHS, time_training
+    from vrlib.attacks.attention import AttentionAttack
+
+    started = time.perf_counter()
+    if tiny:
+        n_shadow, n_test, n_records, group, compare, epochs = 40, 10, 60, 3, 2, 1
+    else:
+        n_shadow, n_test, n_records, group, compare, epochs = (
+            4000,
+            200,
+            1000,
+            ATTENTION_GROUP,
+            ATTENTION_COMPARE_GROUP,
+            4,
+        )
+
+    def clock():
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        return time.perf_counter()
+
+    df, schema = vrlib.load("adult")
+    rng = np.random.default_rng(0)
+    pos = int(rng.integers(len(df)))
+    target = df.iloc[[pos]]
+    shadow = bootstrap_batch(df, schema, pos, n_shadow, n_records, rng)
+    test = bootstrap_batch(df, schema, pos, n_test, n_records, rng)
+    warm = bootstrap_batch(df, schema, pos, 20, 50, rng)
+    AttentionAttack(schema, max_epochs=1, device=device).fit(warm, None, target)  # first calls, kernels
+
+    def preprocess_once(attack, shadow_part, test_part):
+        t0 = clock()
+        prepared = attack._prepare(shadow_part, None, target)
+        attack.transform(test_part)
+        return clock() - t0, prepared
+
+    attack = AttentionAttack(schema, max_epochs=1, device=device).fit(warm, None, target)  # fitted: transform works
+    preprocess_once(attack, shadow, test)
+    runs = [preprocess_once(attack, shadow, test) for _ in range(2)]
+    preprocess_s, prepared = float(np.mean([t for t, _ in runs])), runs[-1][1]
+
+    tenth = max(2, n_shadow // 10)
+    on_cpu = AttentionAttack(schema, max_epochs=1, device="cpu").fit(warm, None, target)
+    part = type(shadow)(shadow.codes[:tenth], shadow.continuous[:tenth], shadow.labels[:tenth],
+                        schema, shadow.categories, shadow.columns)  # fmt: skip
+    test_part = type(test)(test.codes[: max(1, tenth // 20)], test.continuous[: max(1, tenth // 20)],
+                           test.labels[: max(1, tenth // 20)], schema, test.categories, test.columns)  # fmt: skip
+    numpy_s, numpy_part = preprocess_once(on_cpu, part, test_part)
+    numpy_s *= (n_shadow + n_test) / (tenth + max(1, tenth // 20))
+    # The device's search keeps exactly the numpy path's records (inputs compared bitwise).
+    device_part = AttentionAttack(schema, max_epochs=1, device=device)._prepare(part, None, target)
+    same = all(np.array_equal(a, b) for a, b in zip(numpy_part["inputs"], device_part["inputs"]))
+
+    def train(g, e, **options):
+        setup_s, epoch_s = time_training(
+            prepared, attack.n_features_, attack, g, e, device, clock=clock, warm_up=False, **options
+        )
+        return setup_s, epoch_s
+
+    # Warm-up, counting the host synchronisations of an epoch (there should be a few per epoch, none per step).
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if device.type == "cuda":
+            torch.cuda.set_sync_debug_mode("warn")
+        try:
+            time_training(prepared, attack.n_features_, attack, 2, 1, device, clock=lambda: 0.0, warm_up=False)
+        finally:
+            if device.type == "cuda":
+                torch.cuda.set_sync_debug_mode("default")
+    syncs = sum("synchroniz" in str(w.message).lower() for w in caught)
+    setup_s, epoch_s = train(group, epochs)
+    train_s = setup_s / group + PAPER_EPOCHS * epoch_s
+    _, autograd_epoch_s = train(compare, 1 if tiny else 2, autograd=True)
+    _, handwritten_epoch_s = train(compare, 1 if tiny else 2, autograd=False)
+    if device.type == "cuda":
+        torch.cuda.empty_cache()  # give the cached blocks back to the sections after this one
+    return {
+        "attention_group": group,
+        "attention_epochs_timed": epochs,
+        "attention_preprocess_s_per_target": round(preprocess_s, 3),
+        "attention_preprocess_numpy_s_per_target": round(numpy_s, 3),
+        "attention_preprocess_speedup": round(numpy_s / preprocess_s, 1),
+        "attention_train_s_per_target": round(train_s, 3),
+        "attention_train_setup_s": round(setup_s, 2),
+        "attention_s_per_target": round(preprocess_s + train_s, 3),
+        "attention_train_autograd_speedup": round(handwritten_epoch_s / autograd_epoch_s, 2),
+        "attention_preprocess_matches_numpy": bool(same),
+        "attention_host_syncs_per_epoch": syncs if device.type == "cuda" else None,
+        "attention_steps_per_epoch": -(-len(prepared["split"][0]) // attack.batch_size),
+        "attention_section_s": round(time.perf_counter() - started, 1),
+    }
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiny", action="store_true", help="tiny sizes, for a test on a CPU")
@@ -137,6 +288,15 @@ def main(argv=None) -> None:
         return (setup + per_epoch * max_epochs) / members
 
     bnaf_wall = time.perf_counter() - bnaf_started
+    try:
+        attention = attention_seconds(device, args.tiny)
+        print(f"attention: {attention['attention_s_per_target']} s per target", flush=True)
+    except Exception as exc:  # noqa: BLE001  (one rare run: keep the other sections' numbers, say what failed)
+        import traceback
+
+        traceback.print_exc()
+        attention = {"attention_error": f"{type(exc).__name__}: {exc}"}
+
     result = {
         "benchmark": "bench_gpu",
         "tiny": args.tiny,
@@ -161,6 +321,7 @@ def main(argv=None) -> None:
         "machine": platform.machine(),
         "torch": torch.__version__,
     }
+    result.update(attention)
     print(json.dumps(result))
 
 

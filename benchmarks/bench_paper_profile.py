@@ -92,17 +92,41 @@ longest sitting in ``figures/paper/manifest.json``, each called a lower bound). 
 with neither is named under ``missing`` and left out of the sum. The recorded runs were
 on 2 cores: for other ``--cores`` they are listed as they are.
 
+Notebook 06 (``notebook06`` part): its own cost model under ``paper`` as its cost cell calls
+it (``lost.measure_notebook_cost``, Adult and Census, ``--lost-cost-fraction`` of the games,
+then ``lost.predicted_cost``): ``notebook06_paper_cpu_hours``; the 2-core profile keeps
+notebook 06's recorded run, ``gpu_box.py`` uses this.
+
 Parts (``--only``, comma-separated): ``notebooks01_04`` (the stages of 01-04),
-``notebook05``, ``profile``; all by default. ``--only notebook05,profile`` takes a few
+``notebook05``, ``notebook06``, ``profile``; all by default. ``--only notebook05,profile`` takes a few
 minutes: 01-04 are then their recorded runs.
+
+On a machine with a GPU (``benchmarks/gpu_box.py`` says how the two are put together):
+``--cpu-only`` hides the GPU before PyTorch is imported, so that every stage above is a
+CPU cost; the JSON records ``gpu_visible``.  ``--without ctgan,zuko`` (or their absence)
+leaves the kinds of notebook 05's units that need them unmeasured (TVAE and CTGAN fits:
+``ctgan``; NFlow fits: ``zuko``), named under ``notebook05_skipped``; without TVAE the
+attacks run on ``n_syn`` real rows as synthetic data (their cost depends on the sizes),
+and ``notebook05_paper_cpu_hours`` is then not given (``notebook05_measured_cpu_hours``
+is, for the units measured).  The JSON carries what ``gpu_box.py`` needs: the stages of
+01-04 in minutes on ``--cores`` (``notebook_stage_minutes``), notebook 05's units
+(``notebook05_units``: kind, data, training rows, size, epochs, count, batch) and their
+measured CPU seconds (``notebook05_measured``).  ``--out PATH`` writes that last line to a
+file too; ``--gpu-costs PATH`` (``bench_gpu.py``'s output on this machine, with
+``--cpu-fallback PATH``: a JSON of this script from another machine, for the units this one
+could not measure) adds ``paper_profile_hours_gpu_box`` and its breakdown
+(``paper_profile_gpu_box``) at the end.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # one core per stage: set before numpy is imported
+if "--cpu-only" in sys.argv:  # CPU costs on a machine with a GPU: hide it before torch is imported
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""
 
 import argparse  # noqa: E402
 import csv  # noqa: E402
@@ -114,6 +138,7 @@ import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 from bench_attention import as_batch, bootstrap_game, time_before, time_training  # noqa: E402
 from sklearn.ensemble import RandomForestClassifier  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
@@ -130,7 +155,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / "figures" / "paper" / "manifest.json"
 RUN_TIMES = ROOT / "docs" / "run_times.csv"
 NOTEBOOKS = ("01", "02", "03", "04", "05", "06", "07", "08")
-PARTS = ("notebooks01_04", "notebook05", "profile")
+PARTS = ("notebooks01_04", "notebook05", "notebook06", "profile")
 DATASETS = ("adult", "census")
 SEED = 0  # the notebooks' root seed
 NB03 = ("adult", "synthpop")  # notebook 03's `dataset` and `generator` defaults
@@ -175,11 +200,23 @@ def game_fits(settings, n_targets: int) -> int:
     return n_in * n_targets + settings["n_shadow"] + settings["n_test_datasets"] - n_in
 
 
+def game_parts(settings, n_targets: int, fit_s: float, query: dict, cores: int) -> dict:
+    """Predicted wall seconds of one query-attack game's stages: fits and forest over the cores, features on one."""
+    return {
+        "fits": game_fits(settings, n_targets) * fit_s / cores,
+        "features": n_targets * query["features_s"],
+        "forest": n_targets * query["classifier_s"] / cores,
+    }
+
+
 def game_s(settings, n_targets: int, fit_s: float, query: dict, cores: int) -> float:
-    """Predicted wall seconds of one query-attack game: fits and forest over the cores, features on one."""
-    return game_fits(settings, n_targets) * fit_s / cores + n_targets * (
-        query["features_s"] + query["classifier_s"] / cores
-    )
+    """Predicted wall seconds of one query-attack game (the sum of :func:`game_parts`)."""
+    return sum(game_parts(settings, n_targets, fit_s, query, cores).values())
+
+
+def add_parts(total: dict, part: dict) -> dict:
+    """``total`` with ``part``'s seconds added, key by key."""
+    return {k: total.get(k, 0.0) + v for k, v in part.items()}
 
 
 def nb04_targets(settings, exact: bool) -> dict:
@@ -290,8 +327,8 @@ _COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 _SITTING = re.compile(r"\bthe (?:first|second|third|fourth|fifth|sixth|last) ([\d,]+(?:\.\d+)?) s\b")
 
 
-def recorded_paper_run(notebook: str, run_times=RUN_TIMES, manifest=MANIFEST) -> dict | None:
-    """Wall hours of a notebook's recorded ``--profile paper`` run, or None when none is recorded.
+def recorded_paper_run(notebook: str, run_times=RUN_TIMES, manifest=MANIFEST, profile: str = "paper") -> dict | None:
+    """Wall hours of a notebook's recorded ``--profile paper`` run (or ``profile``'s), or None when none is recorded.
 
     From its ``paper`` row of ``run_times`` (``notebook,profile,time,commit,how``): a time
     such as ``5,225 s``, ``87 min`` or ``about 3.9 h``; for a run in ``N sittings`` whose
@@ -307,7 +344,7 @@ def recorded_paper_run(notebook: str, run_times=RUN_TIMES, manifest=MANIFEST) ->
     row = None
     if Path(run_times).exists():
         with open(run_times, newline="") as f:
-            row = next((r for r in csv.DictReader(f) if r["notebook"] == notebook and r["profile"] == "paper"), None)
+            row = next((r for r in csv.DictReader(f) if r["notebook"] == notebook and r["profile"] == profile), None)
     if row:
         where = f"{Path(run_times).name}, commit {row['commit'] or '?'}: {row['how']}"
         m = re.fullmatch(r"(about )?([\d,]+(?:\.\d+)?) (s|min|h)", row["time"].strip())
@@ -323,7 +360,7 @@ def recorded_paper_run(notebook: str, run_times=RUN_TIMES, manifest=MANIFEST) ->
                 "lower_bound": len(timed) < total,
                 "source": f"{len(timed)} of {total} sittings timed, {sum(timed):,.0f} s ({where})",
             }
-    measured = measured_run(f"{notebook}_", manifest)
+    measured = measured_run(f"{notebook}_", manifest) if profile == "paper" else None  # the paper runs' manifest
     if measured:
         return {
             "hours": measured["minutes"] / 60,
@@ -388,20 +425,101 @@ def assemble_profile(predicted_minutes: dict, notebook05_cpu_hours, recorded: di
     }
 
 
-def notebook05_cost(fraction: float, cores: int):
+def absent_packages(pretend=()) -> dict:
+    """``{kind: package}`` for notebook 05's kinds whose package this machine lacks (or ``pretend`` names)."""
+    import importlib.util
+
+    from gpu_box import NEEDS
+
+    return {k: p for k, p in NEEDS.items() if p in set(pretend) or importlib.util.find_spec(p) is None}
+
+
+def unit_batch(kind: str, settings: dict) -> int:
+    """The batch of a generator unit of notebook 05: Fig. 6's setting for its GANs, else the generator's default."""
+    from vrlib.experiments import domias
+
+    for _, g, params, _ in domias.fig6_configs(settings):
+        if g == kind and "batch_size" in params:
+            return int(params["batch_size"])
+    return int(get_generator(kind).get_params().get("batch_size", 0))
+
+
+def notebook05_cost(fraction: float, cores: int, without=()):
     """Notebook 05's cost model at the paper profile, every section, as its cost cell calls it (root seed 0).
 
-    Returns the table of :func:`vrlib.experiments.domias_cost.measure_notebook_cost` and the CPU
-    and wall seconds the measurement took.
+    Kinds whose package is absent (``ctgan``: TVAE, CTGAN; ``zuko``: NFlow; or named in
+    ``without``) are not measured, and the attacks then run on real rows as synthetic data
+    (``domias_cost.measure_units(synthetic="real")``).
+
+    Returns
+    -------
+    cost : DataFrame
+        :func:`vrlib.experiments.domias_cost.predicted_cost` of the units measured, with a
+        "nothing new" row per section that adds nothing (as ``measure_notebook_cost``).
+    extra : dict
+        ``units`` (every unit kind × data × variant × size × length, with its count and batch),
+        ``measured`` (:func:`~vrlib.experiments.domias_cost.measure_units`' rows), ``skipped``
+        (kind: the absent package), ``cpu_s`` and ``wall_s`` of the measurement.
     """
     from vrlib.experiments import domias_cost
 
     settings = profile_settings("domias", "paper")
-    seeds = tuple(SEED + k for k in settings["seeds"])  # the notebook's seeds at root seed 0
+    settings = {**settings, "seeds": tuple(SEED + k for k in settings["seeds"])}  # the notebook's seeds at root seed 0
+    skipped = absent_packages(without)
     cpu0, wall0 = time.process_time(), time.perf_counter()
-    cost = domias_cost.measure_notebook_cost(
-        {**settings, "seeds": seeds}, domias_cost.SECTIONS, True, (), fraction=fraction, seed=SEED, workers=cores
-    )
+    units = domias_cost.notebook_units(settings, domias_cost.SECTIONS, True, ())
+    kept = units[~units.kind.isin(list(skipped))]
+    synthetic = "real" if "tvae" in skipped else "tvae"
+    measured = domias_cost.measure_units(settings, kept, fraction, SEED, synthetic=synthetic)
+    cost = domias_cost.predicted_cost(kept, measured, cores)
+    nothing = [
+        dict(section=s, what="nothing new", units=0, unit_cpu_s=0.0, cpu_hours=0.0, hours_on_workers=0.0)
+        for s in domias_cost.empty_sections(units, domias_cost.SECTIONS)
+    ]
+    if nothing:
+        order = {s: i for i, s in enumerate(domias_cost.SECTIONS)}
+        cost = pd.concat([cost, pd.DataFrame(nothing)], ignore_index=True)
+        cost = cost.sort_values("section", key=lambda c: c.map(order), kind="stable").reset_index(drop=True)
+    grouped = units.groupby(["section", "kind", "data", "variant", "size", "length"], sort=False).size()
+    batches = {k: unit_batch(k, settings) for k in units.kind.unique() if k in domias_cost.GENERATORS}
+    extra = {
+        "units": [
+            dict(
+                section=sec,
+                kind=k,
+                data=d,
+                variant=int(v),
+                size=int(z),
+                length=float(n),
+                count=int(c),
+                batch=batches.get(k, 0),
+            )
+            for (sec, k, d, v, z, n), c in grouped.items()
+        ],  # fmt: skip
+        "measured": [
+            {**r, "lengths": [float(x) for x in r["lengths"]], "cpu_s": [float(x) for x in r["cpu_s"]]}
+            for r in measured.to_dict("records")
+        ],
+        "skipped": skipped,
+        "synthetic": synthetic,
+        "cpu_s": time.process_time() - cpu0,
+        "wall_s": time.perf_counter() - wall0,
+    }
+    return cost, extra
+
+
+def notebook06_cost(fraction: float, cores: int):
+    """Notebook 06's own cost model under ``paper``, as its cost cell calls it (Adult, Census too, root seed 0).
+
+    Returns :func:`vrlib.experiments.lost.predicted_cost` on ``cores`` workers and the CPU
+    and wall seconds of the measurement.
+    """
+    from vrlib.experiments import lost
+
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    costs = lost.measure_notebook_cost("paper", "adult", census=True, fraction=fraction, seed=SEED)
+    parts = lost.notebook_parts(lost.settings_for("paper"), "adult", True)
+    cost = lost.predicted_cost(parts, costs, workers=cores)
     return cost, time.process_time() - cpu0, time.perf_counter() - wall0
 
 
@@ -412,6 +530,7 @@ def notebooks01_04(args, settings, rng, load_start) -> dict:
     rng_eps = np.random.default_rng(1)  # its own stream: the other stages draw what they drew before
 
     stages, nb01, nb01_before, nb02, nb02_before = {}, 0.0, 0.0, 0.0, 0.0
+    parts01, fits02, targets02 = {}, 0.0, 0  # notebook 01's stages; notebook 02's fits and targets (for gpu_box.py)
     for d in DATASETS:
         df, schema = achilles.load_omega(d, settings["omega_rows"], 0)
         q = query_stages(df, schema, settings, args.fraction, args.trees, rng)
@@ -433,6 +552,8 @@ def notebooks01_04(args, settings, rng, load_start) -> dict:
             print(f"[{d}] {g}: {1000 * fit_s:.0f} ms per fit + sample")
             fits = fits_per_game * fit_s / args.cores
             nb01 += fits + args.targets * (q["features_s"] + q["classifier_s"] / args.cores)
+            parts01 = add_parts(parts01, game_parts(settings, args.targets, fit_s, q, args.cores))
+            fits02, targets02 = fits02 + fits, targets02 + args.targets
             nb01_before += fits + args.targets * (q["features_s"] + (q["classifier_s"] + q["scaler_s"]) / args.cores)
             att = stages["adult"].get("attention")
             if att:  # Census: Adult's per-target attention cost (the same datasets' sizes)
@@ -464,6 +585,10 @@ def notebooks01_04(args, settings, rng, load_start) -> dict:
     games04 = [(d, eps, SEED) for d in NB04_DATASETS for eps in settings["epsilons"]]
     games04 += [(d, min(settings["epsilons"]), s) for d in NB04_DATASETS for s in NB04_INTERVAL_SEEDS if s != SEED]
     nb04 = sum(game_s(settings, t04[d, s], fit_of(d, eps), q_of[d], args.cores) for d, eps, s in games04)
+    parts03 = game_parts(settings, t03, stages[NB03[0]][f"fit_{NB03[1]}_s"], q_of[NB03[0]], args.cores)
+    parts04 = {}
+    for d, eps, s in games04:
+        parts04 = add_parts(parts04, game_parts(settings, t04[d, s], fit_of(d, eps), q_of[d], args.cores))
     nb04_after_01 = nb04 - sum(
         game_s(settings, t04[d, s], fit_of(d, eps), q_of[d], args.cores) for d, eps, s in games04 if math.isinf(eps)
     )
@@ -493,6 +618,17 @@ def notebooks01_04(args, settings, rng, load_start) -> dict:
         },
         "load_average_start": round(load_start, 2),
         "load_average_end": round(os.getloadavg()[0], 2),
+        # each notebook's stages in minutes on --cores (what gpu_box.py reads)
+        "notebook_stage_minutes": {
+            "01": {k: round(v / 60, 3) for k, v in parts01.items()},
+            "02": {
+                "fits": round(fits02 / 60, 3),
+                "targets": targets02,
+                "attention_cpu_s": stages["adult"].get("attention", {}).get("grouped_s"),
+            },
+            "03": {k: round(v / 60, 3) for k, v in parts03.items()},
+            "04": {k: round(v / 60, 3) for k, v in parts04.items()},
+        },
     }
     measured = measured_run("01_")
     if measured:
@@ -548,7 +684,45 @@ def main(argv=None):
     parser.add_argument(
         "--cost-fraction", type=float, default=0.02, help="share of the epochs notebook 05's cost model runs"
     )
+    parser.add_argument(
+        "--lost-cost-fraction", type=float, default=0.05, help="share of the games notebook 06's cost model plays"
+    )
+    parser.add_argument(
+        "--cpu-only",
+        action="store_true",
+        help="hide the GPU (CUDA_VISIBLE_DEVICES=''), so that every cost is a CPU cost (on a machine with a GPU)",
+    )
+    parser.add_argument(
+        "--without",
+        default="",
+        help="packages to treat as absent (ctgan, zuko): their kinds of notebook 05's units are not measured",
+    )
+    parser.add_argument("--out", help="also write the last line (the JSON object) to this file")
+    parser.add_argument(
+        "--gpu-costs",
+        help="bench_gpu.py's output on this machine: also predict the profile with its GPU (gpu_box.py)",
+    )
+    parser.add_argument(
+        "--cpu-fallback",
+        help="with --gpu-costs: a bench_paper_profile.py JSON from another machine for what this one lacks",
+    )
     args = parser.parse_args(argv)
+    if args.cpu_only and os.environ.get("CUDA_VISIBLE_DEVICES") != "":
+        parser.error("--cpu-only must be on the command line (it hides the GPU before PyTorch is imported)")
+    without = [p.strip() for p in args.without.split(",") if p.strip()]
+    from gpu_box import NEEDS
+
+    if set(without) - set(NEEDS.values()):
+        parser.error(
+            f"--without: unknown package(s) {sorted(set(without) - set(NEEDS.values()))}; choose from ctgan, zuko"
+        )
+    if args.cpu_fallback and not args.gpu_costs:
+        parser.error("--cpu-fallback goes with --gpu-costs")
+    if args.gpu_costs:  # read first: a bad file fails before the measurements, not after
+        import gpu_box
+
+        gpu = gpu_box.last_json(args.gpu_costs)
+        fallback = gpu_box.last_json(args.cpu_fallback) if args.cpu_fallback else None
     parts = [p.strip() for p in args.only.split(",") if p.strip()]
     unknown = [p for p in parts if p not in PARTS]
     if unknown or not parts:
@@ -562,7 +736,16 @@ def main(argv=None):
         f"{args.targets} targets per dataset x generator"
     )
     wall_start = time.perf_counter()
-    result = {"cores": args.cores, "cpus": os.cpu_count(), "parts": parts, "load_average_start": round(load_start, 2)}
+    import torch
+
+    result = {
+        "benchmark": "bench_paper_profile",
+        "cores": args.cores,
+        "cpus": os.cpu_count(),
+        "parts": parts,
+        "gpu_visible": bool(torch.cuda.is_available()),
+        "load_average_start": round(load_start, 2),
+    }
     predicted = {}
     if "notebooks01_04" in parts:
         result.update(notebooks01_04(args, settings, rng, load_start))
@@ -570,8 +753,14 @@ def main(argv=None):
                      if f"notebook_{nb}_paper_minutes" in result}  # fmt: skip
     cpu05 = None
     if "notebook05" in parts:
-        cost, cost_cpu_s, cost_wall_s = notebook05_cost(args.cost_fraction, args.cores)
+        cost, extra = notebook05_cost(args.cost_fraction, args.cores, without)
+        cost_cpu_s, cost_wall_s = extra["cpu_s"], extra["wall_s"]
         cpu05 = float(cost.cpu_hours.sum())
+        for kind, package in extra["skipped"].items():
+            print(f"  not measured: {kind} (no {package} here); notebook 05's CPU hours below leave it out")
+        if extra["skipped"]:
+            print("  attacks measured on real rows as synthetic data (no TVAE), same sizes")
+            cpu05 = None  # not the notebook's: the 2-core profile leaves 05 to its recorded runs
         sections = cost.groupby("section", sort=False).cpu_hours.sum()
         groups = cost[cost.units > 0].groupby("what", sort=False).cpu_hours.sum().sort_values(ascending=False)
         print(
@@ -584,15 +773,42 @@ def main(argv=None):
             print(f"  section {section}: {h:.2f} CPU h")
         for what, h in groups.items():
             print(f"  group {what}: {h:.2f} CPU h")
-        print(f"  notebook 05: {cpu05:.2f} CPU h, at least {cpu05 / args.cores:.2f} h on {args.cores} cores")
+        measured_h = float(cost.cpu_hours.sum())
+        word = "the units measured" if extra["skipped"] else "notebook 05"
+        print(f"  {word}: {measured_h:.2f} CPU h, at least {measured_h / args.cores:.2f} h on {args.cores} cores")
+        if not extra["skipped"]:
+            result.update(
+                notebook05_paper_cpu_hours=round(measured_h, 3),
+                notebook05_paper_hours_on_cores=round(measured_h / args.cores, 3),
+            )
         result.update(
-            notebook05_paper_cpu_hours=round(cpu05, 3),
-            notebook05_paper_hours_on_cores=round(cpu05 / args.cores, 3),
+            notebook05_measured_cpu_hours=round(measured_h, 3),
+            notebook05_units=extra["units"],
+            notebook05_measured=extra["measured"],
+            notebook05_skipped=extra["skipped"],
+            notebook05_synthetic=extra["synthetic"],
             notebook05_sections={s: round(h, 3) for s, h in sections.items()},
             notebook05_groups={w: round(h, 3) for w, h in groups.items()},
             notebook05_cost_fraction=args.cost_fraction,
             notebook05_measure_cpu_s=round(cost_cpu_s, 1),
             notebook05_measure_wall_s=round(cost_wall_s, 1),
+        )
+    if "notebook06" in parts:
+        cost06, cpu_s06, wall_s06 = notebook06_cost(args.lost_cost_fraction, args.cores)
+        cpu06 = float(cost06.cpu_hours.sum())
+        print(
+            f"notebook 06 under paper (its cost model, {args.lost_cost_fraction:g} of the games measured; "
+            f"{cpu_s06:.0f} CPU s, {wall_s06:.0f} s wall): {cpu06:.2f} CPU h, at least {cpu06 / args.cores:.2f} h "
+            f"on {args.cores} cores"
+        )
+        for r in cost06.itertuples(index=False):
+            print(f"  {r.part}: {r.new_records} new records, {r.cpu_hours:.2f} CPU h")
+        result.update(
+            notebook06_paper_cpu_hours=round(cpu06, 3),
+            notebook06_parts={r.part: round(r.cpu_hours, 3) for r in cost06.itertuples(index=False)},
+            notebook06_cost_fraction=args.lost_cost_fraction,
+            notebook06_measure_cpu_s=round(cpu_s06, 1),
+            notebook06_measure_wall_s=round(wall_s06, 1),
         )
     if "profile" in parts:
         recorded = {nb: recorded_paper_run(nb) for nb in NOTEBOOKS}
@@ -609,9 +825,24 @@ def main(argv=None):
         )
         result[f"paper_profile_hours_{args.cores}_cores"] = round(prof["hours"], 2)
         result["paper_profile"] = prof
+    if args.gpu_costs:
+        recorded = {nb: recorded_paper_run(nb) for nb in NOTEBOOKS}
+        recorded["08 quick"] = recorded_paper_run("08", profile="quick")
+        try:
+            box = gpu_box.assemble_gpu_box(result, gpu, recorded, args.cores, fallback)
+        except ValueError as exc:  # the measurements above still reach the JSON
+            print(f"no GPU-box profile: {exc}")
+            result["paper_profile_gpu_box_error"] = str(exc)
+        else:
+            gpu_box.print_profile(box)
+            result["paper_profile_hours_gpu_box"] = round(box["hours"], 2)
+            result["paper_profile_gpu_box"] = box
     result["load_average_end"] = round(os.getloadavg()[0], 2)
     result["wall_s"] = round(time.perf_counter() - wall_start, 1)
-    print(json.dumps(result))
+    line = json.dumps(result)
+    if args.out:
+        Path(args.out).write_text(line + "\n")
+    print(line)
 
 
 if __name__ == "__main__":

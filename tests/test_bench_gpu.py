@@ -38,5 +38,32 @@ def test_bench_gpu_tiny_mode_runs_end_to_end():
         "bnaf_fig6_fit_s",
         "bnaf_fig6_fit_s_no_graphs",
         "bnaf_wall_s",
+        "attention_s_per_target",
     ):
         assert result[key] > 0, key
+
+
+@pytest.mark.realdata
+def test_attention_section_runs_tiny_on_cpu():
+    """bench_gpu's attention section (tiny sizes, on the CPU): per-target seconds that add up."""
+    pytest.importorskip("torch")
+    import sys
+
+    import torch
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import bench_gpu
+
+    try:
+        import vrlib
+
+        vrlib.load("adult")
+    except Exception as exc:  # noqa: BLE001  (no data here: say why and skip)
+        pytest.skip(f"Adult not available: {exc}")
+    out = bench_gpu.attention_seconds(torch.device("cpu"), tiny=True)
+    assert out["attention_group"] == 3
+    pre, train = out["attention_preprocess_s_per_target"], out["attention_train_s_per_target"]
+    assert pre > 0 and train > 0
+    assert out["attention_s_per_target"] == pytest.approx(pre + train, abs=2e-3)
+    assert out["attention_preprocess_numpy_s_per_target"] > 0 and out["attention_train_autograd_speedup"] > 0
+    assert out["attention_preprocess_matches_numpy"] is True

@@ -201,3 +201,27 @@ def test_a_stacked_flow_unit_is_measured_as_its_share_of_a_stack(monkeypatch):
     stacks.clear()
     dc._run_attack("flow", data, profile_settings("domias", "smoke"), 1, None, reference, test)
     assert stacks == []
+
+
+def test_attacks_measured_on_real_rows_fit_no_generator(tmp_path, monkeypatch):
+    # synthetic="real" (a machine without ctgan): the attacks run on n_syn real rows, no TVAE is fitted
+    from conftest import require_real
+
+    require_real("cal_housing.data")
+    monkeypatch.setenv("VRLIB_CACHE_DIR", str(tmp_path / "cache"))
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("a generator was fitted")
+
+    monkeypatch.setattr(dc, "_fit_generator", no_fit)
+    smoke = profile_settings("domias", "smoke")
+    units = dc.notebook_units(smoke, ["fig4"])
+    measured = dc.measure_units(smoke, units[units.kind.isin(["kde", "logan_d1"])], 0.5, synthetic="real")
+    measured = measured.set_index("kind")
+    assert measured.loc["kde", "measured_size"] == smoke["n_syn"] * 2 * smoke["n_mem"]
+    assert measured.loc["logan_d1", "measured_size"] == min(smoke["n_syn"], smoke["n_ref"])
+    assert (measured.fixed_cpu_s > 0).all()
+    with pytest.raises(AssertionError, match="a generator was fitted"):  # the default fits a TVAE
+        dc.measure_units(smoke, units[units.kind == "kde"], 0.5)
+    with pytest.raises(VrlibError, match="synthetic must be 'tvae' or 'real'"):
+        dc.measure_units(smoke, units, 0.5, synthetic="ctgan")

@@ -245,3 +245,39 @@ def test_panel_titles_fit_the_four_panels_of_figs_1_and_2():
     fig.tight_layout()
     boxes = [_box(ax.title, fig) for ax in axes]
     assert all(not _overlap(a, b) for a, b in zip(boxes, boxes[1:]))
+
+
+def test_precision_recall_marks_the_authors_precision_on_wgan_gp_only():
+    rng = np.random.default_rng(3)
+    curves, rows = [], []
+    for generator in ("WGAN-GP", "TVAE"):
+        f = _records(len(curves)).assign(score=lambda d: d.frequency + rng.random(len(d)))
+        for column in ("score", "frequency"):
+            curves.append(mca.precision_recall(f, column).assign(generator=generator, scored_by=column))
+        rows.append({"generator": generator, "precision": 0.7, "recall": 0.4, "collision_rate": f.member.mean()})
+    fig = mca_figures.plot_precision_recall(pd.concat(curves, ignore_index=True), pd.DataFrame(rows), cols=2)
+    wgan, tvae = fig.axes[:2]
+
+    def horizontal(ax):
+        return sorted(round(line.get_ydata()[0], 6) for line in ax.lines if len(set(line.get_ydata())) == 1
+                      and len(line.get_ydata()) == 2)  # fmt: skip
+
+    assert round(MCA_PAPER["wgan_gp_precision"], 6) in horizontal(wgan)
+    assert round(MCA_PAPER["wgan_gp_precision"], 6) not in horizontal(tvae)
+    assert round(rows[1]["collision_rate"], 6) in horizontal(tvae)  # flagging everything: the members' share
+    assert any("authors" in t for t in wgan.get_legend_handles_labels()[1])
+    with pytest.raises(VrlibError, match="lacks the columns"):
+        mca_figures.plot_precision_recall(pd.concat(curves).drop(columns="scored_by"), pd.DataFrame(rows))
+
+
+def test_thin_curves_keeps_every_curve_and_its_ends():
+    long = pd.DataFrame({"precision": np.linspace(1, 0.2, 5000), "recall": np.linspace(0, 1, 5000)})
+    short = pd.DataFrame({"precision": [0.9, 0.5, 0.2], "recall": [0.1, 0.6, 1.0]})
+    curves = pd.concat(
+        [long.assign(generator="A", scored_by="score"), short.assign(generator="A", scored_by="frequency")]
+    )
+    thin = mca_figures.thin_curves(curves, points=100)
+    a = thin[thin.scored_by == "score"]
+    assert len(a) == 100 and a.recall.iloc[0] == 0 and a.recall.iloc[-1] == 1
+    pd.testing.assert_frame_equal(thin[thin.scored_by == "frequency"].reset_index(drop=True),
+                                  short.assign(generator="A", scored_by="frequency"))  # fmt: skip

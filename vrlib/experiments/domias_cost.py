@@ -472,12 +472,17 @@ def _measure_one(kind: str, data: _Data, s: dict, variant: int, full: float, fra
     )
 
 
-def measure_units(settings: dict, units: pd.DataFrame, fraction: float = 0.02, seed: int = 0) -> pd.DataFrame:
+def measure_units(
+    settings: dict, units: pd.DataFrame, fraction: float = 0.02, seed: int = 0, synthetic: str = "tvae"
+) -> pd.DataFrame:
     """CPU seconds of each kind of unit in ``units`` (:func:`notebook_units`), measured in this process.
 
     Generators are fitted on real training rows of each size the run uses and sample the
     profile's ``n_syn`` rows; attacks run on the profile's reference and test sets with
-    rows of a TVAE fitted for the measurement as synthetic data.  Iterative units (the
+    rows of a TVAE fitted for the measurement as synthetic data, or, with
+    ``synthetic="real"``, ``n_syn`` real rows drawn from the data set (an attack's cost
+    depends on the sizes it is given, not on where the rows come from; for a machine
+    without the ``ctgan`` package, with the TVAE and CTGAN units left out of ``units``).  Iterative units (the
     neural generators, BNAF, LOGAN 0, the published LOGAN D1) run twice, for 1 epoch (or
     step per record) and for ``fraction`` of their longest length in ``units`` (at least 2),
     giving a fixed part and a part per epoch (:func:`per_length`).  Each kind runs once on
@@ -493,6 +498,8 @@ def measure_units(settings: dict, units: pd.DataFrame, fraction: float = 0.02, s
     """
     if not 0 < fraction <= 1:
         raise VrlibError(f"fraction must be in (0, 1] (got {fraction!r})")
+    if synthetic not in ("tvae", "real"):
+        raise VrlibError(f"synthetic must be 'tvae' or 'real' (got {synthetic!r})")
     cost_seed = derive_seed(seed, "domias cost")
     datas: dict = {}
     warm: set = set()  # kinds already run once, untimed
@@ -506,6 +513,10 @@ def measure_units(settings: dict, units: pd.DataFrame, fraction: float = 0.02, s
         for (kind, data, variant), full in order:
             if data not in datas:
                 datas[data] = _Data(data, settings, cost_seed)
+                if synthetic == "real":
+                    d = datas[data]
+                    pick = np.random.default_rng(cost_seed).choice(len(d.df), size=d.n_syn, replace=False)
+                    d.synthetic = d.encode(d.df.iloc[pick].reset_index(drop=True), "syn")
             m = _measure_one(kind, datas[data], settings, int(variant), full, fraction, warm)
             rows.append(dict(kind=kind, data=data, variant=int(variant), **m))
     return pd.DataFrame(

@@ -87,3 +87,75 @@ def plot_fig3(histogram: pd.DataFrame, cols: int = 4, max_frequency: int = 30):
 
 
 __all__ = ["fig3_shares", "plot_fig3"]
+
+
+def plot_precision_recall(curves: pd.DataFrame, collisions: pd.DataFrame, cols: int = 4):
+    """Precision–recall of attack model 1 per release, the authors' 0.81 marked on WGAN-GP's panel.
+
+    Each panel draws the attack's score (solid) and the frequency alone (dashed), our default
+    threshold (mean + 2·std of the scores) as a dot, and the share of members among the released
+    records (grey: ``collision_rate``, the precision of flagging every record).
+
+    Parameters
+    ----------
+    curves : DataFrame
+        ``threshold, precision, recall, generator, scored_by`` (notebook 07's ``mca_precision_recall``
+        table; ``scored_by`` is ``score`` or ``frequency``).
+    collisions : DataFrame
+        ``generator, precision, recall`` at the default threshold and ``collision_rate`` (notebook
+        07's ``mca_collisions``).
+    cols : int
+        Panels per row.
+    """
+    import matplotlib.pyplot as plt
+
+    need = {"curves": (curves, ("precision", "recall", "generator", "scored_by")),
+            "collisions": (collisions, ("generator", "precision", "recall"))}  # fmt: skip
+    for what, (frame, columns) in need.items():
+        missing = [c for c in columns if c not in frame.columns]
+        if missing:
+            raise VrlibError(f"plot_precision_recall: {what} lacks the columns {missing}")
+    releases = list(dict.fromkeys(curves.generator))
+    if not releases:
+        raise VrlibError("plot_precision_recall: no curve to draw (no release had a collision)")
+    rows = -(-len(releases) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.8 * rows), squeeze=False, sharey=True)
+    at_default = collisions.set_index("generator")
+    for ax, generator in zip(axes.flat, releases):
+        mine = curves[curves.generator == generator]
+        for scored_by, style in [("score", "-"), ("frequency", "--")]:
+            pr = mine[mine.scored_by == scored_by].sort_values("recall")
+            ax.plot(pr.recall, pr.precision, style, label="attack" if scored_by == "score" else "frequency")
+        if generator in at_default.index:
+            row = at_default.loc[generator]
+            ax.plot(row.recall, row.precision, "o", color="k", ms=4, label="default threshold")
+            if "collision_rate" in row.index:  # members among the released records: flagging all of them
+                ax.axhline(row.collision_rate, color="grey", lw=0.8)
+        if generator == "WGAN-GP":  # the only release the authors report a precision for (their notebook)
+            ax.axhline(PAPER["wgan_gp_precision"], color="C3", ls=":", lw=1.2,
+                       label=f"authors' notebook: {PAPER['wgan_gp_precision']:.2f} at their threshold")  # fmt: skip
+        ax.set(title=generator, xlabel="recall", ylim=(0, 1.02))
+    for ax in axes.flat[len(releases) :]:
+        ax.axis("off")
+    axes.flat[0].set_ylabel("precision")
+    for ax in axes.flat[: len(releases)]:
+        if ax is axes.flat[0] or any("authors" in t for t in ax.get_legend_handles_labels()[1]):
+            ax.legend(fontsize=7)
+    fig.suptitle("Precision–recall of TableGAN-MCA (attack model 1)")
+    fig.tight_layout()
+    return fig
+
+
+def thin_curves(curves: pd.DataFrame, points: int = 400) -> pd.DataFrame:
+    """At most ``points`` rows of each (generator, scored_by) curve, evenly spread, both ends kept.
+
+    The exported table stays small, and :func:`plot_precision_recall` draws every curve from it
+    (thinning the concatenated table instead dropped whole short curves, the frequency's).
+    """
+    if points < 2:
+        raise VrlibError(f"thin_curves: points must be at least 2, got {points}")
+    keep = []
+    for _, curve in curves.groupby(["generator", "scored_by"], sort=False):
+        at = np.unique(np.linspace(0, len(curve) - 1, min(points, len(curve))).round().astype(int))
+        keep.append(curve.iloc[at])
+    return pd.concat(keep, ignore_index=True) if keep else curves.iloc[:0]

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from vrlib import distance, encoding
-from vrlib.attacks.attention import features, network, training
+from vrlib.attacks.attention import features, features_torch, network, training
 from vrlib.attacks.attention.features import (
     Preprocessed,
     _CategorySets,
@@ -28,6 +28,7 @@ from vrlib.attacks.attention.features import (
     _preprocess,
     preprocess,
 )
+from vrlib.attacks.attention.features_torch import preprocess_torch
 from vrlib.attacks.attention.network import TargetAttentionNet
 from vrlib.attacks.attention.training import sparse_inputs, train_group
 from vrlib.attacks.base import Attack
@@ -73,7 +74,17 @@ class AttentionAttack(Attack):
         synthetic datasets plus the target. Either way it is fitted once, in
         :meth:`fit`, and the same scaling is applied to every dataset and the target.
     device : {"auto", "cpu", "cuda"} or torch.device
-        "auto" uses a GPU when one is present.
+        "auto" uses a GPU when one is present.  On a GPU the search for each dataset's
+        closest records runs there too (:mod:`~vrlib.attacks.attention.features_torch`:
+        the same records as the numpy path, which is faster on a CPU).
+    gradients : {"auto", "autograd", "hand-written"}
+        How training computes gradients: autograd on the stacked model, or the
+        hand-written backward pass (the same results up to float rounding).  "auto": the
+        faster on the device, as measured: hand-written on a CPU
+        (``benchmarks/bench_attention.py``), autograd on a GPU (on an H200, 128 targets
+        grouped: 12.3 against 14.8 s per target, preprocessing included; timed side by
+        side by ``benchmarks/bench_gpu.py``), where each step's cost is its kernel
+        launches and the hand-written pass launches more.
     eval_batch_size : int
         Datasets per forward pass when computing validation losses and predictions.
     n_threads : int or None
@@ -125,7 +136,9 @@ class AttentionAttack(Attack):
 
     # the code it calls (its own package, and the encoding and distances of its features):
     # part of the cache key of every result it shapes
-    source_dependencies = (features, network, training, encoding, distance)
+    source_dependencies = (features, features_torch, network, training, encoding, distance)
+
+    GRADIENTS = ("auto", "autograd", "hand-written")
 
     def __init__(
         self,
@@ -145,6 +158,7 @@ class AttentionAttack(Attack):
         p: float | None = None,
         reference: pd.DataFrame | None = None,
         device="auto",
+        gradients: str = "auto",
         eval_batch_size: int = 1000,
         n_threads: int | None = 1,
         deterministic: bool = True,
@@ -167,6 +181,7 @@ class AttentionAttack(Attack):
         self.p = p
         self.reference = reference
         self.device = device
+        self.gradients = gradients
         self.eval_batch_size = eval_batch_size
         self.n_threads = n_threads
         self.deterministic = deterministic
@@ -198,6 +213,8 @@ class AttentionAttack(Attack):
             raise VrlibError("early stopping (patience) needs a validation set; set validation_fraction > 0")
         check_number("dropout", self.dropout, minimum=0, below=1)
         check_number("lr", self.lr, above=0)
+        if self.gradients not in self.GRADIENTS:
+            raise VrlibError(f"gradients must be one of {self.GRADIENTS}, got {self.gradients!r}")
 
     def _fit_encoder(self, datasets, target: pd.DataFrame) -> TableEncoder:
         """Fit the one encoder of this attack on ``reference``, or on the datasets plus the target.
@@ -280,7 +297,8 @@ class AttentionAttack(Attack):
     def transform(self, synthetic_datasets) -> Preprocessed:
         """Preprocess datasets with the fitted encoder and target (see :func:`preprocess`)."""
         self._check_fitted()
-        return preprocess(synthetic_datasets, self.target_, self.encoder_, self.top_x, self.metric, self.p)
+        device = self.device_ if self.device_.type != "cpu" else None
+        return preprocess(synthetic_datasets, self.target_, self.encoder_, self.top_x, self.metric, self.p, device)
 
     def fit(self, synthetic_datasets, labels, target: pd.DataFrame) -> "AttentionAttack":
         """Train the network on labelled shadow datasets.
@@ -321,11 +339,16 @@ class AttentionAttack(Attack):
         t0 = time.perf_counter()
         self.target_ = target[list(self.schema.columns)].copy()
         self.encoder_ = self._fit_encoder(datasets, self.target_)
-        pre = _preprocess(datasets, self.target_, self.encoder_, self.top_x, self.metric, self.p)
         widths = [len(c) for c in self.encoder_.categories_]
         n_onehot = int(sum(widths))
-        codes, dense = sparse_inputs(pre.records, n_onehot, widths)
-        self.n_features_ = int(pre.records.shape[2])
+        args = (datasets, self.target_, self.encoder_, self.top_x, self.metric, self.p)
+        if device.type == "cpu":
+            pre = _preprocess(*args)
+            codes, dense = sparse_inputs(pre.records, n_onehot, widths)
+            mask, target_row = pre.mask, pre.target
+        else:  # on the GPU, straight to codes and dense features
+            codes, dense, mask, target_row, _ = preprocess_torch(*args, device)
+        self.n_features_ = n_onehot + int(dense.shape[2])
         self.device_ = device
 
         rng = np.random.default_rng(self.seed)
@@ -343,7 +366,7 @@ class AttentionAttack(Attack):
             )
         return dict(
             net=net,
-            inputs=(codes, dense, pre.mask, pre.target),
+            inputs=(codes, dense, mask, target_row),
             y=y,
             split=(train_idx, val_idx),
             rng=rng,
@@ -371,6 +394,7 @@ class AttentionAttack(Attack):
             self.n_threads,
             self.deterministic,
             str(self.device_),
+            self.gradients,
         )
         return shapes + settings
 
@@ -482,6 +506,7 @@ def _train_members(attacks, prepared) -> None:
                 eval_batch_size=lead.eval_batch_size,
                 device=device,
                 verbose=lead.verbose and len(attacks) == 1,
+                autograd=None if lead.gradients == "auto" else lead.gradients == "autograd",
             )
     finally:
         if lead.deterministic:

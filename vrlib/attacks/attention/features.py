@@ -17,12 +17,12 @@ import numpy as np
 import pandas as pd
 
 from vrlib.data import Schema
-from vrlib.distance import pairwise_distances
+from vrlib.distance import METRICS, _onehot_norm
 from vrlib.encoding import EncodedTable, TableEncoder
 from vrlib.errors import VrlibError
 from vrlib.params import check_integer
 
-__all__ = ["Preprocessed", "preprocess"]
+__all__ = ["Preprocessed", "TargetDistance", "preprocess"]
 
 # Rows of synthetic data handled at once (about 20 datasets of 1,000 records): large
 # enough to amortise pandas' per-call overhead, small enough that the one-hot block of
@@ -198,6 +198,30 @@ def _chunks(datasets, encoder: TableEncoder):
         start = stop
 
 
+def _pack(columns) -> list:
+    """Integer columns ``[(values, radix), ...]`` packed, most significant first, into as few int64 words as fit.
+
+    Mixed radix within a word, so the words sort lexicographically as the columns do.
+    Works on numpy arrays and torch tensors alike.
+    """
+    words, word, span = [], None, 1
+    for values, radix in columns:
+        if word is not None and span * radix < 2**62:
+            word, span = word * radix + values, span * radix
+        else:
+            if word is not None:
+                words.append(word)
+            word, span = values, radix
+    if word is not None:
+        words.append(word)
+    return words
+
+
+def _pack_codes(codes, radices) -> list:
+    """Category codes (n, C) packed into int64 words (see :func:`_pack`); [] without categorical columns."""
+    return _pack([(codes[:, j], max(int(r), 1)) for j, r in enumerate(radices)])
+
+
 def _row_keys(tag: np.ndarray, codes: np.ndarray, cont: np.ndarray, radices) -> np.ndarray:
     """Integer rows that are equal exactly when two records of the same dataset are equal.
 
@@ -208,15 +232,7 @@ def _row_keys(tag: np.ndarray, codes: np.ndarray, cont: np.ndarray, radices) -> 
     """
     columns = [(tag.astype(np.int64), int(tag.max()) + 1)]
     columns += [(codes[:, j], max(int(r), 1)) for j, r in enumerate(radices)]
-    words, word, span = [], None, 1
-    for values, radix in columns:
-        if word is not None and span * radix < 2**62:
-            word, span = word * radix + values, span * radix
-        else:
-            if word is not None:
-                words.append(word)
-            word, span = values, radix
-    words.append(word)
+    words = _pack(columns)
     if cont.shape[1]:
         # + 0.0 turns -0.0 into 0.0 so that equal values have equal bits.
         bits = np.ascontiguousarray(cont + 0.0)
@@ -272,6 +288,108 @@ def _closest(dist: np.ndarray, n_unique: np.ndarray, top_x: int) -> tuple[np.nda
     return pos, valid
 
 
+class TargetDistance:
+    """Distances of records to one target (eq. 5 or 6), from category codes and scaled continuous values.
+
+    The same values as :func:`vrlib.distance.pairwise_distances` (a test checks them, to
+    1e-12), computed so that numpy and torch, on any device, give the same bits: the
+    categorical part is looked up by the number of matching attributes (an integer),
+    and the continuous part is a fixed sequence of elementwise operations over the
+    columns (no reductions whose order a library or a device may choose), so exact ties
+    stay exact ties and both paths of :func:`preprocess` keep the same records.  Square
+    roots are correctly rounded on both (see :func:`_power`); the one exception is a
+    Minkowski order other than 1, 2 and inf on a GPU, whose ``pow`` may differ from
+    numpy's by an ulp.
+
+    Parameters
+    ----------
+    target_codes : ndarray (n_categorical,)
+        The target's category codes.
+    target_scaled : ndarray (n_continuous,)
+        The target's scaled continuous values.
+    metric, p
+        As in :func:`vrlib.distance.pairwise_distances`.
+    """
+
+    def __init__(self, target_codes, target_scaled, metric: str = "cosine", p: float | None = None):
+        if metric not in METRICS:
+            raise VrlibError(f"unknown metric {metric!r}; choose one of {METRICS}")
+        if metric == "minkowski" and (p is None or not p >= 1):
+            raise VrlibError(f"Minkowski distance needs p >= 1 (got p={p}); p < 1 is not a metric")
+        self.metric, self.p = metric, None if p is None else float(p)
+        self.target_codes = np.asarray(target_codes, dtype=np.int64)
+        self.target = [float(v) for v in np.asarray(target_scaled, dtype=np.float64)]
+        f_cat, f_cont = len(self.target_codes), len(self.target)
+        if f_cat + f_cont == 0:
+            raise VrlibError("the table has no columns")
+        self.w_cat, self.w_cont = f_cat / (f_cat + f_cont), f_cont / (f_cat + f_cont)
+        matches = np.arange(f_cat + 1, dtype=np.float64)
+        if metric == "cosine":  # similarity of the one-hot blocks, weighted
+            self.cat_term = matches * (self.w_cat / f_cat) if f_cat else np.zeros(1)
+        else:  # distance of the one-hot blocks, weighted
+            self.cat_term = self.w_cat * _onehot_norm(f_cat - matches, self.p)
+        self.target_norm = float(np.sqrt(sum(v * v for v in self.target)))
+
+    def __call__(self, xp, codes, scaled):
+        """Distances (n,) float64 of rows with ``codes`` (n, C) int64 and ``scaled`` (n, D) float64.
+
+        ``xp`` is the library of the arrays: ``numpy`` or ``torch`` (tensors on any device).
+        """
+        if xp is np:
+            target_codes, cat_term = self.target_codes, self.cat_term
+        else:
+            target_codes = codes.new_tensor(self.target_codes)
+            cat_term = scaled.new_tensor(self.cat_term)
+        cat = cat_term[(codes == target_codes).sum(1)]  # by the number of matching attributes
+        if not self.target:
+            d = 1.0 - cat if self.metric == "cosine" else cat
+        elif self.metric == "cosine":
+            dot = norm = None
+            for j, t in enumerate(self.target):  # column by column, in order: the same rounding everywhere
+                x = scaled[:, j]
+                dot = x * t if dot is None else dot + x * t
+                norm = x * x if norm is None else norm + x * x
+            zero, one = norm == 0, xp.ones_like(norm)
+            if self.target_norm == 0:  # a zero vector is similar (1) to zero vectors only
+                cos = xp.where(zero, one, 0.0 * one)
+            else:
+                cos = xp.where(zero, 0.0 * one, dot / xp.where(zero, one, _power(xp, norm, 0.5) * self.target_norm))
+            d = 1.0 - (cat + cos * self.w_cont)
+        else:
+            acc = None
+            for j, t in enumerate(self.target):
+                x = xp.abs(scaled[:, j] - t)
+                if np.isinf(self.p):
+                    acc = x if acc is None else xp.maximum(acc, x)
+                    continue
+                x = x if self.p == 1 else x * x if self.p == 2 else _power(xp, x, self.p)
+                acc = x if acc is None else acc + x
+            if not (self.p == 1 or np.isinf(self.p)):
+                acc = _power(xp, acc, 1.0 / self.p)
+            d = cat + acc * self.w_cont
+        # Rounding leaves identical records at +-1e-16; a duplicate is at distance exactly 0.
+        return xp.where(xp.abs(d) < 1e-12, xp.zeros_like(d), d)  # +0.0, never -0.0
+
+
+def _power(xp, x, exponent: float):
+    """``x ** exponent`` (a square root for 0.5), the same bits for numpy and torch wherever they can be.
+
+    numpy's ``sqrt`` is correctly rounded, as is CUDA's; torch's vectorised CPU kernel is
+    not (an ulp off), so a CPU tensor goes through numpy.  ``pow`` of other exponents may
+    differ by an ulp between numpy and a GPU's library.
+    """
+    if xp is np or x.device.type == "cpu":
+        out = np.sqrt(np.asarray(x)) if exponent == 0.5 else np.power(np.asarray(x), exponent)
+        return out if xp is np else xp.from_numpy(out)
+    return xp.sqrt(x) if exponent == 0.5 else x**exponent
+
+
+def _target_distance(target, target_enc: EncodedTable, encoder: TableEncoder, metric, p) -> TargetDistance:
+    """The distance to ``target`` (encoded as ``target_enc``) in the encoder's codes and scaling."""
+    target_codes = _frame_codes(target, encoder)[0][0]
+    return TargetDistance(target_codes, target_enc.continuous[0].astype(np.float64), metric, p)
+
+
 def _target_features(target_enc: EncodedTable) -> np.ndarray:
     return np.concatenate([target_enc.onehot[0], target_enc.continuous[0], [1.0, 0.0]]).astype(np.float32)
 
@@ -283,6 +401,7 @@ def preprocess(
     top_x: int = 100,
     metric: str = "cosine",
     p: float | None = None,
+    device=None,
 ) -> Preprocessed:
     """Turn synthetic datasets into the padded record matrices the network reads.
 
@@ -305,6 +424,10 @@ def preprocess(
         Number of closest unique records kept (X = 100 in the paper).
     metric, p
         Distance, as in :func:`vrlib.distance.pairwise_distances` (eq. 5 cosine by default).
+    device : torch.device or str, optional
+        Run the search in torch on this device
+        (:func:`~vrlib.attacks.attention.features_torch.preprocess_torch`: the same
+        records, order and values); None: numpy, on the CPU.
 
     Returns
     -------
@@ -313,6 +436,11 @@ def preprocess(
     check_integer("top_x", top_x, minimum=1)
     datasets = _check_datasets(synthetic_datasets, encoder.schema)
     _check_target(target, encoder.schema)
+    if device is not None:
+        from vrlib.attacks.attention.features_torch import as_preprocessed, preprocess_torch
+
+        n_onehot = sum(len(c) for c in encoder.categories_)
+        return as_preprocessed(*preprocess_torch(datasets, target, encoder, top_x, metric, p, device), n_onehot)
     return _preprocess(datasets, target, encoder, top_x, metric, p)
 
 
@@ -328,6 +456,7 @@ def _preprocess(datasets, target, encoder, top_x, metric, p) -> Preprocessed:
     mask = np.zeros((n_datasets, top_x), dtype=bool)
     n_unique_all = np.zeros(n_datasets, dtype=np.int64)
     radices = [len(c) for c in encoder.categories_]
+    distance = _target_distance(target, target_enc, encoder, metric, p)
 
     for start, stop, tag, codes, cont in _chunks(datasets, encoder):
         if np.isnan(cont).any():
@@ -339,7 +468,7 @@ def _preprocess(datasets, target, encoder, top_x, metric, p) -> Preprocessed:
         n_unique = np.bincount(owner, minlength=stop - start)
         group_start = np.concatenate([[0], np.cumsum(n_unique)[:-1]])
         unique_enc = _encode_codes(codes[first], cont[first], encoder)
-        dist = pairwise_distances(unique_enc, target_enc, metric=metric, p=p)[:, 0]
+        dist = distance(np, codes[first], unique_enc.continuous.astype(np.float64, copy=False))
 
         padded = np.full((stop - start, int(n_unique.max())), np.inf)
         padded[owner, np.arange(len(owner)) - group_start[owner]] = dist
