@@ -249,3 +249,26 @@ def test_a_failing_cuda_graph_capture_warns_once_and_trains_on_unchanged(monkeyp
     for a, b in zip(plain, graphed):
         np.testing.assert_array_equal(a.log_density(_query()), b.log_density(_query()))
         assert a.history_ == b.history_
+
+
+def test_the_device_is_read_once_per_epoch_not_once_per_step(monkeypatch):
+    # on a GPU every read of a tensor's value on the host waits for the device: the stack reads
+    # its losses once per epoch (validation and training means), never per step
+    import torch
+
+    reads = []
+    for name in ("item", "tolist", "__float__", "__bool__", "__int__"):
+        real = getattr(torch.Tensor, name)
+
+        def counting(self, *args, _real=real, _name=name, **kwargs):
+            reads.append(_name)
+            return _real(self, *args, **kwargs)
+
+        monkeypatch.setattr(torch.Tensor, name, counting)
+    epochs = 3
+    params = dict(TINY, epochs=epochs, patience=epochs + 1, batch_size=16)
+    stacked = be.fit_bnaf_ensemble([BNAF(**params, seed=s) for s in (1, 2)], [_data(300, seed=13)] * 2)
+    steps = epochs * -(-270 // 16)  # 270 training rows in batches of 16
+    assert all(len(m.history_) == epochs for m in stacked)
+    assert 0 < len(reads) <= 2 * epochs, reads  # the validation losses and the training means
+    assert steps > 10 * epochs  # the case has many steps per epoch, so a read per step would show
