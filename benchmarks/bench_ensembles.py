@@ -13,7 +13,8 @@ torch thread, CPU seconds (``time.process_time``):
 
 The three are interleaved ``--repeats`` times (best of them).  ``bnaf_ensemble_cpu_ratio``
 is the CPU of K single fits as a paper run trains them (compiled) over the stack's;
-``bnaf_ensemble_cpu_ratio_vs_eager`` the same against eager single fits.
+``bnaf_ensemble_cpu_ratio_vs_eager`` the same against eager single fits; the ``*_per_repeat``
+lists give each repeat's ratio (the spread on a machine shared with other jobs).
 
 What they compute is compared on 500 held-out rows: the largest and the median difference
 of log density of each member from its eager single fit, beside the same for the compiled
@@ -62,6 +63,7 @@ def main() -> None:
     from vrlib.experiments.profiles import profile_settings
 
     torch.set_num_threads(1)
+    load_start = round(os.getloadavg()[0], 2)
     paper = dict(profile_settings("domias", "paper")["flow"])
     paper.update(epochs=args.epochs, patience=args.epochs + 1, threads=1)
     X_all = load_california()[0].to_numpy(dtype=float)
@@ -107,6 +109,13 @@ def main() -> None:
         **{f"{k}_cpu_s": round(v, 3) for k, v in best.items()},
         "bnaf_ensemble_cpu_ratio": round(best["single_compiled"] / best["stacked"], 3),
         "bnaf_ensemble_cpu_ratio_vs_eager": round(best["single_eager"] / best["stacked"], 3),
+        "bnaf_ensemble_cpu_ratio_per_repeat": [
+            round(c / s, 3) for c, s in zip(times["single_compiled"], times["stacked"])
+        ],
+        "bnaf_ensemble_cpu_ratio_vs_eager_per_repeat": [
+            round(e / s, 3) for e, s in zip(times["single_eager"], times["stacked"])
+        ],
+        "load_average_start": load_start,
         "stacked_vs_eager_log_density_diff_max_median": [round(v, 4) for v in gap("stacked")],
         "compiled_vs_eager_log_density_diff_max_median": [round(v, 4) for v in gap("single_compiled")],
         **{f"heldout_loglik_mean_{k}": round(float(np.mean(v)), 4) for k, v in heldout.items()},

@@ -17,6 +17,9 @@ the GPU's queue is drained inside the timing):
   stack of ``--k``: the stack's seconds per epoch (difference of a 1- and a 2-epoch fit) over
   its members, times 50 epochs, plus its set-up share (an upper bound: early stopping ends
   most fits sooner); ``bnaf_fig6_single_fit_s`` the same for one flow fitted alone.
+* The stacks run with each step replayed from a captured CUDA graph (the default on CUDA);
+  ``ensemble_throughput_ratio_no_graphs`` and ``bnaf_fig6_fit_s_no_graphs`` are the same
+  without (on a CPU the two are the same code).  ``bnaf_wall_s``: the BNAF parts' seconds.
 
 ``--tiny`` shrinks every size (a few hundred rows, the smoke profile's small flows, stacks
 of 3, batches of 100 for the GAN) so
@@ -63,7 +66,11 @@ def wgan_minutes(rows: int, epochs: tuple[int, int], device: str, batch_size: in
 
 
 def bnaf_times(X_all, k: int, rows: int, epochs: tuple[int, int], device: str, profile: str = "paper") -> dict:
-    """Seconds of BNAF fits at a profile's settings: one alone and a stack of ``k``, at each length."""
+    """Seconds of BNAF fits at a profile's settings: one alone and a stack of ``k``, at each length.
+
+    The stack is timed with CUDA graphs (``"stack"``) and without (``"stack_no_graphs"``; on a
+    CPU the two are the same code).
+    """
     from vrlib.density import BNAF
     from vrlib.density.bnaf_ensemble import fit_bnaf_ensemble
     from vrlib.experiments import domias  # noqa: F401  (registers the DOMIAS profiles)
@@ -75,14 +82,18 @@ def bnaf_times(X_all, k: int, rows: int, epochs: tuple[int, int], device: str, p
     def params(e):
         return {**paper, "epochs": e, "patience": e + 1, "compile": False, "device": device}
 
+    def stack(e, graphs, data=datasets):
+        flows = [BNAF(**params(e), seed=m) for m in range(len(data))]
+        return fit_bnaf_ensemble(flows, data, device=device, graphs=graphs)
+
     BNAF(**params(1), seed=0).fit(datasets[0][:200])  # warm-ups
-    fit_bnaf_ensemble([BNAF(**params(1), seed=m) for m in range(2)], [datasets[0][:200]] * 2, device=device)
+    for graphs in (True, False):
+        stack(1, graphs, [datasets[0][:200]] * 2)
     out = {}
     for e in epochs:
         out[("single", e)], _ = _wall(lambda: BNAF(**params(e), seed=0).fit(datasets[0]))
-        out[("stack", e)], _ = _wall(
-            lambda: fit_bnaf_ensemble([BNAF(**params(e), seed=m) for m in range(k)], datasets, device=device)
-        )
+        out[("stack", e)], _ = _wall(lambda: stack(e, True))
+        out[("stack_no_graphs", e)], _ = _wall(lambda: stack(e, False))
     return out
 
 
@@ -256,11 +267,16 @@ def main(argv=None) -> None:
     print(f"WGAN-GP on {wgan_rows} Adult rows: {wgan_epoch_s:.2f} s per epoch, {wgan_min:.2f} min per 300", flush=True)
 
     X_all = load_california()[0].to_numpy(dtype=float)
+    bnaf_started = time.perf_counter()
     through_rows = 300 if args.tiny else 2000
     profile = "smoke" if args.tiny else "paper"  # tiny: the smoke profile's small flows
     t = bnaf_times(X_all, k, through_rows, (1,), device.type, profile)
     ratio = k * t[("single", 1)] / t[("stack", 1)]
-    print(f"BNAF stack of {k}: {ratio:.1f}x the rows per second of one flow", flush=True)
+    ratio_no_graphs = k * t[("single", 1)] / t[("stack_no_graphs", 1)]
+    print(
+        f"BNAF stack of {k}: {ratio:.1f}x the rows per second of one flow ({ratio_no_graphs:.1f}x without CUDA graphs)",
+        flush=True,
+    )
 
     fig6_rows = 300 if args.tiny else 10_000
     t6 = bnaf_times(X_all, k, fig6_rows, (1, 2), device.type, profile)
@@ -271,6 +287,7 @@ def main(argv=None) -> None:
         setup = max(t6[(kind, 1)] - per_epoch, 0.0)
         return (setup + per_epoch * max_epochs) / members
 
+    bnaf_wall = time.perf_counter() - bnaf_started
     try:
         attention = attention_seconds(device, args.tiny)
         print(f"attention: {attention['attention_s_per_target']} s per target", flush=True)
@@ -293,9 +310,12 @@ def main(argv=None) -> None:
         "ensemble_k": k,
         "ensemble_rows_per_flow": through_rows,
         "ensemble_throughput_ratio": round(ratio, 2),
+        "ensemble_throughput_ratio_no_graphs": round(ratio_no_graphs, 2),
         "bnaf_fig6_rows": fig6_rows,
         "bnaf_fig6_fit_s": round(fit_s("stack", k), 2),
+        "bnaf_fig6_fit_s_no_graphs": round(fit_s("stack_no_graphs", k), 2),
         "bnaf_fig6_single_fit_s": round(fit_s("single", 1), 2),
+        "bnaf_wall_s": round(bnaf_wall, 1),
         "wall_s": round(time.perf_counter() - started, 1),
         "cpu_count": os.cpu_count(),
         "machine": platform.machine(),

@@ -34,7 +34,10 @@ def test_bench_gpu_tiny_mode_runs_end_to_end():
     for key in (
         "wgan_gp_300_epochs_wall_min",
         "ensemble_throughput_ratio",
+        "ensemble_throughput_ratio_no_graphs",
         "bnaf_fig6_fit_s",
+        "bnaf_fig6_fit_s_no_graphs",
+        "bnaf_wall_s",
         "attention_s_per_target",
     ):
         assert result[key] > 0, key

@@ -170,3 +170,105 @@ def test_stacks_split_over_workers_give_the_same_flows():
     Q = _query()
     for a, b in zip(spread, together):
         np.testing.assert_array_equal(a.log_density(Q), b.log_density(Q))
+
+
+def _stack_of(models):
+    import torch
+
+    weights = torch.stack([torch.nn.utils.parameters_to_vector(m.parameters()).detach() for m in models])
+    return be._Stack(models[0], weights.clone())
+
+
+def test_stacked_gradients_are_each_flows_autograd_gradients_and_clip_as_clip_grad_norm():
+    import torch
+
+    from vrlib.density.bnaf import _build_bnaf
+
+    d = 4
+    models = [_build_bnaf(d, 2, 2, 6, torch.Generator().manual_seed(s)) for s in range(3)]
+    stack = _stack_of(models)
+    batch = torch.randn(3, 20, d, generator=torch.Generator().manual_seed(0))
+    weight = torch.ones(3, 20)
+    weight[1, 15:] = 0  # member 1: a short batch (5 padded rows)
+    clip = torch.tensor([0.1, 0.1, 1e6])  # member 2: clipping out of reach
+    losses, ok, grad_scale, skip = stack.gradients(batch, weight, clip)
+    assert ok.all() and not skip.any()
+    for k, model in enumerate(models):
+        rows = batch[k, : int(weight[k].sum())]
+        loss = -model(rows).mean()  # autograd through the single flow: the independent computation
+        model.zero_grad()
+        loss.backward()
+        expected = torch.cat([p.grad.flatten() for p in model.parameters()])
+        assert torch.allclose(losses[k], loss.detach(), rtol=1e-5)
+        torch.testing.assert_close(stack.grad[k], expected, rtol=1e-4, atol=1e-5)
+        norm = float(torch.linalg.vector_norm(expected))
+        coef = min(float(clip[k]) / (norm + 1e-6), 1.0)
+        assert float(grad_scale[k]) == pytest.approx(1 / coef, rel=1e-5)
+    assert float(grad_scale[2]) == 1.0
+
+
+def test_a_step_without_rows_or_with_a_diverging_loss_is_skipped():
+    import torch
+
+    from vrlib.density.bnaf import _build_bnaf
+
+    models = [_build_bnaf(3, 1, 1, 4, torch.Generator().manual_seed(s)) for s in range(3)]
+    stack = _stack_of(models)
+    batch = torch.randn(3, 10, 3)
+    batch[2, 0, 0] = float("inf")  # member 2's loss is not finite
+    weight = torch.ones(3, 10)
+    weight[1] = 0  # member 1 has no rows this step
+    before = stack.weights.clone()
+    leaves = [stack.weights[r].detach().requires_grad_(True) for r in range(3)]
+    opts = [torch.optim.Adam([leaf], lr=0.01, amsgrad=True, fused=True) for leaf in leaves]
+    losses, ok, grad_scale, skip = stack.gradients(batch, weight, torch.full((3,), 0.1))
+    assert ok.tolist() == [True, False, False] and skip.tolist() == [0.0, 1.0, 1.0]
+    for r, (leaf, opt) in enumerate(zip(leaves, opts)):
+        leaf.grad = stack.grad[r]
+        opt.grad_scale, opt.found_inf = grad_scale[r], skip[r]
+        opt.step()
+    assert not torch.equal(stack.weights[0], before[0])  # the member with a finite loss stepped
+    for r in (1, 2):  # the others did not, and their step counts stayed at 0, as BNAF.fit's `continue`
+        assert torch.equal(stack.weights[r], before[r])
+        assert float(opts[r].state[leaves[r]]["step"]) == 0
+
+
+def test_a_failing_cuda_graph_capture_warns_once_and_trains_on_unchanged(monkeypatch):
+    X = _data(200, seed=12)
+    plain = be.fit_bnaf_ensemble([BNAF(**TINY, seed=s) for s in (1, 2)], [X, X], graphs=False)
+
+    def fail(self, batch, weight):
+        raise RuntimeError("no capture here")
+
+    monkeypatch.setattr(be, "_graphs_wanted", lambda device, graphs: graphs)
+    monkeypatch.setattr(be._Step, "_capture", fail)
+    monkeypatch.setattr(be._Step, "_warned", False)
+    with pytest.warns(UserWarning, match="CUDA graph capture") as record:
+        graphed = be.fit_bnaf_ensemble([BNAF(**TINY, seed=s) for s in (1, 2)], [X, X], graphs=True)
+    assert sum("CUDA graph capture" in str(w.message) for w in record) == 1
+    for a, b in zip(plain, graphed):
+        np.testing.assert_array_equal(a.log_density(_query()), b.log_density(_query()))
+        assert a.history_ == b.history_
+
+
+def test_the_device_is_read_once_per_epoch_not_once_per_step(monkeypatch):
+    # on a GPU every read of a tensor's value on the host waits for the device: the stack reads
+    # its losses once per epoch (validation and training means), never per step
+    import torch
+
+    reads = []
+    for name in ("item", "tolist", "__float__", "__bool__", "__int__"):
+        real = getattr(torch.Tensor, name)
+
+        def counting(self, *args, _real=real, _name=name, **kwargs):
+            reads.append(_name)
+            return _real(self, *args, **kwargs)
+
+        monkeypatch.setattr(torch.Tensor, name, counting)
+    epochs = 3
+    params = dict(TINY, epochs=epochs, patience=epochs + 1, batch_size=16)
+    stacked = be.fit_bnaf_ensemble([BNAF(**params, seed=s) for s in (1, 2)], [_data(300, seed=13)] * 2)
+    steps = epochs * -(-270 // 16)  # 270 training rows in batches of 16
+    assert all(len(m.history_) == epochs for m in stacked)
+    assert 0 < len(reads) <= 2 * epochs, reads  # the validation losses and the training means
+    assert steps > 10 * epochs  # the case has many steps per epoch, so a read per step would show
