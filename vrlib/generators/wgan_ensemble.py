@@ -241,12 +241,12 @@ def _batch_norm(a, gamma, beta, running_mean, running_var, keep):
     ``keep`` (K, 1, 1; or None when all train) marks the members whose statistics move.
     """
     K, B, h = a.shape
-    if keep is not None:
-        before = (running_mean.clone(), running_var.clone())
+    # masked: the statistics move in copies, and only the training members' copies are kept
+    stats = (running_mean, running_var) if keep is None else (running_mean.clone(), running_var.clone())
     out = torch.nn.functional.batch_norm(
         a.transpose(0, 1).reshape(B, K * h),
-        running_mean.view(-1),
-        running_var.view(-1),
+        stats[0].view(-1),
+        stats[1].view(-1),
         gamma.reshape(-1),
         beta.reshape(-1),
         training=True,
@@ -255,8 +255,8 @@ def _batch_norm(a, gamma, beta, running_mean, running_var, keep):
     )
     if keep is not None:
         with torch.no_grad():
-            running_mean.copy_(torch.where(keep > 0, running_mean, before[0]))
-            running_var.copy_(torch.where(keep > 0, running_var, before[1]))
+            running_mean.copy_(torch.where(keep > 0, stats[0], running_mean))
+            running_var.copy_(torch.where(keep > 0, stats[1], running_var))
     return out.view(B, K, h).transpose(0, 1)
 
 
@@ -517,14 +517,13 @@ def _train(members, dev, rng: str, graph: bool) -> list[np.ndarray]:
             both = torch.stack([loss_d.detach(), loss_g.detach()], 1)
             last.copy_(torch.where(active > 0, both, last))
 
-    run_step = step
-    if graph:
-        run_step = _capture(step, [G.flat, G.m, G.v, C.flat, C.m, C.v, t_g, t_d, *bn, last, counter], dev) or step
-
-    gens_rng = torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else [])
-    with gens_rng:
+    with torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):
         if shared:
             torch.manual_seed(_stack_seed(members))
+        run_step = step
+        if graph:
+            state = [G.flat, G.m, G.v, C.flat, C.m, C.v, t_g, t_d, *bn, last, counter]
+            run_step = _capture(step, state, dev) or step
         for e in range(E):
             if shared:
                 perm.copy_(torch.where(padding, 2.0, torch.rand(K, n_max, device=dev)).argsort(dim=1))
@@ -568,7 +567,6 @@ def _critic_losses(cls, calls, P, d, real, fake, gp):
 def _capture(step, state, dev):
     """``step`` captured as a CUDA graph (its replay), or None after one warning when capture fails."""
     saved = [t.clone() for t in state]
-    rng_state = torch.cuda.get_rng_state(dev)
     try:
         side = torch.cuda.Stream(dev)
         side.wait_stream(torch.cuda.current_stream(dev))
@@ -583,9 +581,8 @@ def _capture(step, state, dev):
         _warn_once(f"CUDA graph capture of the stacked GAN step failed ({type(exc).__name__}: {exc}); plain steps")
         torch.cuda.synchronize(dev)
         g = None
-    for t, s in zip(state, saved):  # undo the warm-up steps
+    for t, s in zip(state, saved):  # undo the warm-up steps (their random draws are spent, as seeded)
         t.copy_(s)
-    torch.cuda.set_rng_state(rng_state, dev)
     return None if g is None else g.replay
 
 
