@@ -152,3 +152,89 @@ def test_bad_stacks_are_refused():
     with pytest.raises(VrlibError, match="graph"):
         fit_wgan_ensemble([WGANGP(device="cpu", epochs=1)], [table(0, 60)], SCHEMA, [0], graph=True)
     assert fit_wgan_ensemble([], [], SCHEMA, []) == []
+
+
+# --------------------------------------------------------------------------- the synthesis path and its cache
+
+
+def _jobs(names=("wgan_gp", "wgan_gp", "gan")):
+    from vrlib.synthesis import SynthesisJob
+
+    params = dict(epochs=2, batch_size=50, device="cpu", threads=1)
+    return [
+        SynthesisJob(table(i, 150), SCHEMA, name, 80, 10 + i, 20 + i, params=params) for i, name in enumerate(names)
+    ]
+
+
+def test_stacked_datasets_are_the_single_fits_datasets_and_cached_apart(tmp_path, monkeypatch):
+    from vrlib.cache import Cache
+    from vrlib.generators import wgan_ensemble
+    from vrlib.synthesis import synthesize
+
+    store = Cache(root=tmp_path, namespace="synthetic")
+    jobs = _jobs()
+    stacked = wgan_ensemble.synthesize_stacked(jobs, cache=store, n_jobs=1)
+    single = synthesize(jobs, cache=False, n_jobs=1, progress=False)  # one fit after the other
+    for a, b in zip(stacked, single):
+        assert (a["codes"] == b["codes"]).mean() > 0.97
+        np.testing.assert_allclose(a["continuous"], b["continuous"], atol=0.05)
+    keys = [wgan_ensemble.stacked_key(job) for job in jobs]
+    assert len(set(keys)) == 3 and not set(keys) & {job.key for job in jobs}  # never read as a single fit's
+    assert set(store.keys()) == set(keys)
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fitted again instead of read from the cache")
+
+    monkeypatch.setattr(wgan_ensemble, "fit_wgan_ensemble", no_fit)
+    again = wgan_ensemble.synthesize_stacked(jobs, cache=store, n_jobs=1)
+    for a, b in zip(stacked, again):
+        np.testing.assert_array_equal(a["codes"], b["codes"])
+        np.testing.assert_array_equal(a["continuous"], b["continuous"])
+
+
+def test_only_gans_given_by_name_are_stacked():
+    from vrlib.generators import wgan_ensemble
+
+    with pytest.raises(VrlibError, match="synthesize_stacked"):
+        wgan_ensemble.synthesize_stacked(_jobs(("wgan_gp", "noise")), cache=False, n_jobs=1)
+
+
+def test_the_trainer_is_opt_in(monkeypatch):
+    from vrlib.generators.wgan_ensemble import gan_trainer
+
+    monkeypatch.delenv("VRLIB_GAN_TRAINER", raising=False)
+    assert gan_trainer({}) == "single" and gan_trainer(None) == "single"
+    assert gan_trainer({"gan_trainer": "ensemble"}) == "ensemble"
+    monkeypatch.setenv("VRLIB_GAN_TRAINER", "ensemble")
+    assert gan_trainer({}) == "ensemble"
+    monkeypatch.setenv("VRLIB_GAN_TRAINER", "stacked")
+    with pytest.raises(VrlibError, match="VRLIB_GAN_TRAINER"):
+        gan_trainer({})
+
+
+def test_domias_synthesis_stacks_the_gans_when_asked(tmp_path, monkeypatch):
+    from vrlib.experiments import domias
+    from vrlib.generators import wgan_ensemble
+
+    monkeypatch.setenv("VRLIB_CACHE_DIR", str(tmp_path))
+    calls = []
+    real = wgan_ensemble.synthesize_stacked
+
+    def spy(jobs, **kwargs):
+        calls.append([job.spec.name for job in jobs])
+        return real(jobs, **kwargs)
+
+    monkeypatch.setattr(wgan_ensemble, "synthesize_stacked", spy)
+    params = dict(epochs=1, batch_size=50, device="cpu")
+    jobs = [
+        dict(train=table(i, 100), schema=SCHEMA, generator=g, params=params if g != "noise" else {}, n=40, seed=i)
+        for i, g in enumerate(("wgan_gp", "noise", "wgan_gp"))
+    ]
+    single = domias.synthesize(jobs, cache=False, n_jobs=1, settings={})
+    assert calls == []
+    both = domias.synthesize(jobs, cache=False, n_jobs=1, settings={"gan_trainer": "ensemble"})
+    assert calls == [["wgan_gp", "wgan_gp"]]
+    pd.testing.assert_frame_equal(single[1], both[1])  # the other generators as before
+    for i in (0, 2):
+        assert list(both[i].columns) == list(single[i].columns) and len(both[i]) == 40
+        assert (both[i]["a"] == single[i]["a"]).mean() > 0.97

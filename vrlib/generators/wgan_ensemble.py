@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from vrlib.cache import Cache, make_key, source_hash
+from vrlib.cache import make_key, source_hash
 from vrlib.errors import VrlibError
 from vrlib.generators import wgan as wgan_module
 from vrlib.generators.gan import GAN
@@ -137,9 +137,7 @@ class _Member:
         self.batch, self.steps = est._batches()
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(self.seed)
-            self.gen, self.critic = build_networks(
-                torch, est._input_width(), est.widths_, len(est.schema_.continuous)
-            )
+            self.gen, self.critic = build_networks(torch, est._input_width(), est.widths_, len(est.schema_.continuous))
             # the single fit's torch stream goes on from here: batch orders, noise, masks
             self.generator = torch.Generator().manual_seed(self.seed)
             self.generator.set_state(torch.get_rng_state())
@@ -459,7 +457,9 @@ def _train(members, dev, rng: str, graph: bool) -> list[np.ndarray]:
             masks[c] = (M[i], M[i + 1])
             i += 2
         gumbel = [U[j, :, :, a:b] for a, b in blocks]
-        draws.append({"z": Z[j], "gumbel": gumbel, "alpha": None if A is None or j == n_critic else A[j], "masks": masks})
+        draws.append(
+            {"z": Z[j], "gumbel": gumbel, "alpha": None if A is None or j == n_critic else A[j], "masks": masks}
+        )
     shifts = torch.arange(32, device=dev)
     words = torch.zeros(-(-M.numel() // 32), dtype=torch.long, device=dev)
     last = torch.zeros(K, 2, device=dev)
@@ -610,6 +610,146 @@ def _write_back(m: _Member, pg: dict, pc: dict, bn_stats, widths, n_cont: int, s
             h.weight.copy_(pg["Wh"][:, off : off + w].T)
             h.bias.copy_(pg["bh"][0, off : off + w])
             off += w
-        for layer, (wn, bname) in zip((critic.net[0], critic.net[3], critic.net[6]), (("W1", "b1"), ("W2", "b2"), ("W3", "b3"))):
+        for layer, (wn, bname) in zip(
+            (critic.net[0], critic.net[3], critic.net[6]), (("W1", "b1"), ("W2", "b2"), ("W3", "b3"))
+        ):
             layer.weight.copy_(pc[wn].T)
             layer.bias.copy_(pc[bname][0])
+
+
+# --------------------------------------------------------------------------- synthetic datasets from stacked fits
+
+
+def _rng_for(params: dict) -> str:
+    """The randomness a stack of fits with these parameters uses (the default of :func:`fit_wgan_ensemble`)."""
+    return "shared" if resolve_device(params.get("device", "auto")).type == "cuda" else "member"
+
+
+def stacked_key(job) -> str:
+    """The cache key of a :class:`vrlib.synthesis.SynthesisJob`'s dataset when its GAN is fitted in a stack.
+
+    The job's own key (data, generator, parameters, seeds, rows, the code) plus
+    :data:`TRAINER`, the randomness and this module's code: a stacked fit rounds differently
+    from a single one, so neither is ever read as the other.
+    """
+    return make_key(
+        kind="synthetic-stacked",
+        dataset=job.key,
+        trainer=TRAINER,
+        rng=_rng_for(dict(job.params or {})),
+        code=source_hash(wgan_module, sys.modules[__name__]),
+    )
+
+
+def _stack_task(chunk: list[tuple]) -> list[tuple[dict, dict]]:
+    """Fit one stack and sample each member's dataset (a worker-process task): ``(arrays, meta)`` per job."""
+    from vrlib.generators import get_generator
+
+    params = chunk[0][3]
+    estimators = [get_generator(name, **p) for _, _, name, p, *_ in chunk]
+    fit_wgan_ensemble(
+        estimators,
+        [train for train, *_ in chunk],
+        [schema for _, schema, *_ in chunk],
+        [item[4] for item in chunk],
+        device=params.get("device", "auto"),
+        threads=params.get("threads", 1),
+    )
+    out = []
+    for est, (_, schema, name, _, _, sample_seed, n, categories) in zip(estimators, chunk):
+        start = time.perf_counter()
+        arrays = est.sample_encoded(n, sample_seed, schema, categories)
+        seconds = est.fit_seconds_ + time.perf_counter() - start
+        out.append((arrays, {"kind": "synthetic", "generator": name, "seconds": seconds, "trainer": est.trainer_}))
+    return out
+
+
+def synthesize_stacked(
+    jobs,
+    *,
+    cache=True,
+    n_jobs: int | None = None,
+    progress: bool = False,
+    max_members: int = 64,
+    min_members: int = 2,
+) -> list[dict]:
+    """The datasets of GAN synthesis jobs, their fits made in stacks, each dataset cached on its own.
+
+    Parameters
+    ----------
+    jobs : list of vrlib.synthesis.SynthesisJob
+        Each with a generator given by name among :data:`GENERATORS`.  Jobs of one
+        generator, parameters, table layout and training size share stacks.
+    cache : bool or Cache
+        As :func:`vrlib.synthesis.synthesize` (namespace ``synthetic``), under
+        :func:`stacked_key`: the datasets it holds are read, the others made, and each stack's
+        datasets are written as soon as it finishes.
+    n_jobs : int, optional
+        Worker processes (:func:`vrlib.parallel.run`): a shape's jobs are split so that every
+        worker gets a stack, down to ``min_members`` fits a stack.
+    max_members : int
+        Most fits in one stack.
+
+    Returns
+    -------
+    list of dict
+        Per job, ``{"codes", "continuous"}`` as :func:`vrlib.synthesis.synthesize` returns them.
+    """
+    from vrlib.synthesis import _checker, resolve_cache
+
+    jobs = list(jobs)
+    for job in jobs:
+        if job.spec.name not in GENERATORS or job.coded is not None:
+            raise VrlibError(
+                f"synthesize_stacked fits the generators {sorted(GENERATORS)} given by name on a table; "
+                f"got {job.spec!r}: make the others with vrlib.synthesis.synthesize"
+            )
+    store = resolve_cache(cache)
+    keys = [stacked_key(job) for job in jobs]
+    cats = [job.category_sets() for job in jobs]
+    out: list = [None] * len(jobs)
+    if store is not None:
+        for i, key in enumerate(keys):
+            out[i] = store.get(key, _checker(jobs[i], cats[i]))
+    groups: dict[str, list[int]] = {}
+    for i in range(len(jobs)):
+        if out[i] is None:
+            job = jobs[i]
+            shape = make_key(
+                name=job.spec.name,
+                params=job.spec.params,
+                rows=len(job.train()),
+                schema=[list(job.schema.categorical), list(job.schema.continuous)],
+                categories={c: [str(v) for v in cats[i][c]] for c in job.schema.categorical},
+            )
+            groups.setdefault(shape, []).append(i)
+    workers = width(n_jobs)
+    chunks = []
+    for members in groups.values():
+        size = min(max_members, max(min_members, math.ceil(len(members) / workers)))
+        chunks += [members[s : s + size] for s in range(0, len(members), size)]
+
+    def keep(c: int, entries) -> None:
+        for i, (arrays, meta) in zip(chunks[c], entries):
+            if store is not None and jobs[i].keep:
+                store.save(keys[i], arrays, meta)
+            out[i] = arrays
+
+    tasks = [
+        [
+            (
+                jobs[i].train(),
+                jobs[i].schema,
+                jobs[i].spec.name,
+                dict(jobs[i].spec.params),
+                jobs[i].fit_seed,
+                jobs[i].sample_seed,
+                jobs[i].n,
+                cats[i],
+            )
+            for i in chunk
+        ]
+        for chunk in chunks
+    ]
+    run(_stack_task, tasks, n_jobs=n_jobs, desc="GAN stacks", progress=progress, on_result=keep)
+    return out
