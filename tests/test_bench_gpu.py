@@ -33,3 +33,6 @@ def test_bench_gpu_tiny_mode_runs_end_to_end():
     assert result["tiny"] is True and result["ensemble_k"] == 3
     for key in ("wgan_gp_300_epochs_wall_min", "ensemble_throughput_ratio", "bnaf_fig6_fit_s"):
         assert result[key] > 0, key
+    # WGAN-GP: per fit within a stack of 3 (no CUDA graph on a CPU), and one fit alone
+    assert result["wgan_gp_ensemble_k"] == 3 and result["wgan_gp_ensemble_cuda_graph"] is False
+    assert result["wgan_gp_single_300_epochs_wall_min"] > 0
