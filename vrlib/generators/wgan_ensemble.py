@@ -475,17 +475,26 @@ def _train(members, dev, rng: str, graph: bool) -> list[np.ndarray]:
         bits = words.random_().unsqueeze(1).bitwise_right_shift(shifts).bitwise_and_(1)
         M.view(-1).copy_(bits.view(-1)[: M.numel()]).mul_(1 / (1 - _DROPOUT))
 
+    on_cpu = dev.type == "cpu"
+
+    def fill(target, draw) -> None:
+        """``draw`` (an in-place sampler) on a tensor of ``target``'s shape, as the single fit makes it."""
+        if on_cpu and target.is_contiguous():
+            draw(target)
+        else:  # a block of columns, or a GPU tensor: drawn on the CPU, then copied
+            target.copy_(draw(torch.empty(target.shape)))
+
     def draw_member(k: int) -> None:
         gen = members[k].generator  # on the CPU, in the order the single fit draws them, each of its shape
         for d in draws:
-            d["z"][k].copy_(torch.empty(B, z_dim).normal_(generator=gen))
+            fill(d["z"][k], lambda t: t.normal_(generator=gen))
             for g in d["gumbel"]:
-                g[k].copy_(torch.empty(g[k].shape).exponential_(generator=gen))
+                fill(g[k], lambda t: t.exponential_(generator=gen))
             if d["alpha"] is not None:
-                d["alpha"][k].copy_(torch.empty(B, 1).uniform_(generator=gen))
+                fill(d["alpha"][k], lambda t: t.uniform_(generator=gen))
             for pair in d["masks"].values():  # in the order the critic is called
                 for mask in pair:
-                    mask[k].copy_(torch.empty(B, hidden).bernoulli_(1 - _DROPOUT, generator=gen))
+                    fill(mask[k], lambda t: t.bernoulli_(1 - _DROPOUT, generator=gen))
                     mask[k].mul_(1 / (1 - _DROPOUT))
 
     def step():
@@ -565,7 +574,11 @@ def _critic_losses(cls, calls, P, d, real, fake, gp):
 
 
 def _capture(step, state, dev):
-    """``step`` captured as a CUDA graph (its replay), or None after one warning when capture fails."""
+    """``step`` captured as a CUDA graph (a function that replays it), or None after one warning when capture fails.
+
+    The first replay is checked (one synchronisation per fit): when it fails, the state is
+    set back and the plain step runs from then on.
+    """
     saved = [t.clone() for t in state]
     try:
         side = torch.cuda.Stream(dev)
@@ -579,11 +592,29 @@ def _capture(step, state, dev):
             step()
     except Exception as exc:  # noqa: BLE001  (any failure: the plain step computes the same)
         _warn_once(f"CUDA graph capture of the stacked GAN step failed ({type(exc).__name__}: {exc}); plain steps")
-        torch.cuda.synchronize(dev)
         g = None
     for t, s in zip(state, saved):  # undo the warm-up steps (their random draws are spent, as seeded)
         t.copy_(s)
-    return None if g is None else g.replay
+    if g is None:
+        return None
+    chosen = []
+
+    def replay() -> None:
+        if chosen:
+            return chosen[0]()
+        before = [t.clone() for t in state]
+        try:
+            g.replay()
+            torch.cuda.synchronize(dev)
+            chosen.append(g.replay)
+        except Exception as exc:  # noqa: BLE001
+            _warn_once(f"CUDA graph replay of the stacked GAN step failed ({type(exc).__name__}: {exc}); plain steps")
+            for t, s in zip(state, before):
+                t.copy_(s)
+            chosen.append(step)
+            step()
+
+    return replay
 
 
 def _write_back(m: _Member, pg: dict, pc: dict, bn_stats, widths, n_cont: int, steps) -> None:
