@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import sys
 import time
 import warnings
@@ -81,8 +82,6 @@ def gan_trainer(settings: dict | None = None) -> str:
     ``settings["gan_trainer"]`` when the settings have it, else ``$VRLIB_GAN_TRAINER``, else
     ``"single"``.  Stacked fits are cached under keys of their own (:func:`stacked_key`).
     """
-    import os
-
     trainer = (settings or {}).get("gan_trainer") or os.environ.get("VRLIB_GAN_TRAINER") or "single"
     if trainer not in GAN_TRAINERS:
         raise VrlibError(f"gan_trainer must be one of {GAN_TRAINERS}, not {trainer!r} (check $VRLIB_GAN_TRAINER)")
