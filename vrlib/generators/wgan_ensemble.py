@@ -25,7 +25,10 @@ Randomness (``rng``):
 
 On CUDA the training step (critic and generator updates, random draws, batch gathering,
 Adam) runs without any host synchronisation and is captured once as a CUDA graph, then
-replayed; when capture fails, a warning is given once and the plain step runs instead.
+replayed (the first replay is checked, one synchronisation per fit); when capture or that
+replay fails, a warning is given once and the plain step runs instead.  The gradient
+penalty's input gradient is written out (:func:`_critic_input_gradient`), so a critic update
+is one backward pass, not a double one.
 
 Caches must tell a stacked fit from a single one (:data:`TRAINER`, with the randomness).
 """
