@@ -22,6 +22,17 @@ single fits (which round in another order too: the yardstick of how far float ro
 carries a flow after this many steps at lr 0.01), and the mean held-out log likelihood of
 the K flows of each way, compared as samples by Welch's t.
 
+GANs (:func:`gan_ensemble_part`): ``--gan-k`` WGAN-GP fits one by one (:meth:`WGANGP.fit`)
+against one stack of the same fits (:func:`vrlib.generators.wgan_ensemble.fit_wgan_ensemble`),
+at two sizes: DOMIAS's Fig. 6 (500 standardised California rows, batch 100, one fit per seed)
+and TableGAN-MCA's (31,655 pre-processed Adult rows, batch 500, the shadow GANs), for a few
+epochs, interleaved ``--gan-repeats`` times (best of them), one torch thread, CPU seconds.  The
+stack runs with each member's own randomness (``rng="member"``, the CPU default: each member
+is its single fit up to rounding; the largest difference of their losses is printed) and with
+one shared stream (``rng="shared"``, the same in distribution).  ``gan_ensemble_cpu_ratio`` is
+the smaller of the two sizes' ratios (K single fits' CPU ÷ the stack's) with the default
+randomness.
+
 Run: ``VRLIB_DATA_DIR=... python benchmarks/bench_ensembles.py``; the last line printed is
 one JSON object.
 """
@@ -45,14 +56,80 @@ def _cpu(make):
     return time.process_time() - start, out
 
 
+def gan_ensemble_part(ks: tuple[int, int], repeats: int, epochs_: tuple[int, int]) -> dict:
+    """CPU of K single WGAN-GP fits over one stack of them, at DOMIAS's and TableGAN-MCA's sizes (``ks``, ``epochs_``)."""
+    from vrlib.experiments import domias, mca
+    from vrlib.generators.wgan import WGANGP
+    from vrlib.generators.wgan_ensemble import fit_wgan_ensemble
+
+    california, cal_schema = domias.california()
+    adult, _, adult_schema = mca.data(0, None, True, "seeded")
+    (k_domias, k_mca), (e_domias, e_mca) = ks, epochs_
+    sizes = {
+        # one training set per seed, as Fig. 6 draws them; the shadow GANs of the releases see the same table
+        "domias": ([domias.split(california, 500, 1000, m)["mem"] for m in range(k_domias)], cal_schema, 100, e_domias),
+        "mca": ([adult.reset_index(drop=True)] * k_mca, adult_schema, 500, e_mca),
+    }
+    out = {}
+    for size, (tables, schema, batch, epochs) in sizes.items():
+        params = dict(epochs=epochs, batch_size=batch, device="cpu")
+
+        def singles():
+            return [WGANGP(**params, threads=1).fit(t, schema, m) for m, t in enumerate(tables)]
+
+        def stack(rng):
+            return fit_wgan_ensemble([WGANGP(**params) for _ in tables], tables, schema, range(len(tables)), rng=rng)
+
+        fit_wgan_ensemble([WGANGP(**{**params, "epochs": 1})], [tables[0].iloc[:300]], schema, [0])  # warm-up
+        ways = {"single": singles, "stacked_member": lambda: stack("member"), "stacked_shared": lambda: stack("shared")}
+        times = {name: [] for name in ways}
+        fitted = {}
+        for r in range(repeats):
+            for name, make in ways.items():
+                seconds, fitted[name] = _cpu(make)
+                times[name].append(seconds)
+            print(f"GAN {size}, repeat {r}: " + ", ".join(f"{n} {v[-1]:.2f}" for n, v in times.items()) + " CPU s",
+                  flush=True)  # fmt: skip
+        best = {name: min(v) for name, v in times.items()}
+        loss_gap = max(
+            float(np.abs(a.losses_.to_numpy() - b.losses_.to_numpy()).max())
+            for a, b in zip(fitted["single"], fitted["stacked_member"])
+        )
+        out.update(
+            {
+                f"gan_{size}_k": len(tables),
+                f"gan_{size}_rows": len(tables[0]),
+                f"gan_{size}_batch_size": batch,
+                f"gan_{size}_epochs": epochs,
+                **{f"gan_{size}_{name}_cpu_s": round(v, 3) for name, v in best.items()},
+                f"gan_ensemble_cpu_ratio_{size}": round(best["single"] / best["stacked_member"], 3),
+                f"gan_ensemble_cpu_ratio_{size}_shared": round(best["single"] / best["stacked_shared"], 3),
+                f"gan_{size}_member_vs_single_loss_diff_max": loss_gap,
+            }
+        )
+    out["gan_ensemble_cpu_ratio"] = min(out["gan_ensemble_cpu_ratio_domias"], out["gan_ensemble_cpu_ratio_mca"])
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--k", type=int, default=16, help="flows per stack")
     parser.add_argument("--rows", type=int, default=2000, help="rows per flow")
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--gan-k", type=int, nargs=2, default=(8, 4), help="WGAN-GP fits per stack: DOMIAS, MCA")
+    parser.add_argument("--gan-repeats", type=int, default=2)
+    parser.add_argument("--gan-epochs", type=int, nargs=2, default=(20, 1), help="epochs at DOMIAS's and MCA's size")
+    parser.add_argument("--only", choices=("bnaf", "gan"), help="run one part")
     args = parser.parse_args()
     warnings.filterwarnings("ignore", category=FutureWarning)
+    if args.only == "gan":
+        import torch
+
+        torch.set_num_threads(1)
+        gan = gan_ensemble_part(args.gan_k, args.gan_repeats, args.gan_epochs)
+        print(json.dumps({"benchmark": "bench_ensembles", **gan, "load_average": round(os.getloadavg()[0], 2)}))
+        return
 
     import torch
 
@@ -126,6 +203,8 @@ def main() -> None:
         "cpu_count": os.cpu_count(),
         "torch": torch.__version__,
     }
+    if args.only != "bnaf":
+        result.update(gan_ensemble_part(args.gan_k, args.gan_repeats, args.gan_epochs))
     print(json.dumps(result))
 
 

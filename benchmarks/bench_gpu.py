@@ -4,9 +4,13 @@ Everything runs on the GPU when there is one (``device="auto"``), wall seconds
 (``time.perf_counter``; every timed fit ends by reading its results back to the host, so
 the GPU's queue is drained inside the timing):
 
-* ``wgan_gp_300_epochs_wall_min``: :class:`vrlib.generators.wgan.WGANGP` with its defaults
+* ``wgan_gp_single_300_epochs_wall_min``: :class:`vrlib.generators.wgan.WGANGP` with its defaults
   (batch 500) on 31,655 Adult rows, fitted for ``e1`` and ``e2`` epochs; the time of an epoch
   is the difference over ``e2 - e1`` (the set-up counted once), times 300 epochs, in minutes.
+* ``wgan_gp_300_epochs_wall_min``: the same per fit within a stack of ``--gan-k`` fits
+  (:func:`vrlib.generators.wgan_ensemble.fit_wgan_ensemble`, seeds 0 … k-1, the same rows):
+  the stack's seconds per epoch (difference of a 1- and a 3-epoch stack) over its fits, times
+  300 epochs; ``wgan_gp_ensemble_cuda_graph`` says whether its step ran as a CUDA graph.
 * ``ensemble_throughput_ratio``: BNAF at DOMIAS's paper settings (Table 3, batch 50) on
   California rows, rows trained per second by a stack of ``--k`` flows
   (:func:`vrlib.density.bnaf_ensemble.fit_bnaf_ensemble`, members × rows ÷ seconds) over one
@@ -46,13 +50,19 @@ def _wall(make):
     return time.perf_counter() - start, out
 
 
-def wgan_minutes(rows: int, epochs: tuple[int, int], device: str, batch_size: int = 500) -> tuple[float, float]:
-    """Minutes of a 300-epoch WGAN-GP fit on ``rows`` Adult rows, and the seconds per epoch."""
+def adult_rows(rows: int):
+    """The first ``rows`` of a seeded shuffle of Adult, and its schema (the rows every WGAN-GP timing trains on)."""
     import vrlib
-    from vrlib.generators.wgan import WGANGP
 
     df, schema = vrlib.load("adult")
-    train = df.iloc[np.random.default_rng(0).permutation(len(df))[:rows]].reset_index(drop=True)
+    return df.iloc[np.random.default_rng(0).permutation(len(df))[:rows]].reset_index(drop=True), schema
+
+
+def wgan_minutes(rows: int, epochs: tuple[int, int], device: str, batch_size: int = 500) -> tuple[float, float]:
+    """Minutes of a 300-epoch WGAN-GP fit on ``rows`` Adult rows, and the seconds per epoch."""
+    from vrlib.generators.wgan import WGANGP
+
+    train, schema = adult_rows(rows)
     threads = 1 if device == "cpu" else None  # on a CPU (the tiny mode): one thread, as the flows train
 
     def fit(epochs_, rows_=train):
@@ -63,6 +73,33 @@ def wgan_minutes(rows: int, epochs: tuple[int, int], device: str, batch_size: in
     t2, _ = _wall(lambda: fit(epochs[1]))
     per_epoch = max(t2 - t1, 0.0) / (epochs[1] - epochs[0])
     return per_epoch * 300 / 60, per_epoch
+
+
+def wgan_ensemble_minutes(
+    df, schema, k: int, epochs: tuple[int, int], device: str, batch_size: int = 500
+) -> tuple[float, float, bool]:
+    """Minutes of a 300-epoch WGAN-GP fit within a stack of ``k`` on ``df``, seconds per epoch of the stack, graph used."""
+    import warnings as warnings_
+
+    from vrlib.generators.wgan import WGANGP
+    from vrlib.generators.wgan_ensemble import fit_wgan_ensemble
+
+    threads = 1 if device == "cpu" else None
+
+    def fit(epochs_, rows=df, members=k):
+        made = [WGANGP(epochs=epochs_, batch_size=batch_size, device=device) for _ in range(members)]
+        return fit_wgan_ensemble(made, [rows] * members, schema, list(range(members)), device=device, threads=threads)
+
+    with warnings_.catch_warnings(record=True) as caught:
+        warnings_.simplefilter("always")
+        fit(1, df.iloc[:200], 2)  # warm-up: first calls, kernels, a first capture
+        t1, _ = _wall(lambda: fit(epochs[0]))
+        t2, _ = _wall(lambda: fit(epochs[1]))
+    fell_back = any("CUDA graph" in str(w.message) for w in caught)
+    for w in caught:
+        print(f"warning: {w.message}", flush=True)
+    per_epoch = max(t2 - t1, 0.0) / (epochs[1] - epochs[0])
+    return per_epoch / k * 300 / 60, per_epoch, device == "cuda" and not fell_back
 
 
 def bnaf_times(X_all, k: int, rows: int, epochs: tuple[int, int], device: str, profile: str = "paper") -> dict:
@@ -250,6 +287,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiny", action="store_true", help="tiny sizes, for a test on a CPU")
     parser.add_argument("--k", type=int, default=64, help="flows per stack")
+    parser.add_argument("--gan-k", type=int, default=32, help="WGAN-GP fits per stack")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore", category=FutureWarning)
 
@@ -265,6 +303,12 @@ def main(argv=None) -> None:
     wgan_rows, wgan_epochs, wgan_batch = (200, (1, 2), 100) if args.tiny else (31_655, (1, 4), 500)
     wgan_min, wgan_epoch_s = wgan_minutes(wgan_rows, wgan_epochs, str(device.type), wgan_batch)
     print(f"WGAN-GP on {wgan_rows} Adult rows: {wgan_epoch_s:.2f} s per epoch, {wgan_min:.2f} min per 300", flush=True)
+    gan_k, gan_epochs = (3, (1, 2)) if args.tiny else (args.gan_k, (1, 3))
+    adult, adult_schema = adult_rows(wgan_rows)
+    stack_min, stack_epoch_s, graphed = wgan_ensemble_minutes(
+        adult, adult_schema, gan_k, gan_epochs, str(device.type), wgan_batch
+    )
+    print(f"WGAN-GP stack of {gan_k}: {stack_epoch_s:.2f} s per epoch, {stack_min:.2f} min per 300 a fit", flush=True)
 
     X_all = load_california()[0].to_numpy(dtype=float)
     bnaf_started = time.perf_counter()
@@ -305,8 +349,12 @@ def main(argv=None) -> None:
         "wgan_gp_rows": wgan_rows,
         "wgan_gp_batch_size": wgan_batch,
         "bnaf_profile": profile,
-        "wgan_gp_s_per_epoch": round(wgan_epoch_s, 4),
-        "wgan_gp_300_epochs_wall_min": round(wgan_min, 3),
+        "wgan_gp_single_s_per_epoch": round(wgan_epoch_s, 4),
+        "wgan_gp_single_300_epochs_wall_min": round(wgan_min, 3),
+        "wgan_gp_ensemble_k": gan_k,
+        "wgan_gp_ensemble_s_per_epoch": round(stack_epoch_s, 4),
+        "wgan_gp_ensemble_cuda_graph": graphed,
+        "wgan_gp_300_epochs_wall_min": round(stack_min, 3),
         "ensemble_k": k,
         "ensemble_rows_per_flow": through_rows,
         "ensemble_throughput_ratio": round(ratio, 2),

@@ -41,6 +41,9 @@ def test_bench_gpu_tiny_mode_runs_end_to_end():
         "attention_s_per_target",
     ):
         assert result[key] > 0, key
+    # WGAN-GP: per fit within a stack of 3 (no CUDA graph on a CPU), and one fit alone
+    assert result["wgan_gp_ensemble_k"] == 3 and result["wgan_gp_ensemble_cuda_graph"] is False
+    assert result["wgan_gp_single_300_epochs_wall_min"] > 0
 
 
 @pytest.mark.realdata

@@ -56,6 +56,7 @@ from vrlib.data import Schema, load, quantile_domain
 from vrlib.errors import VrlibError
 from vrlib.experiments.domias_scoring import ATTACKS, Setting, check_attacks, score_settings
 from vrlib.experiments.profiles import profile_settings, register
+from vrlib.generators import wgan_ensemble
 from vrlib.parallel import derive_seed
 from vrlib.synthesis import SynthesisJob
 
@@ -189,7 +190,7 @@ def split(df: pd.DataFrame, n_mem: int, n_ref: int, seed: int, n_holdout: int = 
 
 
 def synthesize(
-    jobs: list[dict], cache: bool = True, n_jobs: int | None = None, progress: bool = False
+    jobs: list[dict], cache: bool = True, n_jobs: int | None = None, progress: bool = False, settings=None
 ) -> list[pd.DataFrame]:
     """Synthetic tables for ``jobs`` through :func:`vrlib.synthesis.synthesize` (cached, parallel).
 
@@ -203,6 +204,11 @@ def synthesize(
         Read and write the ``synthetic`` cache.
     n_jobs : int, optional
         Worker processes (see :func:`vrlib.parallel.run`).
+    settings : dict, optional
+        The experiment's settings: under ``gan_trainer = "ensemble"`` (or
+        ``$VRLIB_GAN_TRAINER=ensemble``, :func:`vrlib.generators.wgan_ensemble.gan_trainer`) the
+        GAN, WGAN-GP and WGAN-WC fits of one shape are trained in stacks
+        (:func:`vrlib.generators.wgan_ensemble.synthesize_stacked`, cached under keys of their own).
     """
     made = []
     for job in jobs:
@@ -220,7 +226,23 @@ def synthesize(
                 params=params,
             )
         )
-    return synthesis.synthesize_tables(made, cache=cache, n_jobs=n_jobs, desc="synthesising", progress=progress)
+    stacked = []
+    if wgan_ensemble.gan_trainer(settings) == "ensemble":
+        stacked = [i for i, job in enumerate(jobs) if job["generator"] in wgan_ensemble.GENERATORS]
+    rest = [i for i in range(len(jobs)) if i not in set(stacked)]
+    out = [None] * len(jobs)
+    tables = synthesis.synthesize_tables(
+        [made[i] for i in rest], cache=cache, n_jobs=n_jobs, desc="synthesising", progress=progress
+    )
+    for i, table in zip(rest, tables):
+        out[i] = table
+    if stacked:
+        arrays = wgan_ensemble.synthesize_stacked(
+            [made[i] for i in stacked], cache=cache, n_jobs=n_jobs, progress=progress
+        )
+        for i, a in zip(stacked, arrays):
+            out[i] = made[i].decode(a)
+    return out
 
 
 def _metric_row(labels: np.ndarray, scored: tuple) -> dict:
@@ -612,7 +634,7 @@ def fig6(
                 )
             )
             metas.append((seed, label, gen, params, priv))
-    tables = synthesize(jobs, cache=cache, n_jobs=n_jobs, progress=progress)
+    tables = synthesize(jobs, cache=cache, n_jobs=n_jobs, progress=progress, settings=s)
     cases, quality = [], []
     for (seed, label, gen, params, priv), syn in zip(metas, tables):
         syn = syn.to_numpy(np.float64)
