@@ -37,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from vrlib.audit import pvalues as pv
 from vrlib.audit.matches import match_scores
 from vrlib.data import Schema
 from vrlib.distance import kneighbors_between
@@ -187,10 +188,14 @@ class NullTail:
             # within the null scores the empirical p-value is exact (conformal); the model only extrapolates
             # beyond the largest of them, where the empirical one would stop at 1 / (n + 1)
             beyond = scores > self.null_[-1]
-            z = (scores[beyond] - self.threshold_) / self.scale_
-            sf = np.exp(-z) if self.shape_ == 0 else (1.0 + self.shape_ * z) ** (-1.0 / self.shape_)
-            p[beyond] = np.minimum(self.p_floor, self.rate_ * sf)
+            p[beyond] = self.tail_pvalues(scores[beyond])
         return np.clip(p, np.finfo(float).tiny, 1.0)
+
+    def tail_pvalues(self, scores) -> np.ndarray:
+        """The fitted tail's ``min(1 / (n + 1), rate × survival)`` at scores above the threshold."""
+        z = (np.asarray(scores, dtype=float) - self.threshold_) / self.scale_
+        sf = np.exp(-z) if self.shape_ == 0 else (1.0 + self.shape_ * z) ** (-1.0 / self.shape_)
+        return np.clip(np.minimum(self.p_floor, self.rate_ * sf), np.finfo(float).tiny, 1.0)
 
     @property
     def p_floor(self) -> float:
@@ -246,6 +251,21 @@ class NullTail:
         return {"passed": bool(passed), "alpha": alpha, "tests": rows}
 
 
+def _loo_pvalues(tail: NullTail, null) -> np.ndarray:
+    """Each null score's p-value against the *other* null scores, as a new record's would be.
+
+    ``(1 + #{others >= s}) / (n + 1)``; the largest score, beyond every other, gets the
+    tail's value where that is smaller (the tail was fitted with it, which errs large).
+    A record's Fisher sum over views is then exchangeable with a non-member's.
+    """
+    null = np.asarray(null, dtype=float)
+    p = pv.null_pvalues(null)
+    if tail.fitted_ and len(null) > 1:
+        top = null > np.sort(null)[-2]
+        p[top] = np.minimum(p[top], tail.tail_pvalues(null[top]))
+    return p
+
+
 def copy_evidence(
     train: pd.DataFrame,
     holdout: pd.DataFrame,
@@ -289,7 +309,7 @@ def copy_evidence(
         views["continuous"] = Schema([], list(schema.continuous))
     tables = {"train": train, "holdout": holdout}
     out = {name: pd.DataFrame(index=df.index) for name, df in tables.items()}
-    p_views, effects, info, notes = {}, {}, {"views": {}}, []
+    p_views, loo, effects, info, notes = {}, {}, {}, {"views": {}}, []
     if near_matches:
         views["near_match"] = schema
     for view, sub in views.items():
@@ -321,6 +341,7 @@ def copy_evidence(
                 out[name][f"closeness_{view}"] = scores[name]["closeness"]
             p_views[name, view] = tail.pvalues(scores[name][column])
             effects[name, view] = scores[name][column].to_numpy()
+        loo[view] = _loo_pvalues(tail, scores["holdout"][column].to_numpy())
         info["views"][view] = {
             "threshold": tail.threshold_,
             "rate": tail.rate_,
@@ -334,13 +355,42 @@ def copy_evidence(
             info["views"][view]["neighbourhood"] = scores["train"]["d_neighbourhood"].to_numpy()
             info["views"][view]["eps"] = resolution / len(cols)
     names = [v for v in views if v != "near_match"]
+    # the flag's p-value: every view's evidence together (Fisher's sum), calibrated against the holdout records'
+    # own sums, so their dependence is measured, not bounded (a Bonferroni factor cost flags)
+    if len(views) == 1:
+        p_flag = {name: p_views[name, names[0]] for name in tables}
+        combined = None
+    else:
+        t_stat = {
+            name: -np.log(np.column_stack([p_views[name, v] if name == "train" else loo[v] for v in views])).sum(axis=1)
+            for name in tables
+        }
+        combined = NullTail().fit(t_stat["holdout"])
+        check = combined.check(seed=seed)
+        if not check["passed"]:
+            combined = NullTail(extrapolate=False).fit(t_stat["holdout"])
+            notes.append(
+                "the tail model of the holdout's combined copy evidence failed its check on held-out holdout records, "
+                f"so the flag's p-values are empirical only (none below {combined.p_floor:.2g})"
+            )
+        p_flag = {"train": combined.pvalues(t_stat["train"]), "holdout": _loo_pvalues(combined, t_stat["holdout"])}
+        info["combined"] = {
+            "views": list(views),
+            "threshold": combined.threshold_,
+            "rate": combined.rate_,
+            "shape": combined.shape_,
+            "scale": combined.scale_,
+            "extrapolated": combined.fitted_,
+            "check": check,
+            "tail": combined,
+        }
     for name in tables:
         p = np.column_stack([p_views[name, v] for v in names])
         best = p.argmin(axis=1)
-        out[name]["p_value"] = np.minimum(1.0, len(names) * p.min(axis=1))
+        out[name]["p_value"] = p_flag[name]
         out[name]["effect"] = np.column_stack([effects[name, v] for v in names])[np.arange(len(p)), best]
         if near_matches:
-            # every view, near matches included: a valid p-value too, which orders the records not flagged
+            # every view's Bonferroni minimum: a valid p-value too, which orders the records not flagged
             p_near = p_views[name, "near_match"]
             out[name]["p_near_match"] = p_near
             out[name]["p_rank"] = np.minimum(1.0, len(views) * np.minimum(p.min(axis=1), p_near))
@@ -370,16 +420,17 @@ def copy_resolution(info: dict, n_records: int, q: float) -> dict:
         ``1 / (n_holdout + 1)``; ``bh_single``: the level one record alone must reach,
         ``q / n``; ``note``: a sentence.
     """
-    # the flag's p-value combines the distance views alone (the near-match view only orders the rest)
+    # an exact copy is at distance 0 in every distance view; the near-match view is left at p = 1 (a copy of a
+    # pattern the population shares is no rare match), so the figures err large
     views = {v: d for v, d in info["views"].items() if "neighbourhood" in d}
-    n_views = len(views)
+    combined = info.get("combined")
     out = {"bh_single": q / n_records, "extrapolated": any(v["extrapolated"] for v in views.values())}
     for name in ("median", "isolated"):
         ps = []
         for v in views.values():
             d = float(np.median(v["neighbourhood"])) if name == "median" else float(v["neighbourhood"].max())
             ps.append(float(v["tail"].pvalues([np.log((d + v["eps"]) / v["eps"])])[0]))
-        p = min(1.0, n_views * min(ps))
+        p = ps[0] if combined is None else float(combined["tail"].pvalues([-np.log(ps).sum()])[0])
         need = int(np.ceil(p * n_records / q - 1e-12))
         out[f"p_copy_{name}"] = p
         out[f"copies_to_flag_{name}"] = max(1, need) if need <= n_records else None
