@@ -1,0 +1,99 @@
+"""The audit's flag: every view's copy evidence together (Fisher's sum), calibrated against the holdout.
+
+Built to make the flag say yes (copies with one category changed, on a table whose
+only distance view cannot see them) and no (null releases, a population drawn with
+replacement so that twins fall in every part, a shifted holdout with planted copies).
+Plus the leave-one-out p-values of the holdout records by hand.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_audit_matches import SPARSE, plant_categorical, sparse_population
+
+import vrlib
+from vrlib.audit import pvalues as pv
+from vrlib.audit.evidence import NullTail, _loo_pvalues, copy_evidence
+from vrlib.audit.inputs import check_tables
+
+FAST = dict(attacks=("copies", "distance"), wp29=False)
+
+
+@pytest.fixture(scope="module")
+def sparse():
+    pop = sparse_population(7000, 4)
+    return pop.iloc[:1000].reset_index(drop=True), pop.iloc[1000:4000].reset_index(drop=True), pop.iloc[4000:]
+
+
+def at_most_level(p, t):
+    """The share of ``p`` at most ``t`` is not above ``t`` by more than three binomial standard errors."""
+    return (np.asarray(p) <= t).mean() <= t + 3 * np.sqrt(t * (1 - t) / len(p))
+
+
+def test_leave_one_out_pvalues_by_hand():
+    null = np.array([0.0, 1.0, 1.0, 2.0, 5.0])
+    tail = NullTail(min_tail=2, tail_share=0.4).fit(null)
+    p = _loo_pvalues(tail, null)
+    # (1 + #{others >= s}) / (n + 1), the largest at most the tail's value at its score
+    np.testing.assert_allclose(p[:4], [5 / 6, 4 / 6, 4 / 6, 2 / 6])
+    assert tail.fitted_
+    assert p[4] == pytest.approx(min(1 / 6, float(tail.tail_pvalues([5.0])[0])))
+    # a new record counts every null record: one more than a null record's leave-one-out count
+    np.testing.assert_allclose(tail.pvalues(null[:4]), [6 / 6, 5 / 6, 5 / 6, 3 / 6])
+    no_tail = NullTail(extrapolate=False).fit(null)
+    np.testing.assert_allclose(_loo_pvalues(no_tail, null), pv.null_pvalues(null))
+
+
+def test_categorical_near_copies_are_flagged_on_a_categorical_table(sparse):
+    # one distance view only (no continuous columns): a changed category is 1/12 of the Gower distance
+    train, holdout, other = sparse
+    release, idx = plant_categorical(train, other, np.random.default_rng(0))
+    res = vrlib.audit(train, release, holdout, SPARSE, seed=0, **FAST)
+    rec, s = res.records.set_index("index"), res.summary
+    assert rec.loc[idx, "flagged"].mean() >= 0.8
+    false = int(rec["flagged"].sum() - rec.loc[idx, "flagged"].sum())
+    assert false <= 1
+    combined = s["copy_evidence"]["combined"]
+    assert combined["views"] == ["all", "near_match"] and combined["check"]["passed"]
+    # the sum is smaller than the Bonferroni minimum of the two views where both see the copy
+    bonferroni = rec.loc[idx, "p_rank"]  # 2 x the smaller view's p-value
+    assert (rec.loc[idx, "p_value"] < bonferroni).mean() >= 0.8
+
+
+def test_null_release_flags_nothing_and_its_pvalues_are_calibrated(sparse):
+    train, holdout, other = sparse
+    res = vrlib.audit(train, other.iloc[:2000], holdout, SPARSE, seed=0, **FAST)
+    assert res.summary["n_flagged"] == 0
+    for t in (0.01, 0.05, 0.2):
+        assert at_most_level(res.records["p_value"], t)
+    # the holdout records' leave-one-out p-values of the same sum are calibrated by construction
+    tr, rel, ho = check_tables(train, other.iloc[:2000], holdout, SPARSE)
+    _, ev_holdout, _ = copy_evidence(tr, ho, rel, SPARSE)
+    for t in (0.01, 0.05, 0.2):
+        assert at_most_level(ev_holdout["p_value"], t)
+
+
+def test_population_drawn_with_replacement_flags_nothing():
+    # twins in every part: training records, holdout and the generator's records share exact duplicates
+    rng = np.random.default_rng(21)
+    base = sparse_population(3000, 8)
+    pop = base.iloc[rng.integers(0, len(base), 7000)].reset_index(drop=True)
+    train, holdout, release = pop.iloc[:1000], pop.iloc[1000:4000], pop.iloc[4000:6000]
+    res = vrlib.audit(train, release, holdout, SPARSE, seed=0, **FAST)
+    s = res.summary
+    assert s["n_holdout_in_train"] > 200  # the population's own duplicates, kept
+    assert s["n_flagged"] == 0
+    assert at_most_level(res.records["p_value"], 0.05)
+
+
+def test_shifted_holdout_withholds_a_flag_that_would_say_yes(sparse):
+    train, _, other = sparse
+    release, idx = plant_categorical(train, other, np.random.default_rng(1))
+    # a holdout from another population: the first column's commonest value only
+    shifted = sparse_population(20000, 5)
+    shifted = shifted[shifted["c0"] == "s"].iloc[:3000].reset_index(drop=True)
+    res = vrlib.audit(train, release, shifted, SPARSE, seed=0, **FAST)
+    s = res.summary
+    assert s["holdout_check"]["shift"] and "holdout_shift" in [w["code"] for w in s["warnings"]]
+    assert s["n_flagged"] == 0 and s["flag_withheld"] and not res.records["flagged"].any()
