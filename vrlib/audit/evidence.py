@@ -30,6 +30,14 @@ must not give the other half more small p-values than their level (a one-sided
 binomial test at each level, and the smallest p-value against its own distribution);
 if it fails, the p-values fall back to the empirical ones (no extrapolation) and the
 audit says so.
+
+**One p-value per record.** The views (all columns; the continuous columns alone; near
+matches, :mod:`vrlib.audit.matches`) are summed as Fisher's ``T = -sum_v ln p_v``, and
+``T`` is calibrated like a score: every holdout record gets its own ``T`` from its
+leave-one-out p-values (:func:`_loo_pvalues`, as a new record's would be), and a
+training record's p-value is that of its ``T`` among them (empirical, then a checked
+tail).  The views' dependence is measured on the holdout instead of bounded by a
+Bonferroni factor, and a record seen by two views gains.
 """
 
 from __future__ import annotations
@@ -278,31 +286,30 @@ def copy_evidence(
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Closeness of every training and holdout record in each view, and the training records' p-values.
 
-    Views: ``all`` (every column) and, when the table has both kinds, ``continuous`` (the
+    Views: ``all`` (every column); when the table has both kinds, ``continuous`` (the
     continuous columns alone: a record copied with one category changed is an exact copy
-    there).  With ``near_matches``, a third view, ``near_match`` (released records agreeing
-    on all columns but at most one, against their rate among holdout records:
-    :mod:`vrlib.audit.matches`; a record copied with one category changed is matched there
-    however many columns the table has), gives ``p_rank``, the Bonferroni minimum over all
-    views, which orders the records beyond the flagged ones; the flag stays on ``p_value``
-    (the distance views), since the extra view's Bonferroni factor cost more flags of
-    copies than it added on the validation benchmark (``docs/audit.md``).
-    Each view's p-values come from its own :class:`NullTail`, fitted on every
-    holdout record and checked (:meth:`NullTail.check`; empirical only if the check
-    fails); a record's p-value is the Bonferroni minimum over the views,
-    ``min(1, V min_v p_v)``, valid whatever their dependence.
+    there); with ``near_matches``, ``near_match`` (released records agreeing on all columns
+    but at most one, against their rate among holdout records: :mod:`vrlib.audit.matches`).
+    Each view's p-values come from its own :class:`NullTail`, fitted on every holdout
+    record and checked (:meth:`NullTail.check`; empirical only if the check fails).  A
+    record's ``p_value`` is that of Fisher's sum of its views' p-values among the holdout
+    records' sums (each from leave-one-out p-values), through one more checked
+    :class:`NullTail`: valid whatever the views' dependence, as far as the holdout is
+    exchangeable with the training records (one view: its p-value as it is).  ``p_rank``,
+    the Bonferroni minimum over the views, orders the records beyond the flagged ones.
 
     Returns
     -------
     train_table, holdout_table : DataFrame
         ``d_release``, ``d_neighbourhood``, ``closeness`` (of the ``all`` view), then
         ``closeness_<view>`` for the other views, ``p_value`` and ``effect`` (the closeness of
-        the view that gave the smallest p-value, which breaks ties of ``p_value``); with
+        the distance view that gave the smallest p-value, which breaks ties of ``p_value``); with
         ``near_matches``, also ``release_matches``, ``reference_matches``, ``match_score``,
         ``p_near_match`` (that view's p-value) and ``p_rank``.
     info : dict
-        Per view: the tail's ``threshold``, ``rate``, ``shape``, ``scale``, ``extrapolated``
-        and ``check``; and ``warnings`` (sentences for views whose tail failed its check).
+        ``views``: per view, the tail's ``threshold``, ``rate``, ``shape``, ``scale``,
+        ``extrapolated`` and ``check``; ``combined`` (with two views or more): the same for
+        Fisher's sum, and ``views``; ``warnings`` (sentences for tails that failed their check).
     """
     views = {"all": schema}
     if schema.categorical and schema.continuous:
@@ -414,8 +421,8 @@ def copy_resolution(info: dict, n_records: int, q: float) -> dict:
     -------
     dict
         ``p_copy_median`` / ``p_copy_isolated``: the p-value of an exact copy (``d_1 = 0`` in
-        every view) of a training record with the median / the largest neighbourhood
-        distance; ``copies_to_flag_median`` / ``..._isolated``: the fewest such copies flagged
+        every distance view, no rare near match) of a training record with the median / the
+        largest neighbourhood distance, through the flag's combination; ``copies_to_flag_median`` / ``..._isolated``: the fewest such copies flagged
         together (``ceil(p n / q)``, None when more than ``n``); ``p_floor``: the empirical floor
         ``1 / (n_holdout + 1)``; ``bh_single``: the level one record alone must reach,
         ``q / n``; ``note``: a sentence.
