@@ -1,4 +1,4 @@
-"""The audit's flag: every view's copy evidence together (Fisher's sum), calibrated against the holdout.
+"""The audit's flag: the distance views' copy evidence together (Fisher's sum calibrated against the holdout, and their Bonferroni minimum).
 
 Built to make the flag say yes (copies with one category changed, on a table whose
 only distance view cannot see them) and no (null releases, a population drawn with
@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from test_audit_matches import SPARSE, plant_categorical, sparse_population
+from test_audit_resolution import SCHEMA as MIXED
+from test_audit_resolution import planted_release, population
 
 import vrlib
 from vrlib.audit import pvalues as pv
@@ -54,11 +56,25 @@ def test_categorical_near_copies_are_flagged_on_a_categorical_table(sparse):
     assert rec.loc[idx, "flagged"].mean() >= 0.8
     false = int(rec["flagged"].sum() - rec.loc[idx, "flagged"].sum())
     assert false <= 1
+    assert s["copy_evidence"]["combined"] is None  # one distance view: its p-value as it is
+
+
+def test_categorical_near_copies_are_flagged_through_the_combined_views():
+    # mixed columns: a copy with one category changed is exact in the continuous view alone (the Bonferroni side
+    # of the flag's p-value), an exact copy is near in both views (the Fisher side)
+    pop = population(9000, 1)
+    train, holdout, other = pop.iloc[:1000].reset_index(drop=True), pop.iloc[1000:4000], pop.iloc[4000:]
+    release, idx = planted_release(train, other, np.random.default_rng(2), n_exact=10, n_cont=10, n_cat=10)
+    res = vrlib.audit(train, release, holdout.reset_index(drop=True), MIXED, seed=0, **FAST)
+    rec, s = res.records.set_index("index"), res.summary
     combined = s["copy_evidence"]["combined"]
-    assert combined["views"] == ["all", "near_match"] and combined["check"]["passed"]
-    # the sum is smaller than the Bonferroni minimum of the two views where both see the copy
-    bonferroni = rec.loc[idx, "p_rank"]  # 2 x the smaller view's p-value
-    assert (rec.loc[idx, "p_value"] < bonferroni).mean() >= 0.8
+    assert combined["views"] == ["all", "continuous"] and combined["check"]["passed"]
+    assert rec.loc[idx[20:], "flagged"].mean() >= 0.8  # categorical near-copies
+    assert rec.loc[idx[:20], "flagged"].mean() >= 0.8  # exact and continuous near-copies
+    assert int(rec["flagged"].sum() - rec.loc[idx, "flagged"].sum()) <= 1
+    # a null release of the same table: nothing
+    null = vrlib.audit(train, other.iloc[:2000], holdout.reset_index(drop=True), MIXED, seed=0, **FAST)
+    assert null.summary["n_flagged"] == 0 and at_most_level(null.records["p_value"], 0.01)
 
 
 def test_null_release_flags_nothing_and_its_pvalues_are_calibrated(sparse):

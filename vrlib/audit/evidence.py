@@ -31,13 +31,16 @@ binomial test at each level, and the smallest p-value against its own distributi
 if it fails, the p-values fall back to the empirical ones (no extrapolation) and the
 audit says so.
 
-**One p-value per record.** The views (all columns; the continuous columns alone; near
-matches, :mod:`vrlib.audit.matches`) are summed as Fisher's ``T = -sum_v ln p_v``, and
-``T`` is calibrated like a score: every holdout record gets its own ``T`` from its
-leave-one-out p-values (:func:`_loo_pvalues`, as a new record's would be), and a
-training record's p-value is that of its ``T`` among them (empirical, then a checked
-tail).  The views' dependence is measured on the holdout instead of bounded by a
-Bonferroni factor, and a record seen by two views gains.
+**One p-value per record.** The distance views (all columns; the continuous columns
+alone) are summed as Fisher's ``T = -sum_v ln p_v``, and ``T`` is calibrated like a score:
+every holdout record gets its own ``T`` from its leave-one-out p-values
+(:func:`_loo_pvalues`, as a new record's would be), and a training record's ``p_F`` is that
+of its ``T`` among them (empirical, then a checked tail), so the views' dependence is
+measured on the holdout.  The sum rewards a record both views see (an exact copy) but
+dilutes one that one view alone sees (a copy with one category changed, exact in the
+continuous view), which the Bonferroni minimum ``p_B = V min_v p_v`` keeps; the flag's
+p-value is ``min(1, 2 min(p_F, p_B))``, valid whichever is smaller.  The near-match view
+(:mod:`vrlib.audit.matches`) orders the records only.
 """
 
 from __future__ import annotations
@@ -292,11 +295,13 @@ def copy_evidence(
     but at most one, against their rate among holdout records: :mod:`vrlib.audit.matches`).
     Each view's p-values come from its own :class:`NullTail`, fitted on every holdout
     record and checked (:meth:`NullTail.check`; empirical only if the check fails).  A
-    record's ``p_value`` is that of Fisher's sum of its views' p-values among the holdout
-    records' sums (each from leave-one-out p-values), through one more checked
-    :class:`NullTail`: valid whatever the views' dependence, as far as the holdout is
-    exchangeable with the training records (one view: its p-value as it is).  ``p_rank``,
-    the Bonferroni minimum over the views, orders the records beyond the flagged ones.
+    record's ``p_value`` is ``min(1, 2 min(p_F, p_B))`` over the distance views: ``p_F``, the
+    p-value of Fisher's sum of its views' p-values among the holdout records' sums (each
+    from leave-one-out p-values, through one more checked :class:`NullTail`), and ``p_B``,
+    their Bonferroni minimum; valid whatever the views' dependence, as far as the holdout is
+    exchangeable with the training records (one distance view: its p-value as it is).
+    ``p_rank``, the Bonferroni minimum over all the views, near matches included, orders the
+    records beyond the flagged ones.
 
     Returns
     -------
@@ -308,7 +313,7 @@ def copy_evidence(
         ``p_near_match`` (that view's p-value) and ``p_rank``.
     info : dict
         ``views``: per view, the tail's ``threshold``, ``rate``, ``shape``, ``scale``,
-        ``extrapolated`` and ``check``; ``combined`` (with two views or more): the same for
+        ``extrapolated`` and ``check``; ``combined`` (with two distance views): the same for
         Fisher's sum, and ``views``; ``warnings`` (sentences for tails that failed their check).
     """
     views = {"all": schema}
