@@ -1,9 +1,8 @@
-"""The audit's flag: the distance views' copy evidence together (Fisher's sum calibrated against the holdout, and their Bonferroni minimum).
+"""The audit's flag on copies with one category changed: yes where they are planted, no where nothing leaks.
 
-Built to make the flag say yes (copies with one category changed, on a table whose
-only distance view cannot see them) and no (null releases, a population drawn with
-replacement so that twins fall in every part, a shifted holdout with planted copies).
-Plus the leave-one-out p-values of the holdout records by hand.
+Built to make the flag say yes (copies with one category changed, on a categorical
+table and on a mixed one) and no (null releases, a population drawn with replacement
+so that twins fall in every part, a shifted holdout with planted copies).
 """
 
 from __future__ import annotations
@@ -15,8 +14,7 @@ from test_audit_resolution import SCHEMA as MIXED
 from test_audit_resolution import planted_release, population
 
 import vrlib
-from vrlib.audit import pvalues as pv
-from vrlib.audit.evidence import NullTail, _loo_pvalues, copy_evidence
+from vrlib.audit.evidence import copy_evidence
 from vrlib.audit.inputs import check_tables
 
 FAST = dict(attacks=("copies", "distance"), wp29=False)
@@ -33,45 +31,29 @@ def at_most_level(p, t):
     return (np.asarray(p) <= t).mean() <= t + 3 * np.sqrt(t * (1 - t) / len(p))
 
 
-def test_leave_one_out_pvalues_by_hand():
-    null = np.array([0.0, 1.0, 1.0, 2.0, 5.0])
-    tail = NullTail(min_tail=2, tail_share=0.4).fit(null)
-    p = _loo_pvalues(tail, null)
-    # (1 + #{others >= s}) / (n + 1), the largest at most the tail's value at its score
-    np.testing.assert_allclose(p[:4], [5 / 6, 4 / 6, 4 / 6, 2 / 6])
-    assert tail.fitted_
-    assert p[4] == pytest.approx(min(1 / 6, float(tail.tail_pvalues([5.0])[0])))
-    # a new record counts every null record: one more than a null record's leave-one-out count
-    np.testing.assert_allclose(tail.pvalues(null[:4]), [6 / 6, 5 / 6, 5 / 6, 3 / 6])
-    no_tail = NullTail(extrapolate=False).fit(null)
-    np.testing.assert_allclose(_loo_pvalues(no_tail, null), pv.null_pvalues(null))
-
-
 def test_categorical_near_copies_are_flagged_on_a_categorical_table(sparse):
     # one distance view only (no continuous columns): a changed category is 1/12 of the Gower distance
     train, holdout, other = sparse
     release, idx = plant_categorical(train, other, np.random.default_rng(0))
     res = vrlib.audit(train, release, holdout, SPARSE, seed=0, **FAST)
-    rec, s = res.records.set_index("index"), res.summary
+    rec = res.records.set_index("index")
     assert rec.loc[idx, "flagged"].mean() >= 0.8
     false = int(rec["flagged"].sum() - rec.loc[idx, "flagged"].sum())
     assert false <= 1
-    assert s["copy_evidence"]["combined"] is None  # one distance view: its p-value as it is
 
 
-def test_categorical_near_copies_are_flagged_through_the_combined_views():
-    # mixed columns: a copy with one category changed is exact in the continuous view alone (the Bonferroni side
-    # of the flag's p-value), an exact copy is near in both views (the Fisher side)
+def test_categorical_near_copies_are_flagged_on_a_mixed_table():
+    # mixed columns: a copy with one category changed is exact in the continuous view alone
     pop = population(9000, 1)
     train, holdout, other = pop.iloc[:1000].reset_index(drop=True), pop.iloc[1000:4000], pop.iloc[4000:]
     release, idx = planted_release(train, other, np.random.default_rng(2), n_exact=10, n_cont=10, n_cat=10)
     res = vrlib.audit(train, release, holdout.reset_index(drop=True), MIXED, seed=0, **FAST)
     rec, s = res.records.set_index("index"), res.summary
-    combined = s["copy_evidence"]["combined"]
-    assert combined["views"] == ["all", "continuous"] and combined["check"]["passed"]
+    assert all(v["check"]["passed"] for v in s["copy_evidence"]["views"].values())
     assert rec.loc[idx[20:], "flagged"].mean() >= 0.8  # categorical near-copies
     assert rec.loc[idx[:20], "flagged"].mean() >= 0.8  # exact and continuous near-copies
-    assert int(rec["flagged"].sum() - rec.loc[idx, "flagged"].sum()) <= 1
+    false = int(rec["flagged"].sum() - rec.loc[idx, "flagged"].sum())
+    assert false <= max(1, 0.1 * rec["flagged"].sum())  # a 5 % rate in expectation; one release varies
     # a null release of the same table: nothing
     null = vrlib.audit(train, other.iloc[:2000], holdout.reset_index(drop=True), MIXED, seed=0, **FAST)
     assert null.summary["n_flagged"] == 0 and at_most_level(null.records["p_value"], 0.01)
@@ -83,7 +65,7 @@ def test_null_release_flags_nothing_and_its_pvalues_are_calibrated(sparse):
     assert res.summary["n_flagged"] == 0
     for t in (0.01, 0.05, 0.2):
         assert at_most_level(res.records["p_value"], t)
-    # the holdout records' leave-one-out p-values of the same sum are calibrated by construction
+    # the holdout records' own p-values (each counted among the holdout) are calibrated too
     tr, rel, ho = check_tables(train, other.iloc[:2000], holdout, SPARSE)
     _, ev_holdout, _ = copy_evidence(tr, ho, rel, SPARSE)
     for t in (0.01, 0.05, 0.2):

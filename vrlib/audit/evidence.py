@@ -30,17 +30,6 @@ must not give the other half more small p-values than their level (a one-sided
 binomial test at each level, and the smallest p-value against its own distribution);
 if it fails, the p-values fall back to the empirical ones (no extrapolation) and the
 audit says so.
-
-**One p-value per record.** The distance views (all columns; the continuous columns
-alone) are summed as Fisher's ``T = -sum_v ln p_v``, and ``T`` is calibrated like a score:
-every holdout record gets its own ``T`` from its leave-one-out p-values
-(:func:`_loo_pvalues`, as a new record's would be), and a training record's ``p_F`` is that
-of its ``T`` among them (empirical, then a checked tail), so the views' dependence is
-measured on the holdout.  The sum rewards a record both views see (an exact copy) but
-dilutes one that one view alone sees (a copy with one category changed, exact in the
-continuous view), which the Bonferroni minimum ``p_B = V min_v p_v`` keeps; the flag's
-p-value is ``min(1, 2 min(p_F, p_B))``, valid whichever is smaller.  The near-match view
-(:mod:`vrlib.audit.matches`) orders the records only.
 """
 
 from __future__ import annotations
@@ -48,7 +37,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from vrlib.audit import pvalues as pv
 from vrlib.audit.matches import match_scores
 from vrlib.data import Schema
 from vrlib.distance import kneighbors_between
@@ -199,14 +187,10 @@ class NullTail:
             # within the null scores the empirical p-value is exact (conformal); the model only extrapolates
             # beyond the largest of them, where the empirical one would stop at 1 / (n + 1)
             beyond = scores > self.null_[-1]
-            p[beyond] = self.tail_pvalues(scores[beyond])
+            z = (scores[beyond] - self.threshold_) / self.scale_
+            sf = np.exp(-z) if self.shape_ == 0 else (1.0 + self.shape_ * z) ** (-1.0 / self.shape_)
+            p[beyond] = np.minimum(self.p_floor, self.rate_ * sf)
         return np.clip(p, np.finfo(float).tiny, 1.0)
-
-    def tail_pvalues(self, scores) -> np.ndarray:
-        """The fitted tail's ``min(1 / (n + 1), rate × survival)`` at scores above the threshold."""
-        z = (np.asarray(scores, dtype=float) - self.threshold_) / self.scale_
-        sf = np.exp(-z) if self.shape_ == 0 else (1.0 + self.shape_ * z) ** (-1.0 / self.shape_)
-        return np.clip(np.minimum(self.p_floor, self.rate_ * sf), np.finfo(float).tiny, 1.0)
 
     @property
     def p_floor(self) -> float:
@@ -262,21 +246,6 @@ class NullTail:
         return {"passed": bool(passed), "alpha": alpha, "tests": rows}
 
 
-def _loo_pvalues(tail: NullTail, null) -> np.ndarray:
-    """Each null score's p-value against the *other* null scores, as a new record's would be.
-
-    ``(1 + #{others >= s}) / (n + 1)``; the largest score, beyond every other, gets the
-    tail's value where that is smaller (the tail was fitted with it, which errs large).
-    A record's Fisher sum over views is then exchangeable with a non-member's.
-    """
-    null = np.asarray(null, dtype=float)
-    p = pv.null_pvalues(null)
-    if tail.fitted_ and len(null) > 1:
-        top = null > np.sort(null)[-2]
-        p[top] = np.minimum(p[top], tail.tail_pvalues(null[top]))
-    return p
-
-
 def copy_evidence(
     train: pd.DataFrame,
     holdout: pd.DataFrame,
@@ -289,39 +258,38 @@ def copy_evidence(
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Closeness of every training and holdout record in each view, and the training records' p-values.
 
-    Views: ``all`` (every column); when the table has both kinds, ``continuous`` (the
+    Views: ``all`` (every column) and, when the table has both kinds, ``continuous`` (the
     continuous columns alone: a record copied with one category changed is an exact copy
-    there); with ``near_matches``, ``near_match`` (released records agreeing on all columns
-    but at most one, against their rate among holdout records: :mod:`vrlib.audit.matches`).
-    Each view's p-values come from its own :class:`NullTail`, fitted on every holdout
-    record and checked (:meth:`NullTail.check`; empirical only if the check fails).  A
-    record's ``p_value`` is ``min(1, 2 min(p_F, p_B))`` over the distance views: ``p_F``, the
-    p-value of Fisher's sum of its views' p-values among the holdout records' sums (each
-    from leave-one-out p-values, through one more checked :class:`NullTail`), and ``p_B``,
-    their Bonferroni minimum; valid whatever the views' dependence, as far as the holdout is
-    exchangeable with the training records (one distance view: its p-value as it is).
-    ``p_rank``, the Bonferroni minimum over all the views, near matches included, orders the
-    records beyond the flagged ones.
+    there).  With ``near_matches``, a third view, ``near_match`` (released records agreeing
+    on all columns but at most one, against their rate among holdout records:
+    :mod:`vrlib.audit.matches`; a record copied with one category changed is matched there
+    however many columns the table has), gives ``p_rank``, the Bonferroni minimum over all
+    views, which orders the records beyond the flagged ones; the flag stays on ``p_value``
+    (the distance views), since the extra view's Bonferroni factor cost more flags of
+    copies than it added on the validation benchmark (``docs/audit.md``).
+    Each view's p-values come from its own :class:`NullTail`, fitted on every
+    holdout record and checked (:meth:`NullTail.check`; empirical only if the check
+    fails); a record's p-value is the Bonferroni minimum over the views,
+    ``min(1, V min_v p_v)``, valid whatever their dependence.
 
     Returns
     -------
     train_table, holdout_table : DataFrame
         ``d_release``, ``d_neighbourhood``, ``closeness`` (of the ``all`` view), then
         ``closeness_<view>`` for the other views, ``p_value`` and ``effect`` (the closeness of
-        the distance view that gave the smallest p-value, which breaks ties of ``p_value``); with
+        the view that gave the smallest p-value, which breaks ties of ``p_value``); with
         ``near_matches``, also ``release_matches``, ``reference_matches``, ``match_score``,
         ``p_near_match`` (that view's p-value) and ``p_rank``.
     info : dict
-        ``views``: per view, the tail's ``threshold``, ``rate``, ``shape``, ``scale``,
-        ``extrapolated`` and ``check``; ``combined`` (with two distance views): the same for
-        Fisher's sum, and ``views``; ``warnings`` (sentences for tails that failed their check).
+        Per view: the tail's ``threshold``, ``rate``, ``shape``, ``scale``, ``extrapolated``
+        and ``check``; and ``warnings`` (sentences for views whose tail failed its check).
     """
     views = {"all": schema}
     if schema.categorical and schema.continuous:
         views["continuous"] = Schema([], list(schema.continuous))
     tables = {"train": train, "holdout": holdout}
     out = {name: pd.DataFrame(index=df.index) for name, df in tables.items()}
-    p_views, loo, effects, info, notes = {}, {}, {}, {"views": {}}, []
+    p_views, effects, info, notes = {}, {}, {"views": {}}, []
     if near_matches:
         views["near_match"] = schema
     for view, sub in views.items():
@@ -353,7 +321,6 @@ def copy_evidence(
                 out[name][f"closeness_{view}"] = scores[name]["closeness"]
             p_views[name, view] = tail.pvalues(scores[name][column])
             effects[name, view] = scores[name][column].to_numpy()
-        loo[view] = _loo_pvalues(tail, scores["holdout"][column].to_numpy())
         info["views"][view] = {
             "threshold": tail.threshold_,
             "rate": tail.rate_,
@@ -367,51 +334,13 @@ def copy_evidence(
             info["views"][view]["neighbourhood"] = scores["train"]["d_neighbourhood"].to_numpy()
             info["views"][view]["eps"] = resolution / len(cols)
     names = [v for v in views if v != "near_match"]
-    # the flag's p-value: the distance views' evidence together (Fisher's sum), calibrated against the holdout
-    # records' own sums, so their dependence is measured, not bounded; the near-match view stays out: inside the
-    # sum it gave a TVAE release with 20 planted copies 9 false flags of 29 (docs/audit.md)
-    if len(names) == 1:
-        p_flag = {name: p_views[name, names[0]] for name in tables}
-        combined = None
-    else:
-        t_stat = {
-            name: -np.log(np.column_stack([p_views[name, v] if name == "train" else loo[v] for v in names])).sum(axis=1)
-            for name in tables
-        }
-        combined = NullTail().fit(t_stat["holdout"])
-        check = combined.check(seed=seed)
-        if not check["passed"]:
-            combined = NullTail(extrapolate=False).fit(t_stat["holdout"])
-            notes.append(
-                "the tail model of the holdout's combined copy evidence failed its check on held-out holdout records, "
-                f"so the flag's p-values are empirical only (none below {combined.p_floor:.2g})"
-            )
-        fisher = {"train": combined.pvalues(t_stat["train"]), "holdout": _loo_pvalues(combined, t_stat["holdout"])}
-        # the sum rewards a record several views see; a record one view alone sees (a copy with one category
-        # changed) is diluted by the others' noise, where the Bonferroni minimum keeps it: the smaller of the
-        # two, doubled, is a valid p-value whichever is smaller
-        p_flag = {}
-        for name in tables:
-            own = [p_views[name, v] if name == "train" else loo[v] for v in names]
-            bonferroni = len(names) * np.column_stack(own).min(axis=1)
-            p_flag[name] = np.minimum(1.0, 2.0 * np.minimum(fisher[name], bonferroni))
-        info["combined"] = {
-            "views": list(names),
-            "threshold": combined.threshold_,
-            "rate": combined.rate_,
-            "shape": combined.shape_,
-            "scale": combined.scale_,
-            "extrapolated": combined.fitted_,
-            "check": check,
-            "tail": combined,
-        }
     for name in tables:
         p = np.column_stack([p_views[name, v] for v in names])
         best = p.argmin(axis=1)
-        out[name]["p_value"] = p_flag[name]
+        out[name]["p_value"] = np.minimum(1.0, len(names) * p.min(axis=1))
         out[name]["effect"] = np.column_stack([effects[name, v] for v in names])[np.arange(len(p)), best]
         if near_matches:
-            # every view's Bonferroni minimum: a valid p-value too, which orders the records not flagged
+            # every view, near matches included: a valid p-value too, which orders the records not flagged
             p_near = p_views[name, "near_match"]
             out[name]["p_near_match"] = p_near
             out[name]["p_rank"] = np.minimum(1.0, len(views) * np.minimum(p.min(axis=1), p_near))
@@ -435,27 +364,22 @@ def copy_resolution(info: dict, n_records: int, q: float) -> dict:
     -------
     dict
         ``p_copy_median`` / ``p_copy_isolated``: the p-value of an exact copy (``d_1 = 0`` in
-        every distance view, no rare near match) of a training record with the median / the
-        largest neighbourhood distance, through the flag's combination; ``copies_to_flag_median`` / ``..._isolated``: the fewest such copies flagged
+        every view) of a training record with the median / the largest neighbourhood
+        distance; ``copies_to_flag_median`` / ``..._isolated``: the fewest such copies flagged
         together (``ceil(p n / q)``, None when more than ``n``); ``p_floor``: the empirical floor
         ``1 / (n_holdout + 1)``; ``bh_single``: the level one record alone must reach,
         ``q / n``; ``note``: a sentence.
     """
-    # an exact copy is at distance 0 in every distance view; the near-match view is left at p = 1 (a copy of a
-    # pattern the population shares is no rare match), so the figures err large
+    # the flag's p-value combines the distance views alone (the near-match view only orders the rest)
     views = {v: d for v, d in info["views"].items() if "neighbourhood" in d}
-    combined = info.get("combined")
+    n_views = len(views)
     out = {"bh_single": q / n_records, "extrapolated": any(v["extrapolated"] for v in views.values())}
     for name in ("median", "isolated"):
         ps = []
         for v in views.values():
             d = float(np.median(v["neighbourhood"])) if name == "median" else float(v["neighbourhood"].max())
             ps.append(float(v["tail"].pvalues([np.log((d + v["eps"]) / v["eps"])])[0]))
-        if combined is None:
-            p = ps[0]
-        else:
-            fisher = float(combined["tail"].pvalues([-np.log(ps).sum()])[0])
-            p = min(1.0, 2.0 * min(fisher, len(ps) * min(ps)))
+        p = min(1.0, n_views * min(ps))
         need = int(np.ceil(p * n_records / q - 1e-12))
         out[f"p_copy_{name}"] = p
         out[f"copies_to_flag_{name}"] = max(1, need) if need <= n_records else None

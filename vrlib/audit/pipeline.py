@@ -445,9 +445,6 @@ def _audit(
                 v: {key: val for key, val in d.items() if key not in ("tail", "neighbourhood")}
                 for v, d in evidence["views"].items()
             },
-            "combined": {key: val for key, val in evidence["combined"].items() if key != "tail"}
-            if "combined" in evidence
-            else None,
             "n_holdout_scored": len(holdout),
         },
         "flag_resolution": resolution_info,
