@@ -14,13 +14,17 @@ training record is a member of it; then:
   isolated training records (largest V_5);
 * a **shifted holdout** (one sex only) with a background release: the audit must warn
   (``holdout_shift``) and flag nothing;
+* the real-unseen null again on four further splits of the data (the AUC's interval is a
+  statement about one split; the other nulls share the first);
 * **population duplicates**: the data drawn with replacement before the split, so that
   about a fifth of the holdout rows equal training rows (and twins fall within each part
   too), with a release from the other part: nothing may be flagged.
 
 Per scenario: ``recall_top_k`` (planted records among the audit's top ``k`` = 100),
 ``flagged_tp`` / ``flagged_fp`` (flagged planted / other records at 5 % FDR),
-``fdr`` (false share of the flagged), the membership AUC with its interval and the
+``fdr`` (false share of the flagged), ``expected_fp`` (the false flags exact p-values would give
+in expectation at the flag's Benjamini–Hochberg threshold), ``calibration`` (records not planted
+with a p-value at most 1 % and 0.1 %, against the count exact p-values give), the membership AUC with its interval and the
 copy-evidence (closeness) AUC, the shift warning and the audit's wall time.  Audits
 run with the attacks ``copies,distance`` and without WP29 (their figures are not
 validated here).
@@ -47,6 +51,8 @@ import pandas as pd
 
 TOP_K = 100
 FDR = 0.05
+OTHER_SPLITS = 4  # further splits of the data for the real-unseen null
+LEVELS = (0.01, 0.001)  # calibration of the records that are not planted
 
 
 # --------------------------------------------------------------------------- data
@@ -201,6 +207,19 @@ def scenarios(name, df, schema, sizes, shift, generators, small):
 
     yield "population duplicates (drawn with replacement)", "null", background, duplicates
 
+    def other_split(seed):
+        # the same control on another split of the data: the AUC's interval is a statement about one split
+        tr, ho, ot = split_rows(len(df), (sizes["train"], sizes["holdout"], n_other), seed)
+        return (
+            df.iloc[tr].reset_index(drop=True),
+            df.iloc[ot[:n]].reset_index(drop=True),
+            df.iloc[ho].reset_index(drop=True),
+            np.array([], int),
+        )
+
+    for seed in () if small else range(1, 1 + OTHER_SPLITS):
+        yield f"null real unseen records, split {seed}", "null", "real", lambda seed=seed: other_split(seed)
+
 
 def _plant(train, release, schema, kind, share):
     return plant(train, release, schema, np.random.default_rng(int(share * 1e4) + len(kind)), kind, share=share)
@@ -221,6 +240,11 @@ def run_scenario(dataset, scenario, kind, generator, builder, schema) -> dict:
     planted = set(int(i) for i in idx)
     flagged = set(rec.loc[rec["flagged"], "index"].astype(int))
     tp, fp = len(flagged & planted), len(flagged - planted)
+    # calibrated p-values give, at level t, about t x (records not planted) among them; Benjamini-Hochberg's
+    # threshold (q x flagged / m) times those records is the false flags expected if the p-values are exact
+    others = rec.loc[~rec["index"].astype(int).isin(planted), "p_value"].to_numpy()
+    calibration = {str(t): [int((others <= t).sum()), t * len(others)] for t in LEVELS}
+    expected_fp = len(others) * FDR * (tp + fp) / len(rec)
     auc, close = s["membership_auc"], s["attack_auc"]["closeness"]
     return {
         "dataset": dataset,
@@ -236,6 +260,8 @@ def run_scenario(dataset, scenario, kind, generator, builder, schema) -> dict:
         "flagged_fp": fp,
         "flag_recall": tp / len(planted) if planted else None,
         "fdr": fp / (tp + fp) if tp + fp else 0.0,
+        "expected_fp": expected_fp,
+        "calibration": calibration,
         "auc": auc["auc"],
         "auc_ci_low": auc["ci_low"],
         "auc_ci_high": auc["ci_high"],
@@ -251,13 +277,18 @@ def run_scenario(dataset, scenario, kind, generator, builder, schema) -> dict:
 
 
 def table(rows) -> str:
-    head = "| dataset | scenario | generator | planted | in top 100 | flagged TP / FP | FDR | AUC [95 %] | warning |"
-    lines = [head, "|" + "---|" * 9]
+    head = (
+        "| dataset | scenario | generator | planted | in top 100 | flagged TP / FP | FDR | FP expected | "
+        "p ≤ 0.001 (expected) | AUC [95 %] | warning |"
+    )
+    lines = [head, "|" + "---|" * 11]
     for r in rows:
         recall = f"{r['recall_top_k']:.0%}" if r["recall_top_k"] is not None else "–"
+        obs, exp = r["calibration"]["0.001"]
         lines.append(
             f"| {r['dataset']} | {r['scenario']} | {r['generator']} | {r['n_planted']} | {recall} | "
-            f"{r['flagged_tp']} / {r['flagged_fp']} | {r['fdr']:.0%} | {r['auc']:.3f} "
+            f"{r['flagged_tp']} / {r['flagged_fp']} | {r['fdr']:.0%} | {r['expected_fp']:.1f} | {obs} ({exp:.1f}) | "
+            f"{r['auc']:.3f} "
             f"[{r['auc_ci_low']:.3f}, {r['auc_ci_high']:.3f}] | {'holdout_shift' if r['shift_warning'] else ''} |"
         )
     return "\n".join(lines)
@@ -304,6 +335,10 @@ def main(argv=None) -> int:
         "n_nulls": len(nulls),
         "shift_warned": all(r["shift_warning"] for r in shifts),
         "shift_flagged": sum(r["flagged_tp"] + r["flagged_fp"] for r in shifts),
+        "planted_fp": sum(r["flagged_fp"] for r in planted),
+        "planted_fp_expected": sum(r["expected_fp"] for r in planted),
+        "nulls_p_at_most_0.001": [sum(r["calibration"]["0.001"][i] for r in nulls) for i in (0, 1)],
+        "nulls_p_at_most_0.01": [sum(r["calibration"]["0.01"][i] for r in nulls) for i in (0, 1)],
     }
     print(table(rows))
     out = {
