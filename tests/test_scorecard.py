@@ -361,7 +361,12 @@ def _letters(text: str) -> str:
 
 
 # Which paper a text is: the word it names itself by most (two versions of achilles are at hand).
-PAPER_MARKS = {"achilles": r"achilles", "domias": r"domias", "mca": r"tablegan-mca", "lost": r"lost in the averages|modellgestützt"}
+PAPER_MARKS = {
+    "achilles": r"achilles",
+    "domias": r"domias",
+    "mca": r"tablegan-mca",
+    "lost": r"lost in the averages|modellgestützt",
+}
 
 
 def _texts_by_paper(folder) -> dict[str, list[str]]:

@@ -499,7 +499,7 @@ CASES = {
     _case("achilles", "Table 2", "Table 2"): _cells("achilles_table2"),
     _case("achilles", "§6.1 (Fig. 1, Table 2)", "Figure 1"): _ahead("achilles_table2"),
     _case("achilles", "Table 2, Census Ω", "Table 2"): _cells("achilles_census_omega"),
-    _case("achilles", "§5.2 (Table 2, log-likelihood)", "sample"): {
+    _case("achilles", "§6.1 (Table 2, log-likelihood; §5.2)", "our vulnerable"): {
         "holds": _loglik(0.2, 0.01), "does not hold": _loglik(-0.2, 0.01), "inconclusive": _loglik(0.001, 0.1)},
     _case("achilles", "Table 3", "Table 3"): _cells("achilles_table3"),
     _case("achilles", "§6.2 (Fig. 2, Table 3)", "Figure 2"): _ahead("achilles_table3"),
