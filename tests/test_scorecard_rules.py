@@ -869,3 +869,14 @@ def test_adult_synthpop_ranges_do_not_read_other_settings(kind, quote):
     # Adult/Synthpop outside the range, the rest inside: does not hold.
     swapped = claim.rule({**tables, **_only_others_out_of_range(kind, swap=True)(tables)})
     assert verdict(swapped.checks) == "does not hold", swapped.ours
+
+
+def test_one_record_checks_the_stated_traditional_risk():
+    (claim,) = [c for c in JUDGED if c.paper == "lost" and c.quote.startswith("Das modell")]
+    tables = tables_of(claim)
+    # The range as the paper's, but R_T = 0.87 where the quote states 0.62: not "holds" (before, no check read R_T
+    # itself; only worst case − R_T, which fails here too).
+    paper = dict(model_seeded_min=0.5, model_seeded_max=0.8, between_datasets_sd=0.1, noise_sd=0.01)
+    assert verdict(claim.rule({**tables, **_record(**paper, traditional=0.62)(tables)}).checks) == "holds"
+    off = claim.rule({**tables, **_record(**paper, traditional=0.87)(tables)})
+    assert verdict(off.checks) == "holds in part" and "traditional risk 0.870 against 0.620" in off.why(10)
