@@ -880,3 +880,14 @@ def test_one_record_checks_the_stated_traditional_risk():
     assert verdict(claim.rule({**tables, **_record(**paper, traditional=0.62)(tables)}).checks) == "holds"
     off = claim.rule({**tables, **_record(**paper, traditional=0.87)(tables)})
     assert verdict(off.checks) == "holds in part" and "traditional risk 0.870 against 0.620" in off.why(10)
+
+
+def test_chance_is_inconclusive_where_the_targets_shared_noise_could_explain_the_gap():
+    (claim,) = [c for c in JUDGED if c.paper == "lost" and c.quote.startswith("Die MIA")]
+    tables = tables_of(claim)
+    # 250 targets, floor 0.05: se 0.0022 with independent errors, 0.035 with one shared error. 0.524 is 0.024 from
+    # 0.5: beyond the first (the rule before said "does not hold"), within the second: inconclusive.
+    mid = claim.rule({**tables, **_chance(0.524, 0.8)(tables)})
+    assert verdict(mid.checks) == "holds in part" and mid.checks.count(None) == 2, mid.why(10)
+    far = claim.rule({**tables, **_chance(0.6, 0.8)(tables)})  # 0.1 from 0.5: beyond even one shared error
+    assert False in far.checks
