@@ -446,3 +446,21 @@ def test_fig4_setting_shared_by_both_sweeps_counts_once():
     out = domias.reference_set_gain({"domias_fig4": df})
     # Two estimators (KDE and BNAF), each setting once, and the reference set's gain against the estimator's.
     assert len(out.checks) == 2 * len(settings) + 1
+
+
+def test_site_says_when_the_published_notebook_is_another_profiles_run(root):
+    name = scorecard.NOTEBOOKS["02"]
+    table3 = pd.read_csv(PROJECT_ROOT / "figures" / "paper" / "tables" / "achilles_table3.csv")
+    put(root, "paper", "achilles_table3", table3)
+    executed = root / "notebooks" / "executed" / "quick"
+    executed.mkdir(parents=True)
+    (executed / f"{name}.ipynb").write_text((root / "notebooks" / f"{name}.ipynb").read_text())
+    page = scorecard.scorecard_markdown(root, scorecard.Links(site=True, published=frozenset({name})))
+    assert "notebook 02 (its published run is the quick profile's, not this row's paper)" in page
+    # With the paper run published, the link says nothing more.
+    (root / "notebooks" / "executed" / "paper").mkdir()
+    (root / "notebooks" / "executed" / "paper" / f"{name}.ipynb").write_text(
+        (root / "notebooks" / f"{name}.ipynb").read_text()
+    )
+    page = scorecard.scorecard_markdown(root, scorecard.Links(site=True, published=frozenset({name})))
+    assert "its published run" not in page and ">notebook 02</a>" in page
