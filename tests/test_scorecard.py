@@ -390,10 +390,31 @@ def _misquoted(claims, texts: dict[str, list[str]]) -> list[str]:
         if not own:
             wrong.append(f"{c.paper} {c.result}: no text of this paper")
             continue
-        for part in re.split(r"\.\.\.|…", c.quote):  # an ellipsis leaves out a formula or a clause
-            if _letters(part) and not any(_letters(part) in t for t in own):
-                wrong.append(f"{c.paper} {c.result}: {part!r}")
+        parts = [_letters(p) for p in re.split(r"\.\.\.|…", c.quote)]  # an ellipsis leaves out a formula or a clause
+        parts = [p for p in parts if p]
+        if not any(_in_order(parts, t) for t in own):
+            wrong.append(f"{c.paper} {c.result}: {c.quote!r}")
     return wrong
+
+
+GAP = 1500  # letters an ellipsis may leave out: a clause or a formula, not a section
+
+
+def _in_order(parts: list[str], text: str) -> bool:
+    """The parts in this order in ``text``, each within GAP letters after the one before (a quote cut by ellipses
+    is one passage, not words gathered from anywhere in the paper)."""
+
+    def from_(i: int, start: int, limit: int | None) -> bool:
+        if i == len(parts):
+            return True
+        at = text.find(parts[i], start)
+        while at != -1 and (limit is None or at <= limit):
+            if from_(i + 1, at + len(parts[i]), at + len(parts[i]) + GAP):
+                return True
+            at = text.find(parts[i], at + 1)
+        return False
+
+    return from_(0, 0, None)
 
 
 @pytest.mark.skipif(not PAPERS_TEXT.is_dir(), reason="the papers' texts are not beside the project")
@@ -415,6 +436,11 @@ def test_the_quote_check_says_no_to_altered_words_and_to_another_papers_words():
     assert _misquoted([replace(c, quote=c.quote + " ... and a clause the paper never wrote")], texts)
     d = next(c for c in scorecard.CLAIMS if c.paper == "domias" and c.quote.startswith("In both plots"))
     assert _misquoted([replace(d, paper="lost")], texts)  # the right words, put on the wrong paper
+    # Two true passages of the paper joined by an ellipsis, in the wrong order or far apart: not one passage.
+    far = "In both plots, we see DOMIAS consistently outperforms baseline methods ... We see a clear privacy-utility"
+    assert _misquoted([replace(d, quote=far)], texts)
+    assert _in_order(["ab", "cd"], "xxabyycdzz") and not _in_order(["cd", "ab"], "xxabyycdzz")
+    assert not _in_order(["ab", "cd"], "ab" + "x" * (GAP + 1) + "cd")
 
 
 def test_every_claim_has_words_a_place_and_a_rule_or_a_reason():
