@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -470,8 +471,10 @@ def test_fig4_setting_shared_by_both_sweeps_counts_once():
     settings = kde[["n_ref", "n_syn"]].drop_duplicates()
     assert len(settings) < len(kde)  # the table shows n_ref = n_syn = 10,000 in both sweeps
     out = domias.reference_set_gain({"domias_fig4": df})
-    # Two estimators (KDE and BNAF), each setting once, and the reference set's gain against the estimator's.
-    assert len(out.checks) == 2 * len(settings) + 1
+    # Two estimators (KDE and BNAF), each averaged over the settings, each setting once; and the reference set's gain
+    # against the estimator's.
+    assert len(out.checks) == 3
+    assert out.ours.count(f"averaged over {len(settings)} settings") == 2
 
 
 def test_site_says_when_the_published_notebook_is_another_profiles_run(root):
@@ -490,3 +493,20 @@ def test_site_says_when_the_published_notebook_is_another_profiles_run(root):
     )
     page = scorecard.scorecard_markdown(root, scorecard.Links(site=True, published=frozenset({name})))
     assert "its published run" not in page and ">notebook 02</a>" in page
+
+
+def test_fig4_largest_gain_is_judged_on_the_gains_not_on_every_setting():
+    # Eq. 2 ahead of Eq. 1 by 0.05 on average (0.1 at half the settings, 0.0 at the others), the estimator's gain
+    # 0: the sentence holds though half the settings show no gain (the rule before required every setting).
+    df = pd.read_csv(PROJECT_ROOT / "figures" / "paper" / "tables" / "domias_fig4.csv")
+    df["auc_std"], df["auc_mean"] = 0.005, 0.6
+    keys = df[["n_ref", "n_syn"]].drop_duplicates().reset_index(drop=True)
+    half = set(map(tuple, keys.iloc[::2].to_numpy()))
+    on = np.array([(r, s) in half for r, s in zip(df.n_ref, df.n_syn)])
+    df.loc[df.attack.isin(["domias_flow", "domias_kde"]) & on, "auc_mean"] = 0.7
+    out = domias.reference_set_gain({"domias_fig4": df})
+    assert scorecard.verdict(out.checks) == "holds", out.why(10)
+    df.loc[df.attack == "domias_kde", "auc_mean"] = 0.5  # now the estimator's gain (BNAF over KDE) is the larger
+    df.loc[df.attack == "eq1_flow", "auc_mean"] = df.loc[df.attack == "domias_flow", "auc_mean"].to_numpy() - 0.01
+    out = domias.reference_set_gain({"domias_fig4": df})
+    assert False in out.checks and "reference set's gain − estimator's" in out.why(10)

@@ -151,7 +151,11 @@ def _end_to_end(table: str, key: str, larger_at: str):
 
 
 def reference_set_gain(t):
-    """Per setting of the ablation and per density estimator, DOMIAS (Eq. 2) above Eq. 1 beyond the noise."""
+    """ "The source of the largest gain is the use of Eq. 2 over Eq. 1": averaged over the settings of the ablation
+    (each (n_ref, n_syn) once), the reference set's gain (DOMIAS − Eq. 1, per density estimator the table has) above
+    0 beyond the noise, and that gain (BNAF) above the estimator's (BNAF − KDE) beyond the noise. The per-setting
+    differences are shown, not judged: the sentence compares the two sources of gain, it does not say that Eq. 2
+    is ahead of Eq. 1 at every size."""
     df = t["domias_fig4"]
     if not {"ablation", "n_ref", "n_syn", "attack", "auc_mean", "auc_std", "n_seeds"} <= set(df.columns):
         return None
@@ -166,23 +170,30 @@ def reference_set_gain(t):
             if pd.notna(mean.at[idx, d]) and pd.notna(mean.at[idx, e]):
                 x, s = mean.at[idx, d] - mean.at[idx, e], float(np.hypot(se.at[idx, d], se.at[idx, e]))
                 rows.append((d, e, idx, x, s, ahead(x, s)))
-    out = Outcome(
-        "; ".join(
-            f"{label(d)} − {label(e)}: above beyond the noise in {sum(v is True for dd, _, _, _, _, v in rows if dd == d)} "
-            f"of {sum(dd == d for dd, *_ in rows)} settings"
-            for d, e in pairs
+    checks, parts = [], []
+    for d, e in pairs:
+        mine = [(x, s, v) for dd, _, _, x, s, v in rows if dd == d]
+        gain = float(np.mean([x for x, _, _ in mine]))
+        # The settings may share their seeds' generators (one TVAE per seed for every n_ref), so their errors need
+        # not be independent: the mean of their se's bounds the se of their average whatever the correlation.
+        gain_se = float(np.mean([s for _, s, _ in mine]))
+        parts.append(
+            f"{label(d)} − {label(e)}: {signed(gain, gain_se)} averaged over {len(mine)} settings (above beyond the "
+            f"noise in {sum(v is True for *_, v in mine)}, below in {sum(v is False for *_, v in mine)})"
         )
-    )
-    for d, e, (n_ref, n_syn), x, s, v in rows:
-        out.check(v, f"{label(d)}, n_ref {n_ref}, n_syn {n_syn}: {signed(x, s)}")
+        checks.append((ahead(gain, gain_se), f"{label(d)} − {label(e)} averaged {signed(gain, gain_se)}"))
+    out = Outcome("; ".join(parts))
+    for v, what in checks:
+        out.check(v, what)
     if {"domias_flow", "domias_kde", "eq1_flow"} <= set(mean.columns):
         # "the largest gain": the reference set's (Eq. 2 − Eq. 1, BNAF) against the estimator's (BNAF − KDE), averaged
         # over the settings that have all three.
         both = mean[["domias_flow", "domias_kde", "eq1_flow"]].dropna().index
         ref = (mean.loc[both, "domias_flow"] - mean.loc[both, "eq1_flow"]).mean()
         est = (mean.loc[both, "domias_flow"] - mean.loc[both, "domias_kde"]).mean()
-        # Each setting's difference of the two gains involves the three means once each (2 · flow cancels).
-        e = float(np.sqrt((se.loc[both, ["eq1_flow", "domias_kde"]] ** 2).sum().sum())) / len(both)
+        # Each setting's difference of the two gains involves the three means once each (2 · flow cancels); the
+        # settings' errors bounded as above (the mean of each setting's se).
+        e = float(np.sqrt((se.loc[both, ["eq1_flow", "domias_kde"]] ** 2).sum(axis=1)).mean())
         out.ours += f"; mean gain over {len(both)} settings: reference set {ref:+.3f}, BNAF over KDE {est:+.3f}"
         out.check(ahead(ref - est, e), f"reference set's gain − estimator's {signed(ref - est, e)}")
     return out
@@ -484,8 +495,9 @@ CLAIMS: tuple[Claim, ...] = (
           NB, S3B, "domias_fig3b"),
     Claim(PAPER, "§5.2 (Fig. 4)", "Evidently, the source of the largest gain is the use of Eq. 2 over Eq. 1.",
           "DOMIAS (Eq. 2) above Eq. 1", ("domias_fig4",), reference_set_gain,
-          "per n_ref and n_syn and per density estimator the table has, DOMIAS (Eq. 2) above Eq. 1 beyond the noise; "
-          "and, averaged over the settings, that gain (BNAF) above the estimator's (BNAF over KDE) beyond the noise",
+          "averaged over the ablation's settings (each (n_ref, n_syn) once), DOMIAS (Eq. 2) minus Eq. 1 above 0 beyond "
+          "the noise, per density estimator the table has; and that gain (BNAF) above the estimator's (BNAF over KDE) "
+          "beyond the noise; the per-setting differences shown, not judged (the sentence compares the gains)",
           NB, S4, "domias_fig4"),
     Claim(PAPER, "§5.2 (Fig. 4)", "As expected, the deep density estimator gives further gains when enough data is "
           "available. For lower amounts of data, the KDE approach is more suitable.",
