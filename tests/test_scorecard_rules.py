@@ -362,7 +362,7 @@ def _rmsd_rows(
 MISS = ("lost_table_miss", "lost_fig3_miss", "lost_fig4_miss", "lost_census_miss")
 
 
-def _miss(at_t, rate, low, high, noise, n_low, n_high, names=MISS):
+def _miss(at_t, rate, low, high, noise, n_low, n_high, names=MISS, n_records=50):
     def f(t):
         out = {}
         for name in names:
@@ -373,7 +373,7 @@ def _miss(at_t, rate, low, high, noise, n_low, n_high, names=MISS):
             df.loc[rows, "miss_rate_low"], df.loc[rows, "miss_rate_high"] = low - offset, high - offset
             df.loc[rows, "miss_rate_noise"] = noise
             df.loc[rows, "miss_rate_noise_low"], df.loc[rows, "miss_rate_noise_high"] = n_low, n_high
-            df.loc[rows, "n_high"] = 50
+            df.loc[rows, "n_high"] = n_records
             out[name] = df
         return out
 
@@ -499,7 +499,7 @@ CASES = {
     _case("achilles", "Table 2", "Table 2"): _cells("achilles_table2"),
     _case("achilles", "§6.1 (Fig. 1, Table 2)", "Figure 1"): _ahead("achilles_table2"),
     _case("achilles", "Table 2, Census Ω", "Table 2"): _cells("achilles_census_omega"),
-    _case("achilles", "§5.2 (Table 2, log-likelihood)", "sample"): {
+    _case("achilles", "§6.1 (Table 2, log-likelihood; §5.2)", "our vulnerable"): {
         "holds": _loglik(0.2, 0.01), "does not hold": _loglik(-0.2, 0.01), "inconclusive": _loglik(0.001, 0.1)},
     _case("achilles", "Table 3", "Table 3"): _cells("achilles_table3"),
     _case("achilles", "§6.2 (Fig. 2, Table 3)", "Figure 2"): _ahead("achilles_table3"),
@@ -558,10 +558,10 @@ CASES = {
         "holds": _rmsd_rows(0.08, 0.07, 0.09, 0.03), "does not hold": _rmsd_rows(0.08, 0.07, 0.09, 0.2),
         "inconclusive": _rmsd_rows(0.08, 0.07, 0.09, 0.08)},
     _case("lost", "§5 (summary)", "Experimente auf dem Adult-Datensatz und dem Synthpop-Generator zeigen: ... Miss"): {
-        "holds": _miss(0.8, 0.8, 0.75, 0.85, 0.1, 0.05, 0.15), "does not hold": _miss(0.8, 0.4, 0.35, 0.45, 0.05, 0.0, 0.1),
+        "holds": _miss(0.8, 0.8, 0.75, 0.85, 0.1, 0.05, 0.15, n_records=2000), "does not hold": _miss(0.8, 0.4, 0.35, 0.45, 0.05, 0.0, 0.1),
         "inconclusive": _miss(0.8, 0.8, 0.75, 0.85, 0.8, 0.75, 0.85)},
     _case("lost", "§5 (summary)", "Bei t=0,6"): {
-        "holds": _miss(0.6, 0.5, 0.45, 0.55, 0.1, 0.05, 0.15), "does not hold": _miss(0.6, 0.1, 0.05, 0.15, 0.02, 0.0, 0.04),
+        "holds": _miss(0.6, 0.5, 0.45, 0.55, 0.1, 0.05, 0.15), "does not hold": _miss(0.6, 0.1, 0.05, 0.15, 0.02, 0.0, 0.04, n_records=2000),
         "inconclusive": _miss(0.6, 0.2, 0.1, 0.3, 0.02, 0.0, 0.04)},
     _case("lost", "§5 (summary)", "Bei t=0,9"): {
         "holds": _miss(0.9, 0.8, 0.7, 0.9, 0.1, 0.05, 0.15), "does not hold": _miss(0.9, 1.0, 0.98, 1.0, 0.1, 0.05, 0.15),
@@ -619,8 +619,13 @@ def test_rule_gives_the_verdict_its_table_supports(claim, expected, make):
 
 @pytest.mark.parametrize("claim", JUDGED, ids=short)
 def test_rule_runs_on_the_committed_tables(claim):
-    outcome = claim.rule(tables_of(claim))
-    assert outcome is not None and outcome.checks
+    tables = tables_of(claim)
+    outcome = claim.rule(tables)
+    assert outcome is not None
+    if set(claim.tables) <= set(tables):
+        assert outcome.checks
+    else:  # a table no run has committed: not run (no check, never "inconclusive"), and it says why
+        assert verdict(outcome.checks) == "not run" and outcome.why()
 
 
 def test_headline_average_gap_on_the_papers_own_tables():
@@ -661,10 +666,11 @@ def test_lost_rows_shared_by_two_tables_count_once():
 
 
 @pytest.mark.parametrize("result, table", [("§6.1 (Fig. 1)", "achilles_table2"), ("§6.2 (Fig. 2)", "achilles_table3")])
-def test_median_claims_without_per_target_aucs_are_inconclusive_and_say_why(result, table):
+def test_median_claims_without_per_target_aucs_are_not_run_and_say_why(result, table):
+    # Nothing measured is nothing within the noise: "not run", never "inconclusive".
     (claim,) = [c for c in JUDGED if c.result == result and c.quote.startswith("The median")]
     outcome = claim.rule({table: committed(table)})
-    assert verdict(outcome.checks) == "inconclusive"
+    assert verdict(outcome.checks) == "not run"
     assert "no per-target AUC table" in outcome.why() and "median" in outcome.why()
 
 
@@ -682,3 +688,221 @@ def test_median_gap_se_by_hand():
         [dict(dataset="d", generator="g", method=k, auc=v) for k, v in (("distance", 0.7), ("rare", 0.6))] * 3
     )
     assert headline.median_gaps(flat, n_boot=100).se.iloc[0] == pytest.approx(0.0, abs=1e-12)
+
+
+# --------------------------------------------------------------------------- "every baseline", not the best mean
+
+
+def test_against_each_is_decided_by_every_other_not_the_best_mean():
+    from vrlib.scorecard.rules import against_each
+
+    # Ahead of the best mean (b) beyond the noise, but within the noise of a lower, noisier one (c): not "holds".
+    v, name, d, _ = against_each([("b", 0.05, 0.001), ("c", 0.06, 0.1)])
+    assert (v, name, d) == (None, "c", 0.06)
+    assert against_each([("b", 0.05, 0.001), ("c", 0.06, 0.001)])[:2] == (True, "b")  # the closest one decides
+    assert against_each([("b", 0.05, 0.001), ("c", -0.06, 0.001)])[:2] == (False, "c")
+    assert against_each([("b", 0.05, 0.001), ("c", float("nan"), 0.001)])[0] is None  # a missing value never passes
+    with pytest.raises(ValueError):
+        against_each([])
+
+
+def _domias_noisy_runner_up(name, by, value="auc", own_margin=0.1, noisy_std=0.3, group=None):
+    """DOMIAS ``own_margin`` above every baseline's mean; the best baseline (LOGAN 0) 0.05 below DOMIAS with a tiny
+    std, MC 0.06 below it with ``noisy_std``: the best mean is cleared, MC is not (with a large ``noisy_std``)."""
+
+    def f(t):
+        df = t[name].copy()
+        sel = df.index if group is None else df.index[df.group == group]
+        df.loc[sel, f"{value}_std"] = 0.001
+        df.loc[sel, f"{value}_mean"] = 0.5
+        df.loc[sel.intersection(df.index[df.attack.isin(OWN)]), f"{value}_mean"] = 0.5 + own_margin
+        df.loc[sel.intersection(df.index[df.attack == "logan_0"]), f"{value}_mean"] = 0.5 + own_margin - 0.05
+        mc = sel.intersection(df.index[df.attack == "mc"])
+        df.loc[mc, f"{value}_mean"], df.loc[mc, f"{value}_std"] = 0.5 + own_margin - 0.06, noisy_std
+        if group is not None:  # outside the group DOMIAS is clearly less accurate (the first check holds)
+            rest = df.index[(df.group != group) & df.attack.isin(OWN)]
+            df.loc[rest, f"{value}_mean"], df.loc[rest, f"{value}_std"] = 0.3, 0.001
+        return {name: df}
+
+    return f
+
+
+NOISY_RUNNER_UP = [
+    (("domias", "§5.1 (Fig. 3a)", "In both"), "domias_fig3a", "n_mem", "auc", None),
+    (("domias", "§5.1 (Fig. 3b)", "In both"), "domias_fig3b", "epochs", "auc", None),
+    (("domias", "App. B.2 (Fig. 10)", "Indeed"), "domias_fig6", "generator", "auc", None),
+    (("domias", "App. D.1 (Fig. 13)", "if the attacker"), "domias_fig13", "q", "precision", None),
+    (("domias", "§5.3 (Fig. 5)", "DOMIAS is"), "domias_fig5", "subgroup", "accuracy", "minority"),
+]
+
+
+@pytest.mark.parametrize("case, name, by, value, group", NOISY_RUNNER_UP, ids=lambda x: str(x)[:40])
+def test_outperforming_every_baseline_is_not_judged_on_the_best_mean_alone(case, name, by, value, group):
+    (claim,) = [c for c in JUDGED if key(c) == _case(*case)]
+    tables = tables_of(claim)
+    noisy = claim.rule({**tables, **_domias_noisy_runner_up(name, by, value, group=group)(tables)})
+    # Ahead of the best mean beyond the noise, within the noise of MC: the claim is not shown.
+    assert verdict(noisy.checks) != "holds", noisy.ours
+    assert "MC" in noisy.why(20) + noisy.ours
+    # The same table with MC as sure as the others: holds.
+    sure = claim.rule({**tables, **_domias_noisy_runner_up(name, by, value, noisy_std=0.001, group=group)(tables)})
+    assert verdict(sure.checks) == "holds", sure.why(10)
+
+
+def _achilles_noisy(name, distance, loglik, random_std, loglik_std=0.001):
+    """Per setting: random the best mean (0.8) with ``random_std``; loglik at ``loglik`` with ``loglik_std``; the rest
+    at 0.5; distance at ``distance``; every other std tiny."""
+
+    def f(t):
+        df = t[name].copy()
+        df["auc_std"], df["auc_mean"] = 0.001, 0.5
+        df.loc[df.method == "random", ["auc_mean", "auc_std"]] = 0.8, random_std
+        df.loc[df.method == "loglik", ["auc_mean", "auc_std"]] = loglik, loglik_std
+        df.loc[df.method == "distance", "auc_mean"] = distance
+        return {name: df}
+
+    return f
+
+
+@pytest.mark.parametrize("table", ["achilles_table2", "achilles_table3"])
+def test_not_behind_checks_every_other_method(table):
+    (claim,) = [c for c in JUDGED if c.tables == (table,) and c.quote.startswith("Importantly")]
+    tables = tables_of(claim)
+    # Within the noise of the best mean (random, std 0.3), behind loglik beyond it: distance *is* behind one.
+    behind = claim.rule({**tables, **_achilles_noisy(table, 0.7, 0.75, 0.3)(tables)})
+    assert verdict(behind.checks) == "does not hold", behind.ours
+    # Ahead of loglik and within the noise of random: not behind any beyond the noise.
+    level = claim.rule({**tables, **_achilles_noisy(table, 0.78, 0.75, 0.3)(tables)})
+    assert verdict(level.checks) == "holds", level.why(10)
+
+
+OUTPERFORMS = [("achilles_table2", "outperforms"), ("achilles_table3", "outperforms"),
+               ("achilles_fig4", "Figure 4 shows"), ("achilles_fig4", "find that our metric")]  # fmt: skip
+
+
+@pytest.mark.parametrize("table, quote", OUTPERFORMS)
+def test_outperforms_checks_every_other_method(table, quote):
+    (claim,) = [c for c in JUDGED if c.tables == (table,) and quote in c.quote]
+    tables = tables_of(claim)
+    # distance 0.85 clears the best mean (random 0.8, tiny std) but not loglik (0.79, std 0.3): within the noise of
+    # one other method, never "holds".
+    noisy = claim.rule({**tables, **_achilles_noisy(table, 0.85, 0.79, 0.001, loglik_std=0.3)(tables)})
+    assert verdict(noisy.checks) == "inconclusive", noisy.ours
+    assert "loglik" in noisy.ours + noisy.why(20)
+    sure = claim.rule({**tables, **_achilles_noisy(table, 0.85, 0.79, 0.001)(tables)})
+    assert verdict(sure.checks) == "holds", sure.why(10)
+    behind = claim.rule({**tables, **_achilles_noisy(table, 0.7, 0.79, 0.001, loglik_std=0.3)(tables)})
+    assert verdict(behind.checks) == "does not hold", behind.ours
+
+
+# --------------------------------------------------------------------------- lost: how many records a miss rate has
+
+
+def test_up_to_80_at_t09_uses_the_records_binomial_noise():
+    (claim,) = [c for c in JUDGED if c.paper == "lost" and c.quote.startswith("Bei t=0,9")]
+    tables = tables_of(claim)
+    # 6 of 6 high-risk records missed, every bootstrap replicate 1.0, noise alone 0.1: a true rate of 0.8 misses
+    # all 6 with probability 0.8⁶ = 0.26, so 0.8 is not excluded (Clopper-Pearson [0.54, 1]).
+    few = claim.rule({**tables, **_miss(0.9, 1.0, 1.0, 1.0, 0.1, 0.05, 0.15, n_records=6)(tables)})
+    assert verdict(few.checks) == "holds", few.why(10)
+    # 600 of 600: the interval [0.994, 1] excludes 0.8.
+    many = claim.rule({**tables, **_miss(0.9, 1.0, 1.0, 1.0, 0.1, 0.05, 0.15, n_records=600)(tables)})
+    assert verdict(many.checks) == "does not hold", many.ours
+
+
+def test_records_interval_is_clopper_pearson_by_hand():
+    from types import SimpleNamespace
+
+    from scipy import stats
+
+    from vrlib.scorecard.lost import _records_interval
+
+    row = SimpleNamespace(miss_rate=0.5, miss_rate_low=0.45, miss_rate_high=0.55, n_high=10)
+    low, high = _records_interval(row)
+    assert low == pytest.approx(stats.beta.ppf(0.025, 5, 6)) and high == pytest.approx(stats.beta.ppf(0.975, 6, 5))
+    assert (low, high) == pytest.approx((0.187, 0.813), abs=1e-3)
+    # With many records the bootstrap interval is the wider one and is kept.
+    wide = SimpleNamespace(miss_rate=0.5, miss_rate_low=0.3, miss_rate_high=0.7, n_high=10_000)
+    assert _records_interval(wide) == (0.3, 0.7)
+
+
+# --------------------------------------------------------------------------- lost: the summary's Adult/Synthpop ranges
+
+
+def _only_others_out_of_range(kind, swap=False):
+    """Adult/Synthpop rows inside the stated range (beyond the noise, narrow); every other setting's rows (BayNet,
+    PrivBayes, Census) far outside it: a rule that reads those rows says no. ``swap``: the other way round."""
+    from vrlib.scorecard.lost import LOST_RMSD
+
+    def f(t):
+        out = {}
+        for name in LOST_RMSD if kind == "rmsd" else MISS:
+            df = t[name].copy()
+            if kind == "rmsd":
+                inside, outside = 0.07, 0.5
+                col, lo, hi = "rmsd", "rmsd_low", "rmsd_high"
+                df["floor"] = 0.01
+            else:
+                inside, outside = 0.8, 0.1
+                col, lo, hi = "miss_rate", "miss_rate_low", "miss_rate_high"
+                df["miss_rate_noise"], df["miss_rate_noise_low"], df["miss_rate_noise_high"] = 0.01, 0.0, 0.02
+                df["n_high"] = 5000
+            if name.startswith("lost_table"):
+                mask = df.generator == "synthpop"
+            else:
+                mask = pd.Series(name.startswith("lost_fig3"), index=df.index)
+            value = np.where(mask != swap, inside, outside) - 1e-4 * np.arange(len(df))  # each setting distinct
+            df[col], df[lo], df[hi] = value, value - 0.005, value + 0.005
+            out[name] = df
+        return out
+
+    return f
+
+
+@pytest.mark.parametrize("kind, quote", [("rmsd", "RMSD-Bereich"), ("miss", "Miss Rate-Bereich")])
+def test_adult_synthpop_ranges_do_not_read_other_settings(kind, quote):
+    (claim,) = [c for c in JUDGED if c.paper == "lost" and quote in c.quote]
+    tables = tables_of(claim)
+    outcome = claim.rule({**tables, **_only_others_out_of_range(kind)(tables)})
+    assert verdict(outcome.checks) == "holds", outcome.why(10)
+    assert not any(w in outcome.why(50) for w in ("BayNet", "baynet", "PrivBayes", "Census"))
+    # Adult/Synthpop outside the range, the rest inside: does not hold.
+    swapped = claim.rule({**tables, **_only_others_out_of_range(kind, swap=True)(tables)})
+    assert verdict(swapped.checks) == "does not hold", swapped.ours
+
+
+def test_one_record_checks_the_stated_traditional_risk():
+    (claim,) = [c for c in JUDGED if c.paper == "lost" and c.quote.startswith("Das modell")]
+    tables = tables_of(claim)
+    # The range as the paper's, but R_T = 0.87 where the quote states 0.62: not "holds" (before, no check read R_T
+    # itself; only worst case − R_T, which fails here too).
+    paper = dict(model_seeded_min=0.5, model_seeded_max=0.8, between_datasets_sd=0.1, noise_sd=0.01)
+    assert verdict(claim.rule({**tables, **_record(**paper, traditional=0.62)(tables)}).checks) == "holds"
+    off = claim.rule({**tables, **_record(**paper, traditional=0.87)(tables)})
+    assert verdict(off.checks) == "holds in part" and "traditional risk 0.870 against 0.620" in off.why(10)
+
+
+def test_chance_is_inconclusive_where_the_targets_shared_noise_could_explain_the_gap():
+    (claim,) = [c for c in JUDGED if c.paper == "lost" and c.quote.startswith("Die MIA")]
+    tables = tables_of(claim)
+    # 250 targets, floor 0.05: se 0.0022 with independent errors, 0.035 with one shared error. 0.524 is 0.024 from
+    # 0.5: beyond the first (the rule before said "does not hold"), within the second: inconclusive.
+    mid = claim.rule({**tables, **_chance(0.524, 0.8)(tables)})
+    assert verdict(mid.checks) == "holds in part" and mid.checks.count(None) == 2, mid.why(10)
+    far = claim.rule({**tables, **_chance(0.6, 0.8)(tables)})  # 0.1 from 0.5: beyond even one shared error
+    assert False in far.checks
+
+
+def test_outperforms_also_shows_the_papers_own_baseline_set():
+    (claim,) = [c for c in JUDGED if key(c) == _case("domias", "§5.1 (Fig. 3a)", "In both")]
+    tables = tables_of(claim)
+    # DOMIAS clears every baseline but LOGAN D1 (ours), which is far above it: the verdict does not hold, and the
+    # line for the paper's set (LOGAN D1 as published in its place) shows DOMIAS above every one.
+    df = _domias_noisy_runner_up("domias_fig3a", "n_mem", noisy_std=0.001)(tables)["domias_fig3a"]
+    df.loc[df.attack == "logan_d1", "auc_mean"] = 0.9
+    out = claim.rule({**tables, "domias_fig3a": df})
+    n = df.n_mem.nunique()
+    assert verdict(out.checks) == "does not hold"
+    assert (
+        f"as the paper ran them (LOGAN D1 as published, not ours): above every one beyond the noise at {n}" in out.ours
+    )

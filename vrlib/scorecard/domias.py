@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from vrlib.scorecard.rules import Claim, Outcome, ahead, f, pct, se_difference, se_mean, signed
+from vrlib.scorecard.rules import Claim, Outcome, against_each, ahead, f, pct, se_difference, se_mean, signed
 
 PAPER = "domias"
 
@@ -81,8 +81,20 @@ def _sweep(df: pd.DataFrame, key: str):
     return (own, *_wide(df, key))
 
 
+def _versus_baselines(mean, se, index, own, baselines):
+    """:func:`against_each` of the paper's DOMIAS against every baseline the table has at ``index``."""
+    return against_each(
+        [
+            (b, mean.at[index, own] - mean.at[index, b], float(np.hypot(se.at[index, own], se.at[index, b])))
+            for b in baselines
+            if pd.notna(mean.at[index, b])
+        ]
+    )
+
+
 def _outperforms(table: str, key: str, what: str):
-    """Per value of ``key``, the paper's DOMIAS above the best baseline beyond the noise."""
+    """Per value of ``key``, the paper's DOMIAS above every baseline beyond the noise (the baseline that decides
+    is named: the one it is behind, or the closest)."""
 
     def rule(t):
         if (read := _sweep(t[table], key)) is None:
@@ -93,15 +105,24 @@ def _outperforms(table: str, key: str, what: str):
             return None
         rows = []
         for x in mean.index:
-            best = mean.loc[x, baselines].idxmax()
-            d = mean.at[x, own] - mean.at[x, best]
-            e = float(np.hypot(se.at[x, own], se.at[x, best]))
-            rows.append((x, best, d, e, ahead(d, e)))
+            v, b, d, e = _versus_baselines(mean, se, x, own, baselines)
+            rows.append((x, b, d, e, v))
+        top = sum(bool(mean.at[x, own] > mean.loc[x, baselines].max()) for x in mean.index)
         out = Outcome(
-            f"{label(own)} above the best baseline beyond the noise at {sum(v is True for *_, v in rows)}, below it at "
-            f"{sum(v is False for *_, v in rows)}, within the noise at {sum(v is None for *_, v in rows)} of "
-            f"{len(rows)} {what} (top at {sum(d > 0 for _, _, d, _, _ in rows)})"
+            f"{label(own)} above every baseline beyond the noise at {sum(v is True for *_, v in rows)}, below one at "
+            f"{sum(v is False for *_, v in rows)}, within the noise of one at {sum(v is None for *_, v in rows)} of "
+            f"{len(rows)} {what} (top at {top})"
         )
+        as_run = [b for b in baselines if b != "logan_d1"]  # the paper's set: its LOGAN D1 is the published one
+        if "logan_d1" in baselines and "logan_d1_published" in baselines:
+            # Shown, not judged: the verdict reads LOGAN D1 trained correctly too (the reference code trains it on one
+            # class; notebook 05), so the reader sees whether the verdict rests on that baseline alone.
+            alt = [_versus_baselines(mean, se, x, own, as_run)[0] for x in mean.index]
+            out.ours += (
+                f"; against the baselines as the paper ran them (LOGAN D1 as published, not ours): above every one "
+                f"beyond the noise at {sum(v is True for v in alt)}, below one at {sum(v is False for v in alt)} of "
+                f"{len(alt)}"
+            )
         for x, best, d, e, v in rows:
             out.check(v, f"{key} = {x}: {label(own)} − {label(best)} {signed(d, e)}")
         return out
@@ -130,7 +151,11 @@ def _end_to_end(table: str, key: str, larger_at: str):
 
 
 def reference_set_gain(t):
-    """Per setting of the ablation and per density estimator, DOMIAS (Eq. 2) above Eq. 1 beyond the noise."""
+    """ "The source of the largest gain is the use of Eq. 2 over Eq. 1": averaged over the settings of the ablation
+    (each (n_ref, n_syn) once), the reference set's gain (DOMIAS − Eq. 1, per density estimator the table has) above
+    0 beyond the noise, and that gain (BNAF) above the estimator's (BNAF − KDE) beyond the noise. The per-setting
+    differences are shown, not judged: the sentence compares the two sources of gain, it does not say that Eq. 2
+    is ahead of Eq. 1 at every size."""
     df = t["domias_fig4"]
     if not {"ablation", "n_ref", "n_syn", "attack", "auc_mean", "auc_std", "n_seeds"} <= set(df.columns):
         return None
@@ -145,23 +170,30 @@ def reference_set_gain(t):
             if pd.notna(mean.at[idx, d]) and pd.notna(mean.at[idx, e]):
                 x, s = mean.at[idx, d] - mean.at[idx, e], float(np.hypot(se.at[idx, d], se.at[idx, e]))
                 rows.append((d, e, idx, x, s, ahead(x, s)))
-    out = Outcome(
-        "; ".join(
-            f"{label(d)} − {label(e)}: above beyond the noise in {sum(v is True for dd, _, _, _, _, v in rows if dd == d)} "
-            f"of {sum(dd == d for dd, *_ in rows)} settings"
-            for d, e in pairs
+    checks, parts = [], []
+    for d, e in pairs:
+        mine = [(x, s, v) for dd, _, _, x, s, v in rows if dd == d]
+        gain = float(np.mean([x for x, _, _ in mine]))
+        # The settings may share their seeds' generators (one TVAE per seed for every n_ref), so their errors need
+        # not be independent: the mean of their se's bounds the se of their average whatever the correlation.
+        gain_se = float(np.mean([s for _, s, _ in mine]))
+        parts.append(
+            f"{label(d)} − {label(e)}: {signed(gain, gain_se)} averaged over {len(mine)} settings (above beyond the "
+            f"noise in {sum(v is True for *_, v in mine)}, below in {sum(v is False for *_, v in mine)})"
         )
-    )
-    for d, e, (n_ref, n_syn), x, s, v in rows:
-        out.check(v, f"{label(d)}, n_ref {n_ref}, n_syn {n_syn}: {signed(x, s)}")
+        checks.append((ahead(gain, gain_se), f"{label(d)} − {label(e)} averaged {signed(gain, gain_se)}"))
+    out = Outcome("; ".join(parts))
+    for v, what in checks:
+        out.check(v, what)
     if {"domias_flow", "domias_kde", "eq1_flow"} <= set(mean.columns):
         # "the largest gain": the reference set's (Eq. 2 − Eq. 1, BNAF) against the estimator's (BNAF − KDE), averaged
         # over the settings that have all three.
         both = mean[["domias_flow", "domias_kde", "eq1_flow"]].dropna().index
         ref = (mean.loc[both, "domias_flow"] - mean.loc[both, "eq1_flow"]).mean()
         est = (mean.loc[both, "domias_flow"] - mean.loc[both, "domias_kde"]).mean()
-        # Each setting's difference of the two gains involves the three means once each (2 · flow cancels).
-        e = float(np.sqrt((se.loc[both, ["eq1_flow", "domias_kde"]] ** 2).sum().sum())) / len(both)
+        # Each setting's difference of the two gains involves the three means once each (2 · flow cancels); the
+        # settings' errors bounded as above (the mean of each setting's se).
+        e = float(np.sqrt((se.loc[both, ["eq1_flow", "domias_kde"]] ** 2).sum(axis=1)).mean())
         out.ours += f"; mean gain over {len(both)} settings: reference set {ref:+.3f}, BNAF over KDE {est:+.3f}"
         out.check(ahead(ref - est, e), f"reference set's gain − estimator's {signed(ref - est, e)}")
     return out
@@ -221,7 +253,7 @@ def _group_accuracy(df, own):
 
 def minority(t):
     """Per group: the paper's DOMIAS more accurate on the group than outside it, and on the group more accurate
-    than the best baseline, each beyond the noise."""
+    than every baseline, each beyond the noise (the baseline named is the one that decides)."""
     df = t["domias_fig5"]
     if not {"subgroup", "group", "attack", "accuracy_mean", "accuracy_std", "n_seeds"} <= set(df.columns):
         return None
@@ -233,11 +265,10 @@ def minority(t):
     for sg in dict.fromkeys(mean.index.get_level_values(0)):
         mi, ma = (sg, "minority"), (sg, "majority")
         d1, e1 = mean.at[mi, own] - mean.at[ma, own], float(np.hypot(se.at[mi, own], se.at[ma, own]))
-        best = mean.loc[mi, baselines].idxmax()
-        d2, e2 = mean.at[mi, own] - mean.at[mi, best], float(np.hypot(se.at[mi, own], se.at[mi, best]))
+        v2, best, d2, e2 = _versus_baselines(mean, se, mi, own, baselines)
         parts.append(f"{sg}: group − rest {signed(d1, e1)}, − {label(best)} on the group {signed(d2, e2)}")
         checks += [(ahead(d1, e1), f"{sg}: {label(own)} group − rest {signed(d1, e1)}"),
-                   (ahead(d2, e2), f"{sg}: {label(own)} − {label(best)} on the group {signed(d2, e2)}")]  # fmt: skip
+                   (v2, f"{sg}: {label(own)} − {label(best)} on the group {signed(d2, e2)}")]  # fmt: skip
     out = Outcome(f"{label(own)} accuracy: " + "; ".join(parts))
     for v, what in checks:
         out.check(v, what)
@@ -359,7 +390,7 @@ def noise_trade_off(t):
 
 
 def outperforms_on_most_generators(t):
-    """Per generator (not the noise), the paper's DOMIAS above the best baseline beyond the noise, on most generators."""
+    """Per generator (not the noise), the paper's DOMIAS above every baseline beyond the noise, on most generators."""
     df = t["domias_fig6"]
     if not {"family", "generator", "attack", "auc_mean", "auc_std", "n_seeds"} <= set(df.columns):
         return None
@@ -372,12 +403,11 @@ def outperforms_on_most_generators(t):
         return None
     v = []
     for g in mean.index:
-        best = mean.loc[g, baselines].idxmax()
-        d, e = mean.at[g, own] - mean.at[g, best], float(np.hypot(se.at[g, own], se.at[g, best]))
-        v.append((g, best, d, e, ahead(d, e)))
+        x, b, d, e = _versus_baselines(mean, se, g, own, baselines)
+        v.append((g, b, d, e, x))
     won, lost = sum(x is True for *_, x in v), sum(x is False for *_, x in v)
     out = Outcome(
-        f"{label(own)} above the best baseline beyond the noise on {won}, below on {lost}, within the noise on "
+        f"{label(own)} above every baseline beyond the noise on {won}, below one on {lost}, within the noise of one on "
         f"{len(v) - won - lost} of {len(v)} generators: " + "; ".join(f"{g} {signed(d, e)} vs {label(b)}" for g, b, d, e, _ in v)
     )  # fmt: skip
     most = len(v) / 2
@@ -403,7 +433,7 @@ def _app_d_statement() -> str:
 
 
 def top_precision(t):
-    """At q = 0.2, the paper's DOMIAS more precise than the best baseline, beyond the noise."""
+    """At q = 0.2, the paper's DOMIAS more precise than every baseline, beyond the noise."""
     df = t["domias_fig13"]
     if not {"q", "attack", "precision_mean", "precision_std", "n_seeds"} <= set(df.columns):
         return None
@@ -414,16 +444,19 @@ def top_precision(t):
     baselines = [a for a in BASELINES if a in at.index]
     if not baselines:
         return None
-    best = at.loc[baselines].precision_mean.idxmax()
-    d = at.at[own, "precision_mean"] - at.at[best, "precision_mean"]
-    e = se_difference(
-        at.at[own, "precision_std"], at.at[own, "n_seeds"], at.at[best, "precision_std"], at.at[best, "n_seeds"]
-    )
+    v, best, d, e = against_each(
+        [
+            (b, at.at[own, "precision_mean"] - at.at[b, "precision_mean"],
+             se_difference(at.at[own, "precision_std"], at.at[own, "n_seeds"], at.at[b, "precision_std"],
+                           at.at[b, "n_seeds"]))
+            for b in baselines
+        ]
+    )  # fmt: skip
     out = Outcome(
         ", ".join(f"{label(a)} {pct(v)}" for a, v in at.precision_mean.sort_values(ascending=False).items())
         + f" (California); {label(own)} − {label(best)} {signed(d, e)}"
     )
-    out.check(ahead(d, e), f"{label(own)} − {label(best)} {signed(d, e)}")
+    out.check(v, f"{label(own)} − {label(best)} {signed(d, e)}")
     return out
 
 
@@ -443,11 +476,12 @@ CELEBA = (
 CLAIMS: tuple[Claim, ...] = (
     Claim(PAPER, "§5.1 (Fig. 3a)", CONSISTENTLY, "DOMIAS above every baseline at every |D_mem|", ("domias_fig3a",),
           _outperforms("domias_fig3a", "n_mem", "sizes |D_mem|"),
-          "per |D_mem|, DOMIAS's mean AUC minus the best baseline's (LOGAN 0, LOGAN D1 ours and as published, MC, "
-          "GAN-Leaks 0 and CAL) above 0 beyond the noise over seeds" + JUDGED_ON_PAPER_DOMIAS, NB, S3A, "domias_fig3a"),
+          "per |D_mem|, DOMIAS's mean AUC minus each baseline's (LOGAN 0, LOGAN D1 ours and as published, MC, "
+          "GAN-Leaks 0 and CAL) above 0 beyond the noise over seeds, for every baseline (not only the best mean)" + JUDGED_ON_PAPER_DOMIAS, NB, S3A, "domias_fig3a"),
     Claim(PAPER, "§5.1 (Fig. 3b)", CONSISTENTLY, "DOMIAS above every baseline at every number of epochs",
           ("domias_fig3b",), _outperforms("domias_fig3b", "epochs", "epoch counts"),
-          "per number of epochs, DOMIAS's mean AUC minus the best baseline's above 0 beyond the noise over seeds"
+          "per number of epochs, DOMIAS's mean AUC minus each baseline's above 0 beyond the noise over seeds, for "
+          "every baseline"
           + JUDGED_ON_PAPER_DOMIAS, NB, S3B, "domias_fig3b"),
     Claim(PAPER, "§5.1 (Fig. 3a)", "For small ... TVAE is more likely to overfit to the data, which is reflected in "
           "the overall higher MIA accuracy.", "AUC higher at small |D_mem|", ("domias_fig3a",),
@@ -461,8 +495,9 @@ CLAIMS: tuple[Claim, ...] = (
           NB, S3B, "domias_fig3b"),
     Claim(PAPER, "§5.2 (Fig. 4)", "Evidently, the source of the largest gain is the use of Eq. 2 over Eq. 1.",
           "DOMIAS (Eq. 2) above Eq. 1", ("domias_fig4",), reference_set_gain,
-          "per n_ref and n_syn and per density estimator the table has, DOMIAS (Eq. 2) above Eq. 1 beyond the noise; "
-          "and, averaged over the settings, that gain (BNAF) above the estimator's (BNAF over KDE) beyond the noise",
+          "averaged over the ablation's settings (each (n_ref, n_syn) once), DOMIAS (Eq. 2) minus Eq. 1 above 0 beyond "
+          "the noise, per density estimator the table has; and that gain (BNAF) above the estimator's (BNAF over KDE) "
+          "beyond the noise; the per-setting differences shown, not judged (the sentence compares the gains)",
           NB, S4, "domias_fig4"),
     Claim(PAPER, "§5.2 (Fig. 4)", "As expected, the deep density estimator gives further gains when enough data is "
           "available. For lower amounts of data, the KDE approach is more suitable.",
@@ -475,8 +510,8 @@ CLAIMS: tuple[Claim, ...] = (
           "first value), beyond the noise", NB, S4, "domias_fig4"),
     Claim(PAPER, "§5.3 (Fig. 5)", "DOMIAS is significantly better at attacking this vulnerable group compared to the "
           "overall population, as well as compared to other baselines.", "DOMIAS more accurate on the group",
-          ("domias_fig5",), minority, "per group, DOMIAS's accuracy on the group minus outside it, and minus the "
-          "best baseline's on the group, each above 0 beyond the noise" + JUDGED_ON_PAPER_DOMIAS, NB, S5,
+          ("domias_fig5",), minority, "per group, DOMIAS's accuracy on the group minus outside it, and minus "
+          "each baseline's on the group, each above 0 beyond the noise" + JUDGED_ON_PAPER_DOMIAS, NB, S5,
           "domias_fig5", substitute=ADULT_FOR_HEART),
     Claim(PAPER, "§5.3 (Fig. 5)", "Importantly, most MIA baselines give the false pretense that this minority group is "
           "less vulnerable.", "most baselines less accurate on the group", ("domias_fig5",), baselines_understate,
@@ -496,12 +531,13 @@ CLAIMS: tuple[Claim, ...] = (
           + JUDGED_ON_PAPER_DOMIAS, NB, S6, "domias_fig6"),
     Claim(PAPER, "App. B.2 (Fig. 10)", "Indeed, we see that DOMIAS outperforms all baselines against most generative "
           "models.", "DOMIAS above every baseline on most generators", ("domias_fig6",),
-          outperforms_on_most_generators, "per generator, DOMIAS's AUC minus the best baseline's beyond the noise: "
-          "above on more than half the generators (holds), below-or-tied on at least half (fails), else inconclusive"
+          outperforms_on_most_generators, "per generator, DOMIAS's AUC minus each baseline's beyond the noise: "
+          "above every baseline on more than half the generators (holds); below some baseline beyond the noise on at "
+          "least half, so that at most half can be above (fails); else inconclusive"
           + JUDGED_ON_PAPER_DOMIAS, NB, S6, "domias_fig6"),
     Claim(PAPER, "App. D.1 (Fig. 13)", "if the attacker decides to attack only the 20% ... highest samples, we get DOMIAS is "
           "significantly more precise (86.2±5.5% ... compared to baselines", _app_d_statement, ("domias_fig13",),
-          top_precision, "at q = 0.2, DOMIAS's precision minus the best baseline's above 0 beyond the noise"
+          top_precision, "at q = 0.2, DOMIAS's precision minus each baseline's above 0 beyond the noise, for every baseline"
           + JUDGED_ON_PAPER_DOMIAS, NB, S13, "domias_fig13", substitute=CALIFORNIA_FOR_HEART),
     Claim(PAPER, "App. B.1 (Fig. 8)", "DOMIAS outperforms baselines on Heart Failure dataset. ... The same trends are "
           "observed as in", "Fig. 3 on Heart Failure", unjudged=HEART),

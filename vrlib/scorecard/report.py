@@ -189,6 +189,13 @@ def notebook_headings(root: Path, key: str, path: Path | None = None) -> list[st
     return out
 
 
+def _published_profile(root: Path, key: str) -> str | None:
+    """The profile of the executed copy the site publishes for notebook ``key`` (the first that has one)."""
+    return next(
+        (p for p in PROFILES if (root / "notebooks" / "executed" / p / f"{NOTEBOOKS[key]}.ipynb").exists()), None
+    )
+
+
 def _published_headings(root: Path, key: str) -> list[str]:
     """The headings of the executed copy the site publishes for notebook ``key`` (the first profile that has one,
     as ``scripts/build_site.py`` picks it); none when there is no executed copy."""
@@ -373,7 +380,13 @@ def scorecard_markdown(root: Path | str = ".", links: Links = Links()) -> str:
             if c.notebook is None:
                 nb = ""
             elif target:
-                nb = links.link(f"notebook {c.notebook}", target)
+                text = f"notebook {c.notebook}"
+                shown = _published_profile(root, c.notebook) if links.site else None
+                judged_on = [p for p in dict.fromkeys(r.profiles.values()) if p != shown]
+                if shown and judged_on:
+                    # The published run is another profile's: its numbers are not this row's.
+                    text += f" (its published run is the {shown} profile's, not this row's {', '.join(judged_on)})"
+                nb = links.link(text, target)
             else:
                 nb = f"notebook {c.notebook} (not published here)"
             why = "; ".join(x for x in (_cell(r.reason), nb) if x) if r.reason else nb

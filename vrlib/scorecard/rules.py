@@ -34,6 +34,7 @@ __all__ = [
     "ahead",
     "within",
     "interval_side",
+    "against_each",
 ]
 
 VERDICTS = ("holds", "holds in part", "inconclusive", "does not hold", "not run", "not reproduced")
@@ -134,6 +135,32 @@ def ahead(difference: float, se: float, z: float = Z):
     if difference < -z * se:
         return False
     return None
+
+
+def against_each(differences):
+    """One check of "ahead of every other": ``differences`` is ``(name, difference, se)`` per other, each
+    judged by :func:`ahead`. Returns ``(check, name, difference, se)`` of the comparison that decides:
+    ``False`` (the one furthest behind) when any other is ahead beyond the noise; ``True`` (the one
+    closest, in standard errors) when every other is behind beyond the noise; else ``None`` (the
+    closest of those within the noise). The other with the best mean is not always the one that decides:
+    a lower mean with a larger se can stay within the noise while the best one is cleared."""
+    rows = [(name, d, e, ahead(d, e)) for name, d, e in differences]
+    if not rows:
+        raise ValueError("against_each needs at least one other to compare with")
+
+    def z(row):
+        _, d, e, _ = row
+        if pd.isna(d):
+            return -np.inf  # a missing value decides: never a pass
+        return d / e if e and not pd.isna(e) and e > 0 else float(np.sign(d)) * np.inf
+
+    behind = [r for r in rows if r[3] is False]
+    if behind:
+        name, d, e, _ = min(behind, key=z)
+        return False, name, d, e
+    unclear = [r for r in rows if r[3] is None]
+    name, d, e, v = min(unclear or rows, key=z)
+    return (None if unclear else True), name, d, e
 
 
 def within(value: float, low: float, high: float, se: float = 0.0, z: float = Z):
