@@ -11,6 +11,12 @@ targets (achilles), over the records and the repeated games (lost), over the rel
 difference of two independent means (:func:`se_difference`); where both means come from the same
 seeds or targets the true error is smaller (the two are positively correlated), so the comparison
 is conservative: it says *inconclusive* sooner than a paired test would, never *holds* sooner.
+
+A claim that two values *match* (ours and the paper's; "not significantly different"; "equivalently") is
+never judged by "the difference is within the noise": with enough noise that always passes. It is an
+equivalence test against a *margin* stated per claim from the paper's own precision (:func:`equivalent`,
+:func:`not_below`): it holds only when the 95 % interval of the difference lies inside the margin, fails when
+the interval lies wholly beyond it, and is inconclusive otherwise.
 """
 
 from __future__ import annotations
@@ -33,6 +39,9 @@ __all__ = [
     "se_mean",
     "ahead",
     "within",
+    "equivalent",
+    "equivalent_interval",
+    "not_below",
     "interval_side",
     "against_each",
 ]
@@ -161,6 +170,51 @@ def against_each(differences):
     unclear = [r for r in rows if r[3] is None]
     name, d, e, v = min(unclear or rows, key=z)
     return (None if unclear else True), name, d, e
+
+
+def equivalent_interval(low: float, high: float, margin: float):
+    """An interval [low, high] of a difference against the equivalence margin ± ``margin``: True when it lies
+    inside [−margin, margin], False when it lies wholly outside (beyond the margin on one side), else None."""
+    if pd.isna(low) or pd.isna(high) or pd.isna(margin):
+        return None
+    if margin < 0:
+        raise ValueError(f"an equivalence margin is a distance, got {margin}: pass its absolute value")
+    if -margin <= low and high <= margin:
+        return True
+    if low > margin or high < -margin:
+        return False
+    return None
+
+
+def equivalent(difference: float, se: float, margin: float, z: float = Z, significant_fails: bool = False):
+    """Equivalence of two values: ``difference`` ± ``z`` se inside ± ``margin`` (True), wholly beyond it (False),
+    else None (within the noise, but the noise reaches beyond the margin: too noisy to tell).
+
+    ``significant_fails``: the claim is "not significantly different", so a difference beyond ``z`` se fails
+    even inside the margin. ``se`` NaN (no noise recorded) is taken as 0: the point difference against the margin.
+    """
+    if pd.isna(difference):
+        return None
+    se = 0.0 if pd.isna(se) else float(se)
+    low, high = difference - z * se, difference + z * se
+    if significant_fails and (low > 0 or high < 0):
+        return False
+    return equivalent_interval(low, high, margin)
+
+
+def not_below(difference: float, se: float, margin: float, z: float = Z):
+    """Non-inferiority ("more or equivalently"): ``difference`` ± ``z`` se wholly above −``margin`` (True), wholly
+    below it (False), else None."""
+    if pd.isna(difference):
+        return None
+    if margin < 0:
+        raise ValueError(f"a non-inferiority margin is a distance, got {margin}: pass its absolute value")
+    se = 0.0 if pd.isna(se) else float(se)
+    if difference - z * se >= -margin:
+        return True
+    if difference + z * se < -margin:
+        return False
+    return None
 
 
 def within(value: float, low: float, high: float, se: float = 0.0, z: float = Z):
