@@ -24,6 +24,7 @@ import pandas as pd
 from vrlib.scorecard import headline
 from vrlib.scorecard.rules import (
     ABOUT,
+    PAST_MARGIN,
     Z,
     Claim,
     Outcome,
@@ -118,7 +119,7 @@ def cells_match_paper(df: pd.DataFrame) -> Outcome | None:
         f"{f(gap.abs().mean())}, largest {f(gap.abs().max())}"
     )
     for row, ok, g, e, m in zip(df.itertuples(), v, gap, se, margin):
-        out.check(ok, f"{row.dataset}/{row.generator}/{row.method} {signed(g, e)} against ± {f(m)}")
+        out.check(ok, f"{row.dataset}/{row.generator}/{row.method} {signed(g, e)} against ± {f(m)}", PAST_MARGIN)
     return out
 
 
@@ -210,7 +211,7 @@ def _not_behind(table: str, margin: float):
             + "; ".join(f"{d}/{g} {signed(x, e)} vs {m}" for (d, g), _, m, x, e in rows)
         )
         for (d, g), v, m, x, e in rows:
-            out.check(v, f"{d}/{g}: distance − {m} {signed(x, e)} against −{f(margin)}")
+            out.check(v, f"{d}/{g}: distance − {m} {signed(x, e)} against −{f(margin)}", PAST_MARGIN)
         return out
 
     return rule
@@ -236,7 +237,11 @@ def _average_gap_rule(table: str, attack: str, key: str):
         v = equivalent(diff, ours["se"], margin)
         if v is True and not ahead(ours["gap"], ours["se"]):
             v = None
-        out.check(v, f"ours {signed(ours['gap'], ours['se'])} against the stated {f(stated)} ± {f(margin)} and against 0")
+        out.check(
+            v,
+            f"ours {signed(ours['gap'], ours['se'])} against the stated {f(stated)} ± {f(margin)} and against 0",
+            PAST_MARGIN,
+        )
         return out
 
     return rule
@@ -287,7 +292,7 @@ def _median_gap_rule(table: str, key: str, notebook: str):
         if v is True and not ahead(r.gap, r.se):
             v = None
         out.check(v, f"{'/'.join(LARGEST_AT)}: ours {signed(r.gap, r.se)} against the stated {f(stated)} "
-                  f"± {f(MARGIN_HEADLINE)} (difference {signed(r.gap - stated, r.se)}) and against 0")  # fmt: skip
+                  f"± {f(MARGIN_HEADLINE)} (difference {signed(r.gap - stated, r.se)}) and against 0", PAST_MARGIN)  # fmt: skip
         return out
 
     return rule
@@ -377,7 +382,7 @@ def robust_in_k(t):
         f"range {f(spread)} (se of a difference of two independent cells {f(se)})"
     )
     v = equivalent(spread, se, ABOUT)
-    out.check(v, f"range over k {f(spread)} against 'slightly' = {ABOUT:g}")
+    out.check(v, f"range over k {f(spread)} (se {f(se)}) against 'slightly' = {ABOUT:g}", PAST_MARGIN)
     return out
 
 
@@ -404,7 +409,7 @@ def distance_variants(t):
         if p in d.index:
             x, se = diff(p)
             v = equivalent(x, se, MARGIN_QUERY, significant_fails=True)
-            out.check(v, f"{p} − cosine {signed(x, se)} against ± {f(MARGIN_QUERY)}")
+            out.check(v, f"{p} − cosine {signed(x, se)} against ± {f(MARGIN_QUERY)}", PAST_MARGIN)
     for p in ("p=3", "p=4"):
         if p in d.index:
             x, se = diff(p)
@@ -462,7 +467,7 @@ def fails_at_smallest_epsilon(t):
     )
     for r in pooled.itertuples():
         v = equivalent_interval(r.ci_low - 0.5, r.ci_high - 0.5, ABOUT)
-        out.check(v, f"{r.dataset}: {f(r.mean)} [{f(r.ci_low)}, {f(r.ci_high)}]")
+        out.check(v, f"{r.dataset}: {f(r.mean)} [{f(r.ci_low)}, {f(r.ci_high)}] against 0.5 ± {ABOUT:g}", PAST_MARGIN)
     return out
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from vrlib.scorecard.rules import ABOUT, Z, Claim, Outcome, ahead, equivalent, f, span
+from vrlib.scorecard.rules import ABOUT, PAST_MARGIN, Z, Claim, Outcome, ahead, equivalent, f, span
 
 PAPER = "lost"
 
@@ -338,7 +338,7 @@ def risk_to_chance(t):
         v_lo, v_hi = equivalent(m_low - 0.5, lo, ABOUT), equivalent(m_low - 0.5, hi, ABOUT)
         out.check(v_lo if v_lo == v_hi else None, f"{name}: {f(m_low)} at {at_low} is {f(m_low - 0.5, 4)} from 0.5, "
                   f"against ± {ABOUT:g} (1.96 se: {f(Z * lo, 4)} with independent targets, {f(Z * hi, 4)} with one "
-                  "shared error)")  # fmt: skip
+                  "shared error)", PAST_MARGIN)  # fmt: skip
     return out
 
 
@@ -371,13 +371,14 @@ def one_record(t):
     # Equivalences, each margin from the paper's precision: "about 0.2" and the range "0.5 to 0.8" printed to one
     # decimal (± ABOUT); "R_T = 0,62" printed to two decimals (± POINT_2DP).
     out.check(equivalent(under - stated_under, e, ABOUT), f"worst case − traditional {f(under)} against about "
-              f"{f(stated_under)} ± {ABOUT:g}")  # fmt: skip
+              f"{f(stated_under)} ± {ABOUT:g}", PAST_MARGIN)  # fmt: skip
     out.check(equivalent(r.traditional - pt["high"], r.noise_sd, POINT_2DP),
-              f"traditional risk {f(r.traditional)} against {f(pt['high'])} ± {POINT_2DP:g}")  # fmt: skip
+              f"traditional risk {f(r.traditional)} against {f(pt['high'])} ± {POINT_2DP:g}", PAST_MARGIN)  # fmt: skip
     for end, ours, stated in (("lowest", r.model_seeded_min, pl["low"]), ("highest", r.model_seeded_max, pl["high"])):
         out.check(
             equivalent(ours - stated, r.noise_sd, ABOUT),
             f"{end} model-seeded risk {f(ours)} against about {f(stated)} ± {ABOUT:g}",
+            PAST_MARGIN,
         )
     return out
 

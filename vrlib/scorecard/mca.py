@@ -85,7 +85,10 @@ def attack(t):
         f"WGAN-GP: {pct(w.collision_rate)} colliding; {w.n_flagged:,.0f} flagged, {w.n_true:,.0f} members "
         f"(precision {f(w.precision, 2)})"
     )
-    out.check(equivalent(w.collision_rate - P["wgan_gp_collision_rate"], 0.0, ABOUT), f"collision rate {pct(w.collision_rate)}")
+    out.check(
+        equivalent(w.collision_rate - P["wgan_gp_collision_rate"], 0.0, ABOUT),
+        f"collision rate {pct(w.collision_rate)}",
+    )
     out.check(equivalent(w.precision - P["wgan_gp_precision"], 0.0, ABOUT), f"precision {f(w.precision, 2)}")
     return out
 

@@ -32,6 +32,7 @@ __all__ = [
     "Z",
     "ABOUT",
     "POINT",
+    "PAST_MARGIN",
     "Claim",
     "Outcome",
     "verdict",
@@ -50,6 +51,7 @@ VERDICTS = ("holds", "holds in part", "inconclusive", "does not hold", "not run"
 Z = 1.96  # two-sided 95 %: a difference counts when it exceeds Z standard errors
 ABOUT = 0.05  # a value the paper states as "about" (or a share, without an interval): within five points
 POINT = 0.01  # a share stated to the hundredth of a percent: within one percentage point
+PAST_MARGIN = "interval reaches past the margin"  # an inconclusive equivalence: not necessarily within the noise
 
 
 @dataclass(frozen=True)
@@ -91,12 +93,13 @@ class Outcome:
     checks: list = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
 
-    def check(self, passed, what: str = "") -> None:
-        """Record one check: True, False, or None (within the noise); ``what`` says what it found when not True."""
+    def check(self, passed, what: str = "", unclear: str = "within the noise") -> None:
+        """Record one check: True, False, or None (inconclusive); ``what`` says what it found when not True, after
+        ``unclear`` when None (an equivalence passes :data:`PAST_MARGIN`)."""
         passed = None if passed is None else bool(passed)
         self.checks.append(passed)
         if passed is not True and what:
-            self.failed.append(("within the noise: " if passed is None else "") + what)
+            self.failed.append((f"{unclear}: " if passed is None else "") + what)
 
     def why(self, shown: int = 3) -> str:
         """The first ``shown`` checks that did not pass, in words, and how many more."""
