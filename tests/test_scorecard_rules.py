@@ -965,10 +965,12 @@ def test_not_significantly_different_fails_on_a_significant_difference_inside_th
 
 
 def test_equivalent_without_noise_is_the_point_against_the_margin():
-    from vrlib.scorecard.rules import equivalent
+    from vrlib.scorecard.rules import equivalent, not_below
 
-    assert equivalent(0.04, float("nan"), 0.05) is True
+    assert equivalent(0.04, 0.0, 0.05) is True  # a count: no sampling noise
     assert equivalent(0.06, 0.0, 0.05) is False
+    assert equivalent(0.0, float("nan"), 0.05) is None  # noise not recorded: a match is never called
+    assert not_below(0.0, float("nan"), 0.05) is None
     assert equivalent(float("nan"), 0.01, 0.05) is None
     with pytest.raises(ValueError, match="absolute value"):
         equivalent(0.0, 0.01, -0.05)

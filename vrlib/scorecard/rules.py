@@ -111,8 +111,9 @@ def verdict(checks: list) -> str:
     """The verdict of a list of three-valued checks.
 
     ``holds``: every check passes. ``does not hold``: some check fails and none passes.
-    ``holds in part``: some pass and some fail or are within the noise. ``inconclusive``: every check
-    is within the noise. ``not run``: no check.
+    ``holds in part``: some pass and some fail or are inconclusive. ``inconclusive``: every check is
+    inconclusive (within the noise, or an equivalence whose interval reaches past its margin), never
+    ``does not hold``. ``not run``: no check.
     """
     if len(checks) == 0:
         return "not run"
@@ -191,14 +192,15 @@ def equivalent_interval(low: float, high: float, margin: float):
 
 def equivalent(difference: float, se: float, margin: float, z: float = Z, significant_fails: bool = False):
     """Equivalence of two values: ``difference`` ± ``z`` se inside ± ``margin`` (True), wholly beyond it (False),
-    else None (within the noise, but the noise reaches beyond the margin: too noisy to tell).
+    else None (the interval reaches past the margin: too noisy to tell).
 
     ``significant_fails``: the claim is "not significantly different", so a difference beyond ``z`` se fails
-    even inside the margin. ``se`` NaN (no noise recorded) is taken as 0: the point difference against the margin.
+    even inside the margin. ``se`` 0 (a value without sampling noise, a count) compares the point with the margin;
+    ``se`` NaN (noise not recorded) gives None: a match is never called on an interval that is not known.
     """
-    if pd.isna(difference):
+    if pd.isna(difference) or pd.isna(se):
         return None
-    se = 0.0 if pd.isna(se) else float(se)
+    se = float(se)
     low, high = difference - z * se, difference + z * se
     if significant_fails and (low > 0 or high < 0):
         return False
@@ -212,7 +214,9 @@ def not_below(difference: float, se: float, margin: float, z: float = Z):
         return None
     if margin < 0:
         raise ValueError(f"a non-inferiority margin is a distance, got {margin}: pass its absolute value")
-    se = 0.0 if pd.isna(se) else float(se)
+    if pd.isna(se):  # noise not recorded: never called
+        return None
+    se = float(se)
     if difference - z * se >= -margin:
         return True
     if difference + z * se < -margin:
