@@ -964,6 +964,17 @@ def test_not_significantly_different_fails_on_a_significant_difference_inside_th
     assert equivalent(0.005, 0.005, 0.05, significant_fails=True) is True
 
 
+def test_a_paper_value_with_its_own_error_fails_when_the_two_are_significantly_apart():
+    from vrlib.scorecard.rules import equivalent
+
+    # ours 0.002 ± 0.015 (se) against the paper's 0.052 ± 0.017: the intervals overlap ([-0.028, 0.032] and
+    # [0.019, 0.085]) but the difference, 0.050, is beyond 1.96 × √(0.015² + 0.017²) = 0.0444: apart.
+    assert equivalent(-0.050, 0.015, 1.96 * 0.017) is None  # the intervals-apart reading: too noisy to tell
+    assert equivalent(-0.050, 0.015, 1.96 * 0.017, paper_se=0.017) is False
+    assert equivalent(-0.040, 0.015, 1.96 * 0.017, paper_se=0.017) is None  # 0.040 < 0.0444: not apart
+    assert equivalent(-0.005, 0.005, 1.96 * 0.017, paper_se=0.017) is True  # inside the paper's own interval
+
+
 def test_equivalent_without_noise_is_the_point_against_the_margin():
     from vrlib.scorecard.rules import equivalent, not_below
 

@@ -101,8 +101,8 @@ MARGIN_HEADLINE = 0.01
 
 def cells_match_paper(df: pd.DataFrame) -> Outcome | None:
     """Per cell, ours equivalent to the paper's: the 95 % interval of ours − paper (our se over our targets) inside
-    the paper's own 95 % half-width of that cell (:func:`paper_margin`) holds; wholly beyond it (the two
-    intervals apart) fails; else inconclusive."""
+    the paper's own 95 % half-width of that cell (:func:`paper_margin`) holds; the two significantly apart (a
+    two-sample z-test on ours − paper, both standard errors) fails; else inconclusive."""
     need = {"method", "dataset", "generator", "auc_mean", "auc_std", "n_targets", "paper_mean", "paper_std"}
     if not need <= set(df.columns):
         return None
@@ -112,7 +112,7 @@ def cells_match_paper(df: pd.DataFrame) -> Outcome | None:
     gap = df.auc_mean - df.paper_mean
     se = [se_mean(s, n) for s, n in zip(df.auc_std, df.n_targets)]
     margin = [paper_margin(ps) for ps in df.paper_std]
-    v = [equivalent(g, e, m) for g, e, m in zip(gap, se, margin)]
+    v = [equivalent(g, e, m, paper_se=m / Z) for g, e, m in zip(gap, se, margin)]
     out = Outcome(
         f"{sum(x is True for x in v)} of {len(df)} cells equivalent to the paper's, {sum(x is False for x in v)} "
         f"apart from it, {sum(x is None for x in v)} too noisy to tell; mean |ours − paper| "
@@ -234,7 +234,7 @@ def _average_gap_rule(table: str, attack: str, key: str):
             f"distance − best other method, averaged over {ours['n_settings']} settings: {signed(ours['gap'], ours['se'])} "
             f"(the paper's own table gives {f(own['gap'])} ± {f(margin)} this way)"
         )  # fmt: skip
-        v = equivalent(diff, ours["se"], margin)
+        v = equivalent(diff, ours["se"], margin, paper_se=own["se"])
         if v is True and not ahead(ours["gap"], ours["se"]):
             v = None
         out.check(

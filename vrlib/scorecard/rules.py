@@ -16,10 +16,13 @@ A claim that two values *match* (ours and the paper's; "not significantly differ
 never judged by "the difference is within the noise": with enough noise that always passes. It is an
 equivalence test against a *margin* stated per claim from the paper's own precision (:func:`equivalent`,
 :func:`not_below`): it holds only when the 95 % interval of the difference lies inside the margin, fails when
-the interval lies wholly beyond it, and is inconclusive otherwise.
+the interval lies wholly beyond it (or, where the paper's value has a standard error of its own, when the two
+values are significantly apart by a two-sample z-test), and is inconclusive otherwise.
 """
 
 from __future__ import annotations
+
+import math
 
 from dataclasses import dataclass, field
 from typing import Callable
@@ -190,12 +193,17 @@ def equivalent_interval(low: float, high: float, margin: float):
     return None
 
 
-def equivalent(difference: float, se: float, margin: float, z: float = Z, significant_fails: bool = False):
+def equivalent(
+    difference: float, se: float, margin: float, z: float = Z, significant_fails: bool = False, paper_se=None
+):
     """Equivalence of two values: ``difference`` ± ``z`` se inside ± ``margin`` (True), wholly beyond it (False),
     else None (the interval reaches past the margin: too noisy to tell).
 
     ``significant_fails``: the claim is "not significantly different", so a difference beyond ``z`` se fails
-    even inside the margin. ``se`` 0 (a value without sampling noise, a count) compares the point with the margin;
+    even inside the margin. ``paper_se``: the paper's value has its own standard error (the margin is then its
+    own interval, ``z`` × it); the two values significantly apart (``|difference|`` beyond ``z`` × the two
+    errors combined, a two-sample z-test) fail, which is sharper than the two intervals being apart.
+    ``se`` 0 (a value without sampling noise, a count) compares the point with the margin;
     ``se`` NaN (noise not recorded) gives None: a match is never called on an interval that is not known.
     """
     if pd.isna(difference) or pd.isna(se):
@@ -203,6 +211,8 @@ def equivalent(difference: float, se: float, margin: float, z: float = Z, signif
     se = float(se)
     low, high = difference - z * se, difference + z * se
     if significant_fails and (low > 0 or high < 0):
+        return False
+    if paper_se is not None and not pd.isna(paper_se) and abs(difference) > z * math.hypot(se, float(paper_se)):
         return False
     return equivalent_interval(low, high, margin)
 
