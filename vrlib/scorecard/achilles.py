@@ -22,7 +22,22 @@ import numpy as np
 import pandas as pd
 
 from vrlib.scorecard import headline
-from vrlib.scorecard.rules import ABOUT, Z, Claim, Outcome, against_each, ahead, f, se_difference, signed
+from vrlib.scorecard.rules import (
+    ABOUT,
+    PAST_MARGIN,
+    Z,
+    Claim,
+    Outcome,
+    against_each,
+    ahead,
+    equivalent,
+    equivalent_interval,
+    f,
+    not_below,
+    se_difference,
+    se_mean,
+    signed,
+)
 
 PAPER = "achilles"
 
@@ -65,8 +80,29 @@ def _table_statement(attack: str) -> Callable[[], str]:
     return text
 
 
+def paper_margin(std: float) -> float:
+    """The paper's own 95 % half-width of a mean over its 10 targets, from its printed ± (a population std)."""
+    return Z * se_mean(std, headline.PAPER_N_TARGETS)
+
+
+def table_margin(attack: str) -> float:
+    """The paper's own 95 % half-width of a typical cell of its table for ``attack``: :func:`paper_margin` of the
+    median ± of that table (Table 2: 0.0645 → 0.042; Table 3: 0.0735 → 0.048)."""
+    from vrlib.experiments.achilles import paper_table
+
+    return paper_margin(float(paper_table(attack).paper_std.median()))
+
+
+MARGIN_QUERY, MARGIN_ATTENTION = table_margin("query"), table_margin("attention")
+# A stated headline gap without a published spread (the medians of Figs. 1 and 2): one percentage point, the
+# precision the paper's own tables give its stated averages (its Table 3 gives 4.2 p.p. for the stated 5.2).
+MARGIN_HEADLINE = 0.01
+
+
 def cells_match_paper(df: pd.DataFrame) -> Outcome | None:
-    """Per cell, our mean within the noise of the paper's (both means of 10 targets)."""
+    """Per cell, ours equivalent to the paper's: the 95 % interval of ours − paper (our se over our targets) inside
+    the paper's own 95 % half-width of that cell (:func:`paper_margin`) holds; the two significantly apart (a
+    two-sample z-test on ours − paper, both standard errors) fails; else inconclusive."""
     need = {"method", "dataset", "generator", "auc_mean", "auc_std", "n_targets", "paper_mean", "paper_std"}
     if not need <= set(df.columns):
         return None
@@ -74,14 +110,16 @@ def cells_match_paper(df: pd.DataFrame) -> Outcome | None:
     if not len(df):
         return None
     gap = df.auc_mean - df.paper_mean
-    se = [se_difference(s, n, ps, headline.PAPER_N_TARGETS) for s, n, ps in zip(df.auc_std, df.n_targets, df.paper_std)]
-    inside = [abs(g) <= Z * e for g, e in zip(gap, se)]
+    se = [se_mean(s, n) for s, n in zip(df.auc_std, df.n_targets)]
+    margin = [paper_margin(ps) for ps in df.paper_std]
+    v = [equivalent(g, e, m, paper_se=m / Z) for g, e, m in zip(gap, se, margin)]
     out = Outcome(
-        f"{sum(inside)} of {len(df)} cells within the noise of the paper's; mean |ours − paper| "
+        f"{sum(x is True for x in v)} of {len(df)} cells equivalent to the paper's, {sum(x is False for x in v)} "
+        f"apart from it, {sum(x is None for x in v)} too noisy to tell; mean |ours − paper| "
         f"{f(gap.abs().mean())}, largest {f(gap.abs().max())}"
     )
-    for row, ok, g, e in zip(df.itertuples(), inside, gap, se):
-        out.check(ok, f"{row.dataset}/{row.generator}/{row.method} {signed(g, e)}")
+    for row, ok, g, e, m in zip(df.itertuples(), v, gap, se, margin):
+        out.check(ok, f"{row.dataset}/{row.generator}/{row.method} {signed(g, e)} against ± {f(m)}", PAST_MARGIN)
     return out
 
 
@@ -144,8 +182,10 @@ def table3_ahead(t):
     return distance_ahead_per_setting(t["achilles_table3"])
 
 
-def _not_behind(table: str):
-    """Per setting, the distance method not below any other method beyond the noise ("more or equivalently")."""
+def _not_behind(table: str, margin: float):
+    """Per setting, the distance method not below any other method by more than ``margin`` ("more or
+    equivalently"): against each other method, :func:`not_below` of distance − it; the setting holds when every
+    other holds, fails when any fails, else inconclusive."""
 
     def rule(t):
         df = t[table]
@@ -153,22 +193,34 @@ def _not_behind(table: str):
             return None
         if "distance" not in set(df.method):
             return None
-        rows = _per_setting(df, ["dataset", "generator"])
-        behind = [v is False for _, v, *_ in rows]
+        rows = []
+        for (d, g), grp in df.groupby(["dataset", "generator"], sort=False):
+            grp = grp.set_index("method")
+            if "distance" not in grp.index or len(grp) < 2:
+                continue
+            each = [(m, x, e, not_below(x, e, margin)) for m, x, e in _versus_others(grp)]
+            failed = [r for r in each if r[3] is False]
+            unclear = [r for r in each if r[3] is None]
+            # The other that decides: one that fails, else one too noisy to tell, else the closest.
+            m, x, e, _ = min(failed or unclear or each, key=lambda r: r[1] - Z * r[2])
+            rows.append(((d, g), False if failed else (None if unclear else True), m, x, e))
         out = Outcome(
-            f"distance below some other method beyond the noise in {sum(behind)} of {len(rows)} settings (the method "
-            "that decides): " + "; ".join(f"{d}/{g} {signed(x, e)} vs {m}" for (d, g), _, m, x, e in rows)
+            f"distance equivalent to or above every other method (not below by more than {f(margin)}) in "
+            f"{sum(v is True for _, v, *_ in rows)} of {len(rows)} settings, below one in "
+            f"{sum(v is False for _, v, *_ in rows)} (the method that decides): "
+            + "; ".join(f"{d}/{g} {signed(x, e)} vs {m}" for (d, g), _, m, x, e in rows)
         )
-        for ((d, g), _, m, x, e), b in zip(rows, behind):
-            out.check(not b, f"{d}/{g}: distance − {m} {signed(x, e)}")
+        for (d, g), v, m, x, e in rows:
+            out.check(v, f"{d}/{g}: distance − {m} {signed(x, e)} against −{f(margin)}", PAST_MARGIN)
         return out
 
     return rule
 
 
 def _average_gap_rule(table: str, attack: str, key: str):
-    """One check: the stated average gap inside ours' 95 % interval (the paper's own table's noise added) while ours
-    excludes 0 (holds); the stated value outside it (fails); else, ours consistent with both, inconclusive."""
+    """One check, an equivalence: ours − the stated gap, ± 1.96 of our se, inside the paper's own 95 % half-width of
+    its average gap (from the ± of its own table) while ours is above 0 beyond the noise (holds); wholly beyond that
+    margin (fails); else inconclusive."""
 
     def rule(t):
         df = t[table]
@@ -177,16 +229,19 @@ def _average_gap_rule(table: str, attack: str, key: str):
         ours, own = headline.average_gap(df), headline.paper_average_gap(attack)
         stated = HEADLINE[key]
         diff = ours["gap"] - stated
-        se = float(np.hypot(ours["se"], own["se"]))  # ours and the paper's each a mean of 4 settings' gaps
+        margin = Z * own["se"]  # the paper's own precision of its average of 4 settings' gaps
         out = Outcome(
             f"distance − best other method, averaged over {ours['n_settings']} settings: {signed(ours['gap'], ours['se'])} "
-            f"(the paper's own table gives {f(own['gap'])} this way)"
+            f"(the paper's own table gives {f(own['gap'])} ± {f(margin)} this way)"
         )  # fmt: skip
-        if abs(diff) > Z * se:
-            v = False
-        else:
-            v = True if ahead(ours["gap"], ours["se"]) else None
-        out.check(v, f"ours {signed(ours['gap'], ours['se'])} against the stated {f(stated)} and against 0")
+        v = equivalent(diff, ours["se"], margin, paper_se=own["se"])
+        if v is True and not ahead(ours["gap"], ours["se"]):
+            v = None
+        out.check(
+            v,
+            f"ours {signed(ours['gap'], ours['se'])} against the stated {f(stated)} ± {f(margin)} and against 0",
+            PAST_MARGIN,
+        )
         return out
 
     return rule
@@ -233,13 +288,11 @@ def _median_gap_rule(table: str, key: str, notebook: str):
             out.check(None, f"no {'/'.join(LARGEST_AT)} setting in the table: the stated {f(stated)} is not compared")
             return out
         r = at.iloc[0]
-        se = float(np.sqrt(2) * r.se)  # ours and the paper's median gap, each as noisy as ours
-        if abs(r.gap - stated) > Z * se:
-            v = False
-        else:
-            v = True if ahead(r.gap, r.se) else None
+        v = equivalent(r.gap - stated, r.se, MARGIN_HEADLINE)
+        if v is True and not ahead(r.gap, r.se):
+            v = None
         out.check(v, f"{'/'.join(LARGEST_AT)}: ours {signed(r.gap, r.se)} against the stated {f(stated)} "
-                  f"(difference {signed(r.gap - stated, se)}) and against 0")  # fmt: skip
+                  f"± {f(MARGIN_HEADLINE)} (difference {signed(r.gap - stated, r.se)}) and against 0", PAST_MARGIN)  # fmt: skip
         return out
 
     return rule
@@ -263,9 +316,15 @@ def _headline_statement(key: str, attack: str) -> Callable[[], str]:
     return text
 
 
+# "a factor of two", printed to one digit: half a unit (the paper's own examples, 0.041 / 0.021 = 1.95 and
+# 0.090 / 0.040 = 2.25, lie inside it).
+STD_FACTOR_MARGIN = 0.5
+
+
 def std_halved(t):
-    """On Census, per generator, the distance method's std half log-likelihood's: the 95 % interval of
-    the ratio of stds covers 2 and not 1 (True), excludes 2 (False), else within the noise (None)."""
+    """On Census, per generator, the distance method's std half log-likelihood's, an equivalence: the 95 % interval
+    of the ratio of stds inside 2 ± :data:`STD_FACTOR_MARGIN` (True), wholly outside it (False), else inconclusive
+    (an interval merely covering 2 is not a match)."""
     df = t["achilles_table2"]
     if not {"method", "dataset", "generator", "auc_std", "n_targets"} <= set(df.columns):
         return None
@@ -281,12 +340,9 @@ def std_halved(t):
         )
     )
     for x in r.itertuples():
-        covers_factor = x.ratio_low <= factor <= x.ratio_high
-        if not covers_factor:
-            v = False
-        else:
-            v = True if x.ratio_low > 1 else None
-        out.check(v, f"{x.generator}: ratio {x.ratio:.2f} [{x.ratio_low:.2f}, {x.ratio_high:.2f}]")
+        v = equivalent_interval(x.ratio_low - factor, x.ratio_high - factor, STD_FACTOR_MARGIN)
+        out.check(v, f"{x.generator}: ratio {x.ratio:.2f} [{x.ratio_low:.2f}, {x.ratio_high:.2f}] against "
+                  f"{factor:g} ± {STD_FACTOR_MARGIN:g}", PAST_MARGIN)  # fmt: skip
     return out
 
 
@@ -316,7 +372,8 @@ def loglik_below_distance(t):
 
 
 def robust_in_k(t):
-    """The mean AUC over k varies by at most ABOUT (the k's share most targets, so their noise is shared)."""
+    """The mean AUC over k varies by at most ABOUT: the 95 % interval of the range (largest − smallest) inside ABOUT
+    holds, wholly above it fails, else inconclusive (the k's share most targets, so their noise is shared)."""
     df = t["achilles_fig3a"]
     if not {"k", "auc_mean", "auc_std", "n_targets"} <= set(df.columns) or len(df) < 2:
         return None
@@ -327,13 +384,15 @@ def robust_in_k(t):
         f"mean AUC {f(lo.auc_mean)} (k = {lo.k:g}) to {f(hi.auc_mean)} (k = {hi.k:g}) over {len(df)} values of k: "
         f"range {f(spread)} (se of a difference of two independent cells {f(se)})"
     )
-    v = True if spread <= ABOUT else (False if spread - Z * se > ABOUT else None)
-    out.check(v, f"range over k {f(spread)} against 'slightly' = {ABOUT:g}")
+    v = equivalent(spread, se, ABOUT)
+    out.check(v, f"range over k {f(spread)} (se {f(se)}) against 'slightly' = {ABOUT:g}", PAST_MARGIN)
     return out
 
 
 def distance_variants(t):
-    """p = 1, 2 not significantly different from cosine; p = 3, 4 below it beyond the noise."""
+    """p = 1, 2 not significantly different from cosine: the 95 % interval of the difference inside ± the paper's own
+    precision of a cell (:data:`MARGIN_QUERY`) holds, a difference beyond the noise or wholly beyond that margin
+    fails, else inconclusive; p = 3, 4 below cosine beyond the noise."""
     df = t["achilles_fig3b"]
     if not {"distance", "auc_mean", "auc_std", "n_targets"} <= set(df.columns) or "cosine" not in set(df.distance):
         return None
@@ -352,7 +411,8 @@ def distance_variants(t):
     for p in ("p=1", "p=2"):
         if p in d.index:
             x, se = diff(p)
-            out.check(abs(x) <= Z * se, f"{p} − cosine {signed(x, se)}: significantly different")
+            v = equivalent(x, se, MARGIN_QUERY, significant_fails=True)
+            out.check(v, f"{p} − cosine {signed(x, se)} against ± {f(MARGIN_QUERY)}", PAST_MARGIN)
     for p in ("p=3", "p=4"):
         if p in d.index:
             x, se = diff(p)
@@ -394,8 +454,8 @@ def _ahead_under_dp(t, larger_only: bool):
 
 
 def fails_at_smallest_epsilon(t):
-    """Per dataset, the AUC of all distinct targets at the smallest ε, over several root seeds: its interval covers
-    0.5 and is narrow (half-width at most ABOUT) (holds); its lower end above 0.5 (fails); else inconclusive."""
+    """Per dataset, the AUC of all distinct targets at the smallest ε, over several root seeds, equivalent to chance:
+    its 95 % interval inside 0.5 ± ABOUT (holds); wholly outside it (fails); else inconclusive."""
     df = t["achilles_fig4_smallest_epsilon_interval"]
     if not {"dataset", "method", "mean", "ci_low", "ci_high", "n_seeds"} <= set(df.columns):
         return None
@@ -409,13 +469,8 @@ def fails_at_smallest_epsilon(t):
         )
     )
     for r in pooled.itertuples():
-        if r.ci_low > 0.5:
-            v = False
-        elif (r.ci_high - r.ci_low) / 2 <= ABOUT:
-            v = True
-        else:
-            v = None
-        out.check(v, f"{r.dataset}: {f(r.mean)} [{f(r.ci_low)}, {f(r.ci_high)}]")
+        v = equivalent_interval(r.ci_low - 0.5, r.ci_high - 0.5, ABOUT)
+        out.check(v, f"{r.dataset}: {f(r.mean)} [{f(r.ci_low)}, {f(r.ci_high)}] against 0.5 ± {ABOUT:g}", PAST_MARGIN)
     return out
 
 
@@ -459,10 +514,20 @@ def _largest_paper_mean_gap(attack: str) -> str:
 T2 = "Table 2: mean ± std AUC of the 10 targets of each method, beside the paper's"
 T3 = "Table 3: mean ± std AUC of the 10 targets of each method, beside the paper's"
 HEAD1 = "Where ours differs from the paper's headline numbers"
+CELLS_RULE = (
+    "per cell, an equivalence: the 95 % interval of ours − paper (our se over our 10 targets) inside ± the paper's own "
+    "95 % half-width of that cell (1.96 × its ± / √9) (holds), wholly beyond it (fails), else inconclusive"
+)
+NOT_BEHIND_RULE = (
+    "per setting and other method, the 95 % interval of distance − it wholly above −{margin:.3f} (the paper's own 95 % "
+    "half-width of a typical Table {table} cell: 'equivalently') (holds), wholly below (fails), else inconclusive"
+)
 MEDIAN_RULE = (
     "from each target's AUC: per setting, distance's median minus the highest median of the others above 0 beyond "
-    "1.96 se (bootstrap over the targets); on Census/BayNet that gap minus the stated value within 1.96 × √2 se "
-    "(the paper's median as noisy as ours) and beyond 0 (holds), beyond it (fails), else inconclusive; "
+    "1.96 se (bootstrap over the targets); on Census/BayNet the 95 % interval of that gap minus the stated value "
+    f"inside ± {MARGIN_HEADLINE:g} (the paper publishes no spread of its medians; one percentage point is the "
+    "precision its own tables give its stated averages) and the gap beyond 0 (holds), wholly beyond the margin "
+    "(fails), else inconclusive; "
     "not run, and why, without the per-target table"
 )
 
@@ -470,9 +535,9 @@ CLAIMS: tuple[Claim, ...] = (
     Claim(PAPER, "abstract; §6.1; §7", "we show our method to outperform previous ad-hoc approaches by 7.2 percentage "
           "points (p.p.) on average on 2 datasets and 2 generators", _headline_statement("table2_average_gap", "query"),
           ("achilles_table2",), _average_gap_rule("achilles_table2", "query", "table2_average_gap"),
-          "per setting, distance's mean AUC minus the best other method's, averaged over the 4 settings: ours minus the "
-          "stated 7.2 p.p. within 1.96 se (se over the targets, ours and the paper's own table's combined) and ours "
-          "beyond 0 (holds), beyond 1.96 se of 7.2 (fails), else (inconclusive)",
+          "per setting, distance's mean AUC minus the best other method's, averaged over the 4 settings: the 95 % "
+          "interval of ours minus the stated 7.2 p.p. inside ± the paper's own 95 % half-width of that average (from "
+          "the ± of its own Table 2) and ours beyond 0 (holds), wholly beyond that margin (fails), else inconclusive",
           "01", HEAD1, "achilles_fig1", substitute=CENSUS_SUBSTITUTE),
     Claim(PAPER, "abstract; §6.2", "the performance of our attack increases also significantly when computed on "
           "records identified by our method, by 5.2 p.p. on average across datasets and generators",
@@ -500,12 +565,13 @@ CLAIMS: tuple[Claim, ...] = (
           "standard deviation of 0.021 instead of 0.041 for Synthpop and 0.040 instead of 0.090 for BayNet.",
           "Census std: distance 0.021 vs log-likelihood 0.041 (Synthpop), 0.040 vs 0.090 (BayNet)",
           ("achilles_table2",), std_halved,
-          "per Census generator, the 95 % interval (F) of log-likelihood's std / distance's: covers 2 and not 1 "
-          "(holds), excludes 2 (fails), else inconclusive", "01", HEAD1, "achilles_fig1",
+          "per Census generator, the 95 % interval (F) of log-likelihood's std / distance's inside 2 ± 0.5 ('a factor "
+          "of two', one digit; the paper's own 1.95 and 2.25 inside) (holds), wholly outside (fails), else "
+          "inconclusive", "01", HEAD1, "achilles_fig1",
           substitute=CENSUS_SUBSTITUTE),
     Claim(PAPER, "Table 2", "Table 2: Mean and standard deviation for AUC for the query-based attack method",
           _table_statement("query"), ("achilles_table2",), table2_cells,
-          "per cell, |ours − paper| within 1.96 se of a difference of two means of 10 targets", "01", T2,
+          CELLS_RULE, "01", T2,
           "achilles_fig1", substitute=CENSUS_SUBSTITUTE),
     Claim(PAPER, "§6.1 (Fig. 1, Table 2)", "Figure 1 show that our vulnerable record identification method "
           "consistently outperforms both the random baseline and the two ad-hoc techniques previously used in the "
@@ -515,7 +581,7 @@ CLAIMS: tuple[Claim, ...] = (
           "achilles_fig1", substitute=CENSUS_SUBSTITUTE),
     Claim(PAPER, "Table 2, Census Ω", "Table 2: Mean and standard deviation for AUC for the query-based attack method",
           "the Census columns of Table 2 (the paper's Ω: all 569,741 records)", ("achilles_census_omega",), census_omega_cells,
-          "per cell, |ours − paper| within the noise, on a larger Census Ω (its first 50,000 rows)", "01",
+          CELLS_RULE + ", on a larger Census Ω (its first 50,000 rows)", "01",
           "A larger census Ω: is the gap to the paper's Census columns the size of Ω?",
           substitute="UK Census: the first 50,000 rows of the teaching file as Ω (the paper: all 569,741 records)"),
     # The claim judged is §6.1's against one of "the two ad-hoc techniques" (§5.2's log-likelihood, whose words
@@ -529,7 +595,7 @@ CLAIMS: tuple[Claim, ...] = (
           "01", "The log-likelihood baseline: which reading is the paper's?"),
     Claim(PAPER, "Table 3", "Table 3: Mean and standard deviation for AUC for the Target Attention method",
           _table_statement("attention"), ("achilles_table3",), table3_cells,
-          "per cell, |ours − paper| within 1.96 se of a difference of two means of 10 targets", "02", T3,
+          CELLS_RULE, "02", T3,
           "achilles_fig2", substitute=CENSUS_SUBSTITUTE),
     Claim(PAPER, "§6.2 (Fig. 2, Table 3)", "Figure 2 shows that, again, our vulnerable record identification method "
           "strongly outperforms both the random baseline and the two ad-hoc techniques previously used in the "
@@ -539,15 +605,15 @@ CLAIMS: tuple[Claim, ...] = (
           "achilles_fig2", substitute=CENSUS_SUBSTITUTE),
     Claim(PAPER, "§6.1 (Fig. 1, Table 2)", "Importantly, our method also consistently manages to identify records that "
           "are more or equivalently at-risk compared to other methods.", "distance never behind", ("achilles_table2",),
-          _not_behind("achilles_table2"), "per setting, distance's mean AUC not below any other method's "
-          "beyond the noise", "01", T2, "achilles_fig1", substitute=CENSUS_SUBSTITUTE),
+          _not_behind("achilles_table2", MARGIN_QUERY), NOT_BEHIND_RULE.format(margin=MARGIN_QUERY, table="2"), "01", T2, "achilles_fig1", substitute=CENSUS_SUBSTITUTE),
     Claim(PAPER, "§6.2 (Fig. 2, Table 3)", "Importantly, our method also consistently manages to identify records that "
           "are more or equivalently at-risk compared to other methods.", "distance never behind", ("achilles_table3",),
-          _not_behind("achilles_table3"), "per setting, distance's mean AUC not below any other method's "
-          "beyond the noise", "02", T3, "achilles_fig2", substitute=CENSUS_SUBSTITUTE),
+          _not_behind("achilles_table3", MARGIN_ATTENTION), NOT_BEHIND_RULE.format(margin=MARGIN_ATTENTION, table="3"),
+          "02", T3, "achilles_fig2", substitute=CENSUS_SUBSTITUTE),
     Claim(PAPER, "§6.3 (Fig. 3a)", "The mean AUC of the top ten records varies indeed only slightly for different "
           "values of k.", "flat in k (Adult, Synthpop)", ("achilles_fig3a",), robust_in_k,
-          f"largest − smallest mean AUC over k at most {ABOUT:g} (holds), above it by more than the noise (fails)",
+          f"the 95 % interval of the largest − smallest mean AUC over k inside {ABOUT:g} ('slightly', the scorecard's "
+          "'about') (holds), wholly above it (fails), else inconclusive",
           "03", "Fig. 3a: mean ± std AUC of the top-10 records against k", "achilles_fig3a"),
     Claim(PAPER, "§6.3 (Fig. 3a)", "Looking at the top 10 records selected for different values of k, we find that "
           "only a handful of records are distinct", "only a handful of distinct records over k",
@@ -556,7 +622,9 @@ CLAIMS: tuple[Claim, ...] = (
     Claim(PAPER, "§6.4 (Fig. 3b)", "mean AUC is not significantly different for the cosine distance, p=1, and p=2, "
           "while slightly decreasing for higher p values.", "cosine ≈ p = 1 ≈ p = 2; p = 3, 4 lower",
           ("achilles_fig3b",), distance_variants,
-          "p = 1, 2: |p − cosine| within 1.96 se; p = 3, 4: below cosine beyond the noise", "03",
+          f"p = 1, 2: the 95 % interval of p − cosine inside ± {MARGIN_QUERY:.3f} (the paper's own 95 % half-width of a "
+          "typical Table 2 cell) and not beyond 0 (holds), beyond 0 or wholly beyond the margin (fails), else "
+          "inconclusive; p = 3, 4: below cosine beyond the noise", "03",
           "Fig. 3b: mean ± std AUC of the top-10 records for each distance", "achilles_fig3b"),
     Claim(PAPER, "§6.5 (Fig. 4)", "Figure 4 shows that our approach outperforms both the random baseline and the two "
           "ad-hoc techniques previously used in the literature.", "distance ahead at every ε (PrivBayes)",
@@ -565,8 +633,9 @@ CLAIMS: tuple[Claim, ...] = (
           "Fig. 4: mean ± std AUC against ε", "achilles_fig4", substitute=CENSUS_SUBSTITUTE),
     Claim(PAPER, "§1 (Fig. 4)", "We confirm that MIAs fail when the privacy budget is decreased to ε = 1",
           "AUC at chance at ε = 1", ("achilles_fig4_smallest_epsilon_interval",), fails_at_smallest_epsilon,
-          f"per dataset, the 95 % interval over root seeds of all distinct targets' mean AUC at the smallest ε covers "
-          f"0.5 with a half-width at most {ABOUT:g} (holds), lies above 0.5 (fails), else inconclusive", "04",
+          f"per dataset, the 95 % interval over root seeds of all distinct targets' mean AUC at the smallest ε inside "
+          f"0.5 ± {ABOUT:g} (the paper states no value for 'fail'; the scorecard's 'about') (holds), wholly outside it "
+          "(fails), else inconclusive", "04",
           "Reading the result", "achilles_fig4", substitute=CENSUS_SUBSTITUTE),
     Claim(PAPER, "§1 (Fig. 4)", "find that our metric consistently identifies more vulnerable records for larger values "
           "of ε", "distance ahead at every ε above the smallest", ("achilles_fig4",), distance_ahead_at_larger_epsilon,

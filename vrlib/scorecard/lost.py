@@ -16,7 +16,18 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from vrlib.scorecard.rules import ABOUT, Z, Claim, Outcome, ahead, f, span
+from vrlib.scorecard.rules import (
+    ABOUT,
+    PAST_MARGIN,
+    Z,
+    Claim,
+    Outcome,
+    ahead,
+    equivalent,
+    equivalent_interval,
+    f,
+    span,
+)
 
 PAPER = "lost"
 
@@ -181,9 +192,14 @@ def miss_in_range(t):
     return out
 
 
+POINT_2DP = 0.005  # half a unit of a value printed to two decimals (0.62; 94 %): the paper's own precision
+
+
 def _up_to(t_value: float, quantity_t: float, names=LOST_MISS):
-    """An "up to x at t" claim: the largest miss rate beyond noise alone (over the settings) has an interval covering x
-    (:func:`_records_interval`: the bootstrap's and the records' binomial one)."""
+    """An "up to x at t" claim: the largest miss rate beyond noise alone (over the settings) equivalent to x: its
+    interval (:func:`_records_interval`: the bootstrap's and the records' binomial one) inside x ± POINT_2DP (x is
+    printed as a whole percent, two decimals) holds, wholly outside fails, else inconclusive. An interval merely
+    covering x (a few records' wide one) is not a match."""
 
     def rule(t):
         rows = _miss_rows(t, t_value, names)
@@ -198,7 +214,11 @@ def _up_to(t_value: float, quantity_t: float, names=LOST_MISS):
         name, r = max(clear, key=lambda nr: nr[1].miss_rate)
         low, high = _records_interval(r)
         out.ours += f"; the largest: {name} {f(r.miss_rate, 2)} [{f(low, 2)}, {f(high, 2)}] of {int(r.n_high)} records"
-        out.check(low <= stated <= high, f"{name}: {f(r.miss_rate, 2)} [{f(low, 2)}, {f(high, 2)}] against {stated:g}")
+        out.check(
+            equivalent_interval(low - stated, high - stated, POINT_2DP),
+            f"{name}: {f(r.miss_rate, 2)} [{f(low, 3)}, {f(high, 3)}] against {stated:g} ± {POINT_2DP:g}",
+            PAST_MARGIN,
+        )
         return out
 
     return rule
@@ -308,8 +328,9 @@ def risk_to_chance(t):
     The targets are scored in the same games (the same shadow and test datasets), so their errors are not
     independent, and the table has no interval of the mean that keeps them shared. Its se lies between floor / √(2n)
     (independent errors) and floor / √2 (one shared error); a check passes or fails only where both bounds agree:
-    the fall is judged against the larger se; 0.5 is reached (True) when within 1.96 of the smaller se, missed (False)
-    when beyond 1.96 of the larger, else inconclusive."""
+    the fall is judged against the larger se. 0.5 is reached when the mean is equivalent to it: its 95 % interval
+    inside 0.5 ± ABOUT (the paper prints "AUC 0,5" to one decimal) with both se (True), wholly outside it with both
+    (False), else inconclusive."""
     games = {"traditional": "traditional", "model_seeded": "model-seeded"}
     rows = _sweep(
         t, "lost_fig4_rmsd", "epsilon", ["n_targets"] + [f"{k}_{g}" for g in games for k in ("mean", "floor")]
@@ -333,10 +354,11 @@ def risk_to_chance(t):
         m_low, m_high = getattr(low, f"mean_{g}"), getattr(high, f"mean_{g}")
         d, e = m_high - m_low, float(np.hypot(se(low, g, True), se(high, g, True)))
         out.check(ahead(d, e), f"{name}: {f(m_high)} − {f(m_low)} between the ends (se up to {f(e, 4)})")
-        gap, lo, hi = abs(m_low - 0.5), se(low, g), se(low, g, True)
-        v = True if gap <= Z * lo else (False if gap > Z * hi else None)
-        out.check(v, f"{name}: {f(m_low)} at {at_low} is {f(m_low - 0.5, 4)} from 0.5 (1.96 se: {f(Z * lo, 4)} with "
-                  f"independent targets, {f(Z * hi, 4)} with one shared error)")  # fmt: skip
+        lo, hi = se(low, g), se(low, g, True)
+        v_lo, v_hi = equivalent(m_low - 0.5, lo, ABOUT), equivalent(m_low - 0.5, hi, ABOUT)
+        out.check(v_lo if v_lo == v_hi else None, f"{name}: {f(m_low)} at {at_low} is {f(m_low - 0.5, 4)} from 0.5, "
+                  f"against ± {ABOUT:g} (1.96 se: {f(Z * lo, 4)} with independent targets, {f(Z * hi, 4)} with one "
+                  "shared error)", PAST_MARGIN)  # fmt: skip
     return out
 
 
@@ -363,14 +385,17 @@ def one_record(t):
         f"{f(under)} (the paper: {f(pl['high'])} − {f(pt['high'])})"
     )
     out.check(True if p_f < 0.05 else None, f"spread over datasets not beyond estimation noise (F test p = {f(p_f)})")
-    out.check(abs(under - stated_under) <= Z * e + ABOUT, f"worst case − traditional {f(under)} against about "
-              f"{f(stated_under)}")  # fmt: skip
-    # "Das traditionelle Risiko R_T = 0,62": a stated value of the quote, judged as the range's ends are.
-    out.check(abs(r.traditional - pt["high"]) <= ABOUT + Z * r.noise_sd,
-              f"traditional risk {f(r.traditional)} against {f(pt['high'])}")  # fmt: skip
+    # Equivalences, each margin from the paper's precision: "about 0.2" and the range "0.5 to 0.8" printed to one
+    # decimal (± ABOUT); "R_T = 0,62" printed to two decimals (± POINT_2DP).
+    out.check(equivalent(under - stated_under, e, ABOUT), f"worst case − traditional {f(under)} against about "
+              f"{f(stated_under)} ± {ABOUT:g}", PAST_MARGIN)  # fmt: skip
+    out.check(equivalent(r.traditional - pt["high"], r.noise_sd, POINT_2DP),
+              f"traditional risk {f(r.traditional)} against {f(pt['high'])} ± {POINT_2DP:g}", PAST_MARGIN)  # fmt: skip
     for end, ours, stated in (("lowest", r.model_seeded_min, pl["low"]), ("highest", r.model_seeded_max, pl["high"])):
         out.check(
-            abs(ours - stated) <= ABOUT + Z * r.noise_sd, f"{end} model-seeded risk {f(ours)} against about {f(stated)}"
+            equivalent(ours - stated, r.noise_sd, ABOUT),
+            f"{end} model-seeded risk {f(ours)} against about {f(stated)} ± {ABOUT:g}",
+            PAST_MARGIN,
         )
     return out
 
@@ -385,7 +410,9 @@ CLAIMS: tuple[Claim, ...] = (
           "different risk scores, with up to 94% of high-risk records being overlooked by the traditional game",
           _statement("miss_rate", 0.8), ("lost_table_miss",), _up_to(0.8, 0.8, names=("lost_table_miss",)),
           "Adult at t = 0.8 (the summary: 'Experimente auf dem Adult-Datensatz und dem Synthpop-Generator'): the "
-          "largest miss rate beyond noise alone has a 95 % interval (bootstrap ∪ binomial over the high-risk records) covering 0.94", NB, S2, "lost_fig2"),
+          "largest miss rate beyond noise alone has a 95 % interval (bootstrap ∪ binomial over the high-risk records) "
+          "inside 0.94 ± 0.005 ('94%', a whole percent) (holds), wholly outside (fails), else inconclusive", NB, S2,
+          "lost_fig2"),
     Claim(PAPER, "§5 (summary)", ADULT + "RMSD-Bereich von 0,04 bis 0,11, was einen signifikanten Fehler in der mit AUC "
           "bewerteten Risiken darstellt", _statement("rmsd"), LOST_RMSD, rmsd_in_range,
           "per Adult/Synthpop setting (each once; the summary states the range for 'Experimente auf dem "
@@ -408,7 +435,8 @@ CLAIMS: tuple[Claim, ...] = (
     Claim(PAPER, "§5 (summary)", "Bei t=0,9 erreicht die Miss Rate bis zu 80 %", _statement("miss_rate", 0.9),
           LOST_MISS, _up_to(0.9, 0.9),
           "at t = 0.9, the largest miss rate beyond noise alone (over the settings, each once) has an interval"
-          " (bootstrap ∪ binomial over the high-risk records) covering 0.80; with none beyond noise alone, inconclusive", NB, S4, "lost_fig4"),
+          " (bootstrap ∪ binomial over the high-risk records) inside 0.80 ± 0.005 ('80 %', a whole percent) (holds), "
+          "wholly outside (fails), else inconclusive; with none beyond noise alone, inconclusive", NB, S4, "lost_fig4"),
     Claim(PAPER, "§5 (summary)", "Für alle Schwellenwerte für hohes Risiko ist die Miss Rate signifikant",
           "for every threshold the miss rate is significant", LOST_MISS, miss_beyond_noise,
           "per setting and t (each once, where some record is above t), the miss rate's interval above that of two "
@@ -431,9 +459,10 @@ CLAIMS: tuple[Claim, ...] = (
     Claim(PAPER, "§5 (summary, Fig. 4)", "Die MIA-Leistung nimmt mit sinkendem ε ab und konvergiert zur "
           "Zufallsbaseline (AUC 0,5)", _statement("risk_to_chance"), ("lost_fig4_rmsd",), risk_to_chance,
           "per game, the mean risk at the largest ε above that at the smallest beyond the noise, and at the "
-          "smallest within 1.96 se of 0.5; the targets share their games, so the se of their mean lies between "
-          "floor / √(2n) (independent) and floor / √2 (one shared error): the fall judged on the larger, 0.5 reached "
-          "within the smaller (holds), missed beyond the larger (fails), else inconclusive", NB, S4, "lost_fig4"),
+          f"smallest equivalent to 0.5: its 95 % interval inside 0.5 ± {ABOUT:g} ('AUC 0,5' printed to one decimal); "
+          "the targets share their games, so the se of their mean lies between floor / √(2n) (independent) and "
+          "floor / √2 (one shared error): the fall judged on the larger, 0.5 reached when inside the margin with both "
+          "(holds), missed when wholly outside with both (fails), else inconclusive", NB, S4, "lost_fig4"),
     Claim(PAPER, "abstract; §5 (summary, Fig. 4)", "Mit Schätzungen, die sich um 0,5 konzentrieren, nimmt auch der "
           "Unterschied zwischen den beiden Schätzungen ab", _statement("rmsd_trend_epsilon"), ("lost_fig4_rmsd",),
           _gap_trend("lost_fig4_rmsd", "epsilon", falls_with_key=False),
@@ -443,5 +472,7 @@ CLAIMS: tuple[Claim, ...] = (
           lambda: f"one record over 15 datasets: model-seeded {paper_value('model_seeded_risk_over_15_datasets')['statement']}"
           f", traditional {paper_value('traditional_risk_of_that_record')['statement']}", ("lost_fig5",), one_record,
           f"the spread over datasets beyond estimation noise (F test, 5 %); worst case − traditional, the traditional "
-          f"risk (R_T = 0.62) and each end of the range, within {ABOUT:g} + 1.96 noise sd of the paper's", NB, S5, "lost_fig5"),
+          f"risk (R_T = 0.62) and each end of the range each equivalent to the paper's: ours ± 1.96 noise sd inside "
+          f"± {ABOUT:g} of it (0.2, 0.5, 0.8 printed to one decimal) or ± {POINT_2DP:g} (0.62, two decimals) (holds), "
+          "wholly outside (fails), else inconclusive", NB, S5, "lost_fig5"),
 )  # fmt: skip

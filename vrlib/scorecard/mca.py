@@ -10,7 +10,7 @@ is not measured (one release per generator): the tolerance is the text's "approx
 
 from __future__ import annotations
 
-from vrlib.scorecard.rules import ABOUT, POINT, Claim, Outcome, f, pct
+from vrlib.scorecard.rules import ABOUT, POINT, Claim, Outcome, equivalent, f, pct
 
 PAPER = "mca"
 NB = "07"
@@ -32,7 +32,7 @@ def table3(t):
     )
     for s in rows:
         diff = d.at[s, "ours"] - d.at[s, "paper"]
-        out.check(abs(diff) <= POINT, f"{s} {100 * diff:+.2f} points")
+        out.check(equivalent(diff, 0.0, POINT), f"{s} {100 * diff:+.2f} points")
     for s in counts:
         out.check(d.at[s, "ours"] == d.at[s, "paper"], f"{s} {d.at[s, 'ours']:,.0f} (paper {d.at[s, 'paper']:,.0f})")
     return out
@@ -58,9 +58,9 @@ def fig3(t):
         f"WGAN-GP: {pct(w.members_among_freq_gt3)} members among frequency > 3, "
         f"{pct(w.nonmembers_among_unique)} non-members among unique"
     )
-    out.check(abs(w.members_among_freq_gt3 - P["members_among_freq_gt3"]) <= ABOUT,
+    out.check(equivalent(w.members_among_freq_gt3 - P["members_among_freq_gt3"], 0.0, ABOUT),
               f"members among frequency > 3: {pct(w.members_among_freq_gt3)}")  # fmt: skip
-    out.check(abs(w.nonmembers_among_unique - P["nonmembers_among_unique"]) <= ABOUT,
+    out.check(equivalent(w.nonmembers_among_unique - P["nonmembers_among_unique"], 0.0, ABOUT),
               f"non-members among unique: {pct(w.nonmembers_among_unique)}")  # fmt: skip
     return out
 
@@ -85,8 +85,11 @@ def attack(t):
         f"WGAN-GP: {pct(w.collision_rate)} colliding; {w.n_flagged:,.0f} flagged, {w.n_true:,.0f} members "
         f"(precision {f(w.precision, 2)})"
     )
-    out.check(abs(w.collision_rate - P["wgan_gp_collision_rate"]) <= ABOUT, f"collision rate {pct(w.collision_rate)}")
-    out.check(abs(w.precision - P["wgan_gp_precision"]) <= ABOUT, f"precision {f(w.precision, 2)}")
+    out.check(
+        equivalent(w.collision_rate - P["wgan_gp_collision_rate"], 0.0, ABOUT),
+        f"collision rate {pct(w.collision_rate)}",
+    )
+    out.check(equivalent(w.precision - P["wgan_gp_precision"], 0.0, ABOUT), f"precision {f(w.precision, 2)}")
     return out
 
 

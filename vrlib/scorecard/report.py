@@ -345,7 +345,12 @@ def scorecard_markdown(root: Path | str = ".", links: Links = Links()) -> str:
         "appendices), with the paper's words, our value beside it, and a verdict computed by one rule. A rule is a set "
         "of checks (its *check* column), each made against the noise the run has (seeds, targets, records, repeated "
         "games): a difference counts only beyond 1.96 standard errors (or where the two 95 % intervals are apart); "
-        "one within the noise is *inconclusive*. A row **holds** when every check passes, **holds in part** when "
+        "one within the noise is *inconclusive*. A check that two values match (ours and the paper's, \"not "
+        'significantly different", "equivalently") is an equivalence test against a margin its check states, '
+        "taken from the paper's own precision: it passes only when the 95 % interval of the difference lies inside "
+        'the margin, fails when the interval lies wholly outside it (or, for "not significantly different", when '
+        "the difference is significant), and is inconclusive otherwise, so noise alone never makes it pass. "
+        "A row **holds** when every check passes, **holds in part** when "
         "some pass and others fail or are inconclusive, **inconclusive** when every check is within the noise, "
         "**does not hold** when some fail and none passes; *not run* when no table has it yet; *not reproduced* "
         "(with why) for a claim this companion does not reproduce. *Size* says which profile's table it read: "

@@ -11,9 +11,18 @@ targets (achilles), over the records and the repeated games (lost), over the rel
 difference of two independent means (:func:`se_difference`); where both means come from the same
 seeds or targets the true error is smaller (the two are positively correlated), so the comparison
 is conservative: it says *inconclusive* sooner than a paired test would, never *holds* sooner.
+
+A claim that two values *match* (ours and the paper's; "not significantly different"; "equivalently") is
+never judged by "the difference is within the noise": with enough noise that always passes. It is an
+equivalence test against a *margin* stated per claim from the paper's own precision (:func:`equivalent`,
+:func:`not_below`): it holds only when the 95 % interval of the difference lies inside the margin, fails when
+the interval lies wholly beyond it (or, where the paper's value has a standard error of its own, when the two
+values are significantly apart by a two-sample z-test), and is inconclusive otherwise.
 """
 
 from __future__ import annotations
+
+import math
 
 from dataclasses import dataclass, field
 from typing import Callable
@@ -26,6 +35,7 @@ __all__ = [
     "Z",
     "ABOUT",
     "POINT",
+    "PAST_MARGIN",
     "Claim",
     "Outcome",
     "verdict",
@@ -33,6 +43,9 @@ __all__ = [
     "se_mean",
     "ahead",
     "within",
+    "equivalent",
+    "equivalent_interval",
+    "not_below",
     "interval_side",
     "against_each",
 ]
@@ -41,6 +54,7 @@ VERDICTS = ("holds", "holds in part", "inconclusive", "does not hold", "not run"
 Z = 1.96  # two-sided 95 %: a difference counts when it exceeds Z standard errors
 ABOUT = 0.05  # a value the paper states as "about" (or a share, without an interval): within five points
 POINT = 0.01  # a share stated to the hundredth of a percent: within one percentage point
+PAST_MARGIN = "interval reaches past the margin"  # an inconclusive equivalence: not necessarily within the noise
 
 
 @dataclass(frozen=True)
@@ -82,12 +96,13 @@ class Outcome:
     checks: list = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
 
-    def check(self, passed, what: str = "") -> None:
-        """Record one check: True, False, or None (within the noise); ``what`` says what it found when not True."""
+    def check(self, passed, what: str = "", unclear: str = "within the noise") -> None:
+        """Record one check: True, False, or None (inconclusive); ``what`` says what it found when not True, after
+        ``unclear`` when None (an equivalence passes :data:`PAST_MARGIN`)."""
         passed = None if passed is None else bool(passed)
         self.checks.append(passed)
         if passed is not True and what:
-            self.failed.append(("within the noise: " if passed is None else "") + what)
+            self.failed.append((f"{unclear}: " if passed is None else "") + what)
 
     def why(self, shown: int = 3) -> str:
         """The first ``shown`` checks that did not pass, in words, and how many more."""
@@ -99,8 +114,9 @@ def verdict(checks: list) -> str:
     """The verdict of a list of three-valued checks.
 
     ``holds``: every check passes. ``does not hold``: some check fails and none passes.
-    ``holds in part``: some pass and some fail or are within the noise. ``inconclusive``: every check
-    is within the noise. ``not run``: no check.
+    ``holds in part``: some pass and some fail or are inconclusive. ``inconclusive``: every check is
+    inconclusive (within the noise, or an equivalence whose interval reaches past its margin), never
+    ``does not hold``. ``not run``: no check.
     """
     if len(checks) == 0:
         return "not run"
@@ -161,6 +177,61 @@ def against_each(differences):
     unclear = [r for r in rows if r[3] is None]
     name, d, e, v = min(unclear or rows, key=z)
     return (None if unclear else True), name, d, e
+
+
+def equivalent_interval(low: float, high: float, margin: float):
+    """An interval [low, high] of a difference against the equivalence margin ± ``margin``: True when it lies
+    inside [−margin, margin], False when it lies wholly outside (beyond the margin on one side), else None."""
+    if pd.isna(low) or pd.isna(high) or pd.isna(margin):
+        return None
+    if margin < 0:
+        raise ValueError(f"an equivalence margin is a distance, got {margin}: pass its absolute value")
+    if -margin <= low and high <= margin:
+        return True
+    if low > margin or high < -margin:
+        return False
+    return None
+
+
+def equivalent(
+    difference: float, se: float, margin: float, z: float = Z, significant_fails: bool = False, paper_se=None
+):
+    """Equivalence of two values: ``difference`` ± ``z`` se inside ± ``margin`` (True), wholly beyond it (False),
+    else None (the interval reaches past the margin: too noisy to tell).
+
+    ``significant_fails``: the claim is "not significantly different", so a difference beyond ``z`` se fails
+    even inside the margin. ``paper_se``: the paper's value has its own standard error (the margin is then its
+    own interval, ``z`` × it); the two values significantly apart (``|difference|`` beyond ``z`` × the two
+    errors combined, a two-sample z-test) fail, which is sharper than the two intervals being apart.
+    ``se`` 0 (a value without sampling noise, a count) compares the point with the margin;
+    ``se`` NaN (noise not recorded) gives None: a match is never called on an interval that is not known.
+    """
+    if pd.isna(difference) or pd.isna(se):
+        return None
+    se = float(se)
+    low, high = difference - z * se, difference + z * se
+    if significant_fails and (low > 0 or high < 0):
+        return False
+    if paper_se is not None and not pd.isna(paper_se) and abs(difference) > z * math.hypot(se, float(paper_se)):
+        return False
+    return equivalent_interval(low, high, margin)
+
+
+def not_below(difference: float, se: float, margin: float, z: float = Z):
+    """Non-inferiority ("more or equivalently"): ``difference`` ± ``z`` se wholly above −``margin`` (True), wholly
+    below it (False), else None."""
+    if pd.isna(difference):
+        return None
+    if margin < 0:
+        raise ValueError(f"a non-inferiority margin is a distance, got {margin}: pass its absolute value")
+    if pd.isna(se):  # noise not recorded: never called
+        return None
+    se = float(se)
+    if difference - z * se >= -margin:
+        return True
+    if difference + z * se < -margin:
+        return False
+    return None
 
 
 def within(value: float, low: float, high: float, se: float = 0.0, z: float = Z):
