@@ -62,17 +62,33 @@ def _manifest(profile: str, figures: Path | None, run_roots: list[Path] = ()) ->
     return {}, "no manifest found"
 
 
+def _during(entry: dict, start: str | None, end: str | None) -> bool:
+    def naive(t):
+        return datetime.fromisoformat(t.replace("Z", "+00:00")).replace(tzinfo=None)
+
+    return bool(start and end and "written" in entry and naive(start) <= naive(entry["written"]) <= naive(end))
+
+
 def _commits(manifest: dict, notebook: str, start: str | None, end: str | None) -> list[str]:
     """The commits recorded for this notebook's outputs during the run (all its outputs when the run's times are unknown)."""
     entries = [e for e in manifest.values() if e.get("notebook") == notebook]
     if start and end:
-
-        def naive(t):
-            return datetime.fromisoformat(t.replace("Z", "+00:00")).replace(tzinfo=None)
-
-        during = [e for e in entries if "written" in e and naive(start) <= naive(e["written"]) <= naive(end)]
-        entries = during or entries
+        entries = [e for e in entries if _during(e, start, end)] or entries
     return sorted({str(e.get("commit", "")) for e in entries if e.get("commit")})
+
+
+def _reproduced(manifest: dict, reruns: dict, notebook: str, start: str | None, end: str | None) -> list[str]:
+    """The commits of the committed outputs this run wrote again byte for byte.
+
+    ``vrlib.report`` keeps the manifest entry of an output a run rewrites with the bytes it had, and logs
+    the run in ``results/<profile>/provenance.json`` (``reruns``) instead: those outputs were made
+    at their manifest commit and reproduced by this run.
+    """
+    return sorted({
+        str(manifest[name]["commit"])
+        for name, e in reruns.items()
+        if e.get("notebook") == notebook and _during(e, start, end) and manifest.get(name, {}).get("commit")
+    })  # fmt: skip
 
 
 def _neutral_paths(text: str, replacements: list[tuple[str, str]]) -> str:
@@ -88,9 +104,12 @@ def publish(
     manifest: tuple[dict, str],
     max_width: int,
     run_roots: tuple[Path, ...] | list[Path] = (),
+    reruns: dict | None = None,
 ) -> Path:
     """Write a clean copy of the executed notebook ``path`` into ``dest``; paths inside this checkout
-    and the ``run_roots`` (other checkouts that ran it) become relative."""
+    and the ``run_roots`` (other checkouts that ran it) become relative.  ``reruns``: the run's
+    ``provenance.json`` (outputs it rewrote with the bytes they had)."""
+    reruns = reruns or {}
     import nbformat
 
     nb = nbformat.read(path, as_version=4)
@@ -125,9 +144,14 @@ def publish(
 
     manifest, manifest_path = manifest
     commits = _commits(manifest, name, pm.get("start_time"), pm.get("end_time"))
+    reproduced = [c for c in _reproduced(manifest, reruns, name, pm.get("start_time"), pm.get("end_time"))
+                  if c not in commits]  # fmt: skip
     when = (pm.get("end_time") or "")[:10] or "unknown date"
     nb.cells = [c for c in nb.cells if BANNER_TAG not in c.metadata.get("tags", [])]
     commit_text = ", ".join(f"`{c}`" for c in commits) if commits else "not recorded"
+    if reproduced:
+        commit_text += (f"; its other outputs are byte for byte those committed at {', '.join(f'`{c}`' for c in reproduced)}"
+                        ", which the manifest keeps")  # fmt: skip
     banner = nbformat.v4.new_markdown_cell(
         f"> **Executed notebook.** Profile `{params.get('profile', profile)}`, seed {params.get('seed', '?')}, "
         f"run {when}; commit {commit_text} (from `{manifest_path}`). "
@@ -136,6 +160,8 @@ def publish(
     )
     nb.cells.insert(0, banner)
     nb.metadata["vrlib"] = {"profile": params.get("profile", profile), "seed": params.get("seed"), "commits": commits}
+    if reproduced:
+        nb.metadata["vrlib"]["reproduced"] = reproduced
 
     replacements = []
     for root in (*run_roots, ROOT):  # the checkout that ran the notebook may be another clone
@@ -207,8 +233,10 @@ def main(argv=None) -> int:
         return 2
     run_roots = _run_roots(source)
     manifest = _manifest(args.profile, Path(args.figures) if args.figures else None, run_roots)
+    log = source / "provenance.json"
+    reruns = json.loads(log.read_text()) if log.exists() else {}
     for path in found:
-        out = publish(path, dest, args.profile, manifest, args.max_width, run_roots=run_roots)
+        out = publish(path, dest, args.profile, manifest, args.max_width, run_roots=run_roots, reruns=reruns)
         print(
             f"{path.name}: {path.stat().st_size / 1e3:,.0f} kB -> {out.stat().st_size / 1e3:,.0f} kB ({out.parent.name}/)"
         )

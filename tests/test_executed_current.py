@@ -31,7 +31,8 @@ def stale_outputs(root, profile: str) -> list[str]:
     wrong = []
     for path in sorted((root / "notebooks" / "executed" / profile).glob("*.ipynb")):
         meta = json.loads(path.read_text()).get("metadata", {}).get("vrlib", {})
-        ran = {_short(c) for c in meta.get("commits", [])}
+        # "reproduced": commits of outputs the run wrote again byte for byte (their manifest entries kept)
+        ran = {_short(c) for c in (*meta.get("commits", []), *meta.get("reproduced", []))}
         for output, entry in manifest.items():
             if not isinstance(entry, dict) or entry.get("notebook") != path.stem:
                 continue

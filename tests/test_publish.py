@@ -148,3 +148,21 @@ def test_notebooks_run_in_another_checkout_name_no_path_of_it(tmp_path):
     assert str(other) not in text and str(tmp_path) not in text
     assert "from `figures/quick/manifest.json`" in text
     assert "wrote figures/quick/a.png" in text and 'figures_dir = \\"figures\\"' in text
+
+
+def test_outputs_a_run_reproduced_byte_for_byte_keep_their_commit_and_the_copy_says_so():
+    nb = "01_x"
+    manifest = {
+        "fig.png": {"notebook": nb, "commit": "old0000", "written": "2026-01-01T00:00:00"},  # kept: same bytes
+        "new.csv": {"notebook": nb, "commit": "new1111", "written": "2026-02-01T10:05:00"},  # changed by the run
+        "other.png": {"notebook": "02_y", "commit": "zzz2222", "written": "2026-01-01T00:00:00"},
+    }
+    reruns = {
+        "fig.png": {"notebook": nb, "commit": "new1111", "written": "2026-02-01T10:04:00"},  # this run
+        "other.png": {"notebook": "02_y", "commit": "new1111", "written": "2026-02-01T10:04:00"},  # another notebook
+        "new.csv": {"notebook": nb, "commit": "new1111", "written": "2026-01-15T00:00:00"},  # an earlier run
+    }
+    start, end = "2026-02-01T10:00:00", "2026-02-01T10:10:00"
+    assert publish_notebooks._commits(manifest, nb, start, end) == ["new1111"]
+    assert publish_notebooks._reproduced(manifest, reruns, nb, start, end) == ["old0000"]
+    assert publish_notebooks._reproduced(manifest, reruns, nb, "2026-03-01T00:00:00", "2026-03-02T00:00:00") == []
