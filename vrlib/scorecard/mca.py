@@ -47,13 +47,20 @@ def _statement_table3() -> str:
     )
 
 
-def fig3(t):
-    from vrlib.experiments.mca import PAPER as P
-
+def _wgan_gp(t):
+    """The WGAN-GP release's row of ``mca_collisions`` (the one release the paper reports numbers for), or None."""
     df = t["mca_collisions"]
     if "WGAN-GP" not in set(df.get("generator", [])):
         return None
-    w = df.set_index("generator").loc["WGAN-GP"]
+    return df.set_index("generator").loc["WGAN-GP"]
+
+
+def fig3(t):
+    from vrlib.experiments.mca import PAPER as P
+
+    w = _wgan_gp(t)
+    if w is None:
+        return None
     out = Outcome(
         f"WGAN-GP: {pct(w.members_among_freq_gt3)} members among frequency > 3, "
         f"{pct(w.nonmembers_among_unique)} non-members among unique"
@@ -77,10 +84,9 @@ def _statement_fig3() -> str:
 def attack(t):
     from vrlib.experiments.mca import PAPER as P
 
-    df = t["mca_collisions"]
-    if "WGAN-GP" not in set(df.get("generator", [])):
+    w = _wgan_gp(t)
+    if w is None:
         return None
-    w = df.set_index("generator").loc["WGAN-GP"]
     out = Outcome(
         f"WGAN-GP: {pct(w.collision_rate)} colliding; {w.n_flagged:,.0f} flagged, {w.n_true:,.0f} members "
         f"(precision {f(w.precision, 2)})"
