@@ -410,13 +410,17 @@ def _miss_vs_noise(rate, noise):
     return f
 
 
-def _miss_t(rates_by_t, half_width):
+def _miss_t(rates_by_t, half_width, n_records=500):
+    """Every (setting, t) cell at ``rates_by_t[t]`` ± ``half_width``, over ``n_records`` high-risk records (the
+    rule reads the records' binomial interval too: a rise shown on 2 records is no rise)."""
+
     def f(t):
         out = {}
         for name in MISS:
             df = t[name].copy()
             rate = df.t.map(rates_by_t) - 1e-4 * np.arange(len(df))
             df["miss_rate"], df["miss_rate_low"], df["miss_rate_high"] = rate, rate - half_width, rate + half_width
+            df["n_high"] = n_records
             out[name] = df
         return out
 
@@ -1015,3 +1019,147 @@ def test_census_omega_cell_far_off_within_the_noise_is_not_holds():
     df.loc[df.index[0], "auc_std"] = 0.3  # so noisy that 0.082 is within its noise
     out = c.rule({"achilles_census_omega": df})
     assert out.checks[0] is None and verdict(out.checks) == "holds in part"
+
+
+# --------------------------------------------------------------------------- lost: a setting is what defines its game
+
+
+def _lost_claim(quote_start):
+    (claim,) = [c for c in JUDGED if c.paper == "lost" and c.quote.startswith(quote_start)]
+    return claim
+
+
+def test_fig4_epsilon_inf_is_the_headline_baynet_setting_counted_once():
+    # Fig. 4's ε = ∞ is the headline's Adult/BayNet game on a prefix of its records (250 of 1,000): one setting, read
+    # on its 1,000 records. Before, rows were one setting only when their numbers were equal: 10 settings, BayNet twice.
+    from vrlib.scorecard.lost import LOST_RMSD, RMSD_KEY, settings
+
+    t = {n: committed(n) for n in LOST_RMSD}
+    rows = settings(t, LOST_RMSD, RMSD_KEY)
+    names = [n for n, _ in rows]
+    assert len(names) == len(set(names)) == 9
+    assert "Adult, baynet" in names and "Adult, BayNet (ε = ∞)" not in names
+    assert dict(rows)["Adult, baynet"].n_targets == 1000
+    # Without the headline table, Fig. 4's ε = ∞ is the only row of that setting and is read.
+    alone = settings({n: t[n] for n in LOST_RMSD if n != "lost_table_rmsd"}, LOST_RMSD, RMSD_KEY)
+    assert "Adult, BayNet (ε = ∞)" in dict(alone)
+
+
+def _baynet_rows(headline_above: bool):
+    """Every RMSD clearly above its floor, but Adult/BayNet: above in the headline table (1,000 records) and within
+    the noise in Fig. 4's ε = ∞ (its 250-record prefix), or the other way round."""
+
+    def f(t):
+        out = {}
+        for name in ("lost_table_rmsd", "lost_fig3_rmsd", "lost_fig4_rmsd", "lost_census_rmsd"):
+            df = t[name].copy()
+            df["rmsd"], df["rmsd_low"], df["rmsd_high"], df["floor"] = 0.08, 0.07, 0.09, 0.03
+            if name == "lost_table_rmsd":
+                at = df.generator == "baynet"
+            elif name == "lost_fig4_rmsd":
+                at = np.isinf(df.epsilon)
+            else:
+                at = pd.Series(False, index=df.index)
+            above = headline_above if name == "lost_table_rmsd" else not headline_above
+            if not above:
+                df.loc[at, ["rmsd", "rmsd_low", "rmsd_high", "floor"]] = 0.06, 0.05, 0.07, 0.058
+            out[name] = df
+        return out
+
+    return f
+
+
+def test_two_games_differ_judges_baynet_on_its_headline_records():
+    claim = _lost_claim("the two privacy")
+    tables = tables_of(claim)
+    # must say yes: the setting is above its floor on its 1,000 records; its 250-record prefix is noisier.
+    yes = claim.rule({**tables, **_baynet_rows(headline_above=True)(tables)})
+    assert verdict(yes.checks) == "holds", yes.why(10)
+    # must say no to "every setting": the 1,000-record reading is within the noise (the prefix's "above" is not a
+    # second setting that could carry it).
+    no = claim.rule({**tables, **_baynet_rows(headline_above=False)(tables)})
+    assert verdict(no.checks) == "holds in part" and no.checks.count(None) == 1, no.why(10)
+    assert "of 9 settings" in no.ours
+
+
+# --------------------------------------------------------------------------- lost: "up to x %" can hold at the paper's size
+
+
+def test_up_to_94_can_hold_on_a_count_the_papers_size_allows():
+    claim = _lost_claim("show across")
+    tables = tables_of(claim)
+    # must say no: the committed table, 0.80 of 80 (interval [0.70, 0.88]) lies wholly below 0.94 ± 0.05.
+    assert verdict(claim.rule(tables).checks) == "does not hold"
+    # must say yes: 0.94 of 300 high-risk records (of |D| = 1,000), bootstrap [0.92, 0.96]: the binomial interval
+    # [0.906, 0.964] lies inside 0.94 ± 0.05. With the old margin (± 0.005, the printed half percent) no count
+    # a |D| = 1,000 run can have would ever hold (the test needed 100,000 records).
+    yes = claim.rule({**tables, **_miss(0.8, 0.94, 0.92, 0.96, 0.2, 0.1, 0.3, names=("lost_table_miss",),
+                                         n_records=300)(tables)})  # fmt: skip
+    assert verdict(yes.checks) == "holds", yes.why(10)
+    # The committed count (80 records) at 0.94: [0.866, 0.979] reaches past the margin: inconclusive, never holds.
+    few = claim.rule({**tables, **_miss(0.8, 0.94, 0.92, 0.96, 0.2, 0.1, 0.3, names=("lost_table_miss",),
+                                         n_records=80)(tables)})  # fmt: skip
+    assert verdict(few.checks) == "inconclusive", few.why(10)
+
+
+# --------------------------------------------------------------------------- lost: the rise over t on the records' noise
+
+
+def _baynet_at_09(n_high):
+    def f(t):
+        df = t["lost_table_miss"].copy()
+        at = (df.generator == "baynet") & np.isclose(df.t, 0.9)
+        df.loc[at, "n_high"] = n_high
+        return {"lost_table_miss": df}
+
+    return f
+
+
+def test_rise_with_t_reads_the_few_records_at_t09_as_few():
+    from vrlib.scorecard.lost import miss_rises_with_t
+
+    tables = {n: committed(n) for n in MISS}
+
+    def baynet_check(out):
+        (i,) = [k for k, w in enumerate(out.ours.split("; ")) if w.startswith("Adult, baynet")]
+        return out.checks[i]
+
+    # must not say yes: 4 of 4 BayNet records missed at t = 0.9 (every bootstrap replicate 1.0, the interval
+    # [0.67, 1.00] apart from t = 0.6's [0.32, 0.45]); 4 of 4 is binomially [0.40, 1.00]: within the noise.
+    assert baynet_check(miss_rises_with_t(tables)) is None
+    # must say yes: the same rates over 60 records at t = 0.9 ([0.94, 1.00]).
+    assert baynet_check(miss_rises_with_t({**tables, **_baynet_at_09(60)(tables)})) is True
+    # must say no: the rate at t = 0.9 far below t = 0.6's, over 60 records.
+    low = _baynet_at_09(60)(tables)["lost_table_miss"]
+    at = (low.generator == "baynet") & np.isclose(low.t, 0.9)
+    low.loc[at, ["miss_rate", "miss_rate_low", "miss_rate_high"]] = 0.0, 0.0, 0.0
+    assert baynet_check(miss_rises_with_t({**tables, "lost_table_miss": low})) is False
+
+
+# --------------------------------------------------------------------------- lost: what an unclear range check says
+
+
+def test_an_interval_across_the_range_end_is_not_called_within_the_noise():
+    claim = _lost_claim(
+        "Experimente auf dem Adult-Datensatz und dem Synthpop-Generator zeigen: ... RMSD"
+    )  # |D| = 100: 0.105 [0.095, 0.115], far above its floor 0.052, across the paper's 0.11
+    out = claim.rule(tables_of(claim))
+    assert "interval across an end of the range: Adult, Synthpop, |D| = 100" in out.why(10)
+    assert "within the noise: Adult, Synthpop, |D| = 100" not in out.why(10)
+
+
+# --------------------------------------------------------------------------- lost: t = 0.6 against noise alone
+
+
+def test_above_20_percent_but_below_noise_alone_is_unclear_not_false():
+    claim = _lost_claim("Bei t=0,6")
+    tables = tables_of(claim)
+    # must say yes: 0.5 [0.45, 0.55] of 50 records, noise alone 0.1: above 20 % beyond noise, in every setting.
+    assert verdict(claim.rule({**tables, **_miss(0.6, 0.5, 0.45, 0.55, 0.1, 0.05, 0.15)(tables)}).checks) == "holds"
+    # 0.5 [0.45, 0.55] with noise alone 0.9 [0.85, 0.95]: the games agree more than two runs of one game; that
+    # says nothing about "above 20 %" (before: "does not hold").
+    odd = claim.rule({**tables, **_miss(0.6, 0.5, 0.45, 0.55, 0.9, 0.85, 0.95)(tables)})
+    assert verdict(odd.checks) == "inconclusive", odd.why(10)
+    # must say no: 0.1 [0.05, 0.15] of 2,000 records.
+    no = claim.rule({**tables, **_miss(0.6, 0.1, 0.05, 0.15, 0.02, 0.0, 0.04, n_records=2000)(tables)})
+    assert verdict(no.checks) == "does not hold"
