@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from vrlib.scorecard.rules import Claim, Outcome, against_each, ahead, f, pct, se_difference, se_mean, signed
+from vrlib.scorecard.rules import Claim, Outcome, against_each, ahead, f, most, pct, se_difference, se_mean, signed
 
 PAPER = "domias"
 
@@ -292,8 +292,7 @@ def baselines_understate(t):
         parts.append(
             f"{sg}: {lower} of {len(baselines)} baselines less accurate on the group beyond the noise, {higher} more"
         )
-        most = len(baselines) / 2
-        checks.append((True if lower > most else (False if len(baselines) - higher <= most else None), parts[-1]))
+        checks.append((most(v), parts[-1]))
     out = Outcome("; ".join(parts))
     for v, what in checks:
         out.check(v, what)
@@ -390,28 +389,43 @@ def noise_trade_off(t):
 
 
 def outperforms_on_most_generators(t):
-    """Per generator (not the noise), the paper's DOMIAS above every baseline beyond the noise, on most generators."""
+    """On most of the paper's generative models, the paper's DOMIAS above every baseline beyond the noise.
+
+    The unit is the model (the paper's name, :func:`_fig6_name`): a model with several privacy settings (ADS-GAN's
+    λ, PrivBayes's ε) is one model, won when DOMIAS is above every baseline on most of its settings, lost when at
+    most half can be (:func:`~vrlib.scorecard.rules.most`), so that ADS-GAN's seven λ do not outvote the other
+    models. Not the noise, nor a generator the paper did not draw (BayNet; :func:`noise_curve_sides` leaves it out
+    too)."""
     df = t["domias_fig6"]
     if not {"family", "generator", "attack", "auc_mean", "auc_std", "n_seeds"} <= set(df.columns):
         return None
-    gens = df[df.family != "noise"]
-    if (own := paper_domias(gens)) is None:
+    names = pd.Series([_fig6_name(fa, g) for fa, g in zip(df.family, df.generator)], index=df.index)
+    gens = df[(df.family != "noise") & names.notna()]
+    not_drawn = list(dict.fromkeys(df.generator[(df.family != "noise") & names.isna()]))
+    if not len(gens) or (own := paper_domias(gens)) is None:
         return None
     mean, se = _wide(gens, "generator")
     baselines = [a for a in BASELINES if a in mean.columns]
     if not baselines:
         return None
+    model_of = dict(zip(gens.generator, names[gens.index]))
     v = []
     for g in mean.index:
         x, b, d, e = _versus_baselines(mean, se, g, own, baselines)
         v.append((g, b, d, e, x))
-    won, lost = sum(x is True for *_, x in v), sum(x is False for *_, x in v)
+    models: dict = {}
+    for g, *_, x in v:
+        models.setdefault(model_of[g], []).append(x)
+    per_model = {m: most(xs) for m, xs in models.items()}
+    won, lost = sum(x is True for x in per_model.values()), sum(x is False for x in per_model.values())
     out = Outcome(
-        f"{label(own)} above every baseline beyond the noise on {won}, below one on {lost}, within the noise of one on "
-        f"{len(v) - won - lost} of {len(v)} generators: " + "; ".join(f"{g} {signed(d, e)} vs {label(b)}" for g, b, d, e, _ in v)
-    )  # fmt: skip
-    most = len(v) / 2
-    out.check(True if won > most else (False if len(v) - lost <= most else None), f"{won} of {len(v)} generators")
+        f"{label(own)} above every baseline beyond the noise on {won}, below one on {lost}, within the noise on "
+        f"{len(per_model) - won - lost} of {len(per_model)} models ({len(v)} settings): "
+        + "; ".join(f"{g} {signed(d, e)} vs {label(b)}" for g, b, d, e, _ in v)
+    )
+    if not_drawn:
+        out.ours += f"; not in the paper's figure (not judged): {', '.join(map(str, not_drawn))}"
+    out.check(most(per_model.values()), f"{won} of {len(per_model)} models")
     return out
 
 
@@ -530,10 +544,12 @@ CLAIMS: tuple[Claim, ...] = (
           "on the additive-noise curve, DOMIAS's AUC at the least noise above that at the most, beyond the noise"
           + JUDGED_ON_PAPER_DOMIAS, NB, S6, "domias_fig6"),
     Claim(PAPER, "App. B.2 (Fig. 10)", "Indeed, we see that DOMIAS outperforms all baselines against most generative "
-          "models.", "DOMIAS above every baseline on most generators", ("domias_fig6",),
-          outperforms_on_most_generators, "per generator, DOMIAS's AUC minus each baseline's beyond the noise: "
-          "above every baseline on more than half the generators (holds); below some baseline beyond the noise on at "
-          "least half, so that at most half can be above (fails); else inconclusive"
+          "models.", "DOMIAS above every baseline on most of the paper's generative models", ("domias_fig6",),
+          outperforms_on_most_generators, "per model of the paper's figure the table has (BayNet, not drawn there, "
+          "left out; a model's privacy settings, ADS-GAN's λ and PrivBayes's ε, decide by their majority), DOMIAS's AUC "
+          "minus each baseline's beyond the noise: above every baseline on more than half the models (holds); below "
+          "some baseline beyond the noise on at least half, so that at most half can be above (fails); else "
+          "inconclusive"
           + JUDGED_ON_PAPER_DOMIAS, NB, S6, "domias_fig6"),
     Claim(PAPER, "App. D.1 (Fig. 13)", "if the attacker decides to attack only the 20% ... highest samples, we get DOMIAS is "
           "significantly more precise (86.2±5.5% ... compared to baselines", _app_d_statement, ("domias_fig13",),

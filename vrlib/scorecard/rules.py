@@ -48,6 +48,7 @@ __all__ = [
     "not_below",
     "interval_side",
     "against_each",
+    "most",
 ]
 
 VERDICTS = ("holds", "holds in part", "inconclusive", "does not hold", "not run", "not reproduced")
@@ -177,6 +178,18 @@ def against_each(differences):
     unclear = [r for r in rows if r[3] is None]
     name, d, e, v = min(unclear or rows, key=z)
     return (None if unclear else True), name, d, e
+
+
+def most(checks):
+    """ "Most" of a list of three-valued checks: True when more than half are True, False when at most half can be
+    (the Falses leave no majority, whatever the inconclusive ones turn out to be), else None."""
+    checks = list(checks)
+    if not checks:
+        return None
+    half = len(checks) / 2
+    if sum(c is True for c in checks) > half:
+        return True
+    return False if len(checks) - sum(c is False for c in checks) <= half else None
 
 
 def equivalent_interval(low: float, high: float, margin: float):
