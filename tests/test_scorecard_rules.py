@@ -1211,3 +1211,54 @@ def test_most_by_hand():
     assert most([False, False, None]) is False  # at most 1 of 3
     assert most([True, False]) is False  # exactly half is not most
     assert most([]) is None
+
+
+# --------------------------------------------------------------------------- mca Fig. 3: the shares' own noise
+
+
+def _fig3_counts(members_gt3, non_members_gt3, frequency=4):
+    """``mca_fig3`` with WGAN-GP's records above frequency 3 replaced by one row at ``frequency``, and
+    ``mca_collisions``'s share made to match."""
+
+    def f(t):
+        df = t["mca_fig3"].copy()
+        w = df.generator == "WGAN-GP"
+        df = df[~(w & (df.frequency > 3))]
+        row = dict(frequency=frequency, members=members_gt3, non_members=non_members_gt3, generator="WGAN-GP")
+        df = pd.concat([df, pd.DataFrame([row])], ignore_index=True)
+        col = t["mca_collisions"].copy()
+        col.loc[col.generator == "WGAN-GP", "members_among_freq_gt3"] = members_gt3 / (members_gt3 + non_members_gt3)
+        col.loc[col.generator == "WGAN-GP", "nonmembers_among_unique"] = MCA["nonmembers_among_unique"]
+        return {"mca_fig3": df, "mca_collisions": col}
+
+    return f
+
+
+def test_mca_fig3_share_is_judged_with_its_count_noise():
+    (claim,) = [c for c in JUDGED if c.paper == "mca" and c.result.startswith("§3 (Fig. 3, left")]
+    tables = tables_of(claim)
+    # must not say yes: 92 of 96 records (24 values released 4 times, one a non-member; se 0.041): a point within
+    # 0.05 of the paper's 96 %, an interval far past it. Before (se 0), "holds".
+    few = claim.rule({**tables, **_fig3_counts(92, 4)(tables)})
+    assert few.checks[0] is None and verdict(few.checks) == "holds in part", few.why(10)
+    # must say yes: 96 % of 40,000 records in 10,000 values.
+    many = claim.rule({**tables, **_fig3_counts(38_400, 1_600)(tables)})
+    assert verdict(many.checks) == "holds", many.why(10)
+    # must say no: 83 % of 40,000 records.
+    off = claim.rule({**tables, **_fig3_counts(33_200, 6_800)(tables)})
+    assert verdict(off.checks) == "holds in part" and off.checks[0] is False, off.why(10)
+
+
+def test_mca_cluster_se_by_hand():
+    from vrlib.scorecard.mca import _share_se
+
+    # Two member values released 4 times, one non-member value released 4 times: p = 2/3 over 3 clusters of 4;
+    # se = √(2·16·(1/3)² + 16·(2/3)²) / 12 = √(96/9) / 12.
+    df = pd.DataFrame(dict(frequency=[4], members=[8], non_members=[4], generator=["WGAN-GP"]))
+    se, n, k = _share_se({"mca_fig3": df}, 2 / 3, lambda x: x > 3)
+    assert (n, k) == (12, 3) and se == pytest.approx(np.sqrt(96 / 9) / 12)
+    # Unique records: the binomial se.
+    one = pd.DataFrame(dict(frequency=[1], members=[30], non_members=[70], generator=["WGAN-GP"]))
+    assert _share_se({"mca_fig3": one}, 0.3, lambda x: x == 1)[0] == pytest.approx(np.sqrt(0.3 * 0.7 / 100))
+    # No table: unknown noise.
+    assert np.isnan(_share_se({}, 0.5, lambda x: x > 3)[0])
