@@ -354,6 +354,90 @@ def _precision(delta, std):
     return f
 
 
+def _quick_fig6():
+    """The quick profile's Fig. 6 table: the only committed one with every generator of the paper's figure (the
+    paper-size one is the earlier run with four), which the scorecard falls back to where the rule needs them."""
+    return pd.read_csv(PROJECT_ROOT / "figures" / "quick" / "tables" / "domias_fig6.csv")
+
+
+def _own_rows(df):
+    return df.attack.isin(OWN)
+
+
+def _adsgan(similar, fall, std):
+    """ADS-GAN's AUC at its smallest λ = WGAN-GP's + ``similar``, at its largest λ that − ``fall``; every std ``std``."""
+
+    def f(t):
+        df = _quick_fig6()
+        df["auc_std"] = std
+        own = _own_rows(df)
+        wgan = float(df.loc[own & (df.family == "wgan_gp"), "auc_mean"].iloc[0])
+        ads = own & (df.family == "adsgan")
+        lam = df.loc[ads, "privacy_param"]
+        df.loc[ads, "auc_mean"] = wgan + similar - fall * (lam - lam.min()) / (lam.max() - lam.min())
+        return {"domias_fig6": df}
+
+    return f
+
+
+def _quality(w1_by_rank, std):
+    """ADS-GAN's W1 at its λ (in order) = ``w1_by_rank``, with a ``wd_sliced_std`` of ``std`` for every row."""
+
+    def f(t):
+        df = _quick_fig6()
+        df["wd_sliced_std"] = std
+        ads = df.family == "adsgan"
+        rank = df.loc[ads, "privacy_param"].rank(method="dense").astype(int) - 1
+        df.loc[ads, "wd_sliced"] = [w1_by_rank[k] for k in rank]
+        return {"domias_fig6": df}
+
+    return f
+
+
+def _vae(tvae_auc, std):
+    def f(t):
+        df = _quick_fig6()
+        df["auc_std"] = std
+        df.loc[_own_rows(df) & df.family.isin(["gan", "wgan_gp", "ctgan", "pategan", "adsgan"]), "auc_mean"] = 0.55
+        df.loc[_own_rows(df) & (df.family == "tvae"), "auc_mean"] = tvae_auc
+        return {"domias_fig6": df}
+
+    return f
+
+
+def _pareto(frontier_first):
+    """Points on a clean trade-off (W1 from 0.01 up, AUC from 0.40 down) for one group of models, every setting of
+    the others at W1 0.5 and AUC 0.6 (dominated beyond the noise, std 0.005): the paper's frontier (noise, TVAE,
+    NFlow, PrivBayes) first, or the other models."""
+
+    def f(t):
+        df = _quick_fig6()
+        df["auc_std"] = 0.005
+        on = df.family.isin(["noise", "tvae", "nflow", "privbayes"])
+        good = on if frontier_first else (~on & (df.family != "baynet"))
+        for own in OWN:
+            rows = df.index[(df.attack == own) & good]
+            df.loc[rows, "wd_sliced"] = 0.01 + 0.01 * np.arange(len(rows))
+            df.loc[rows, "auc_mean"] = 0.40 - 0.001 * np.arange(len(rows))
+            df.loc[(df.attack == own) & ~good, ["wd_sliced", "auc_mean"]] = 0.5, 0.6
+        return {"domias_fig6": df}
+
+    return f
+
+
+def _excess(own_excess, eq1_excess, std):
+    def f(t):
+        df = t["domias_fig5"].copy()
+        df["accuracy_std"] = std
+        df.loc[df.group.isin(["minority", "majority"]), "accuracy_mean"] = 0.55
+        mi = df.group == "minority"
+        df.loc[mi & df.attack.isin(OWN), "accuracy_mean"] = 0.55 + own_excess
+        df.loc[mi & (df.attack == "eq1_flow"), "accuracy_mean"] = 0.55 + eq1_excess
+        return {"domias_fig5": df}
+
+    return f
+
+
 # --------------------------------------------------------------------------- perturbations (lost)
 
 
@@ -558,6 +642,17 @@ CASES = {
         "holds": _fig6(0.05, 0.005), "does not hold": _fig6(-0.05, 0.005), "inconclusive": _fig6(0.0, 0.05)},
     _case("domias", "§5.4 (Fig. 6)", "We see"): {
         "holds": _noise_curve(0.1, 0.005), "does not hold": _noise_curve(-0.1, 0.005), "inconclusive": _noise_curve(0.0, 0.05)},
+    _case("domias", "§5.3 (Fig. 5 caption)", "Comparing"): {
+        "holds": _excess(0.1, 0.0, 0.01), "does not hold": _excess(0.0, 0.1, 0.01), "inconclusive": _excess(0.05, 0.0, 0.1)},
+    _case("domias", "§5.4 (Fig. 6)", "ADS-GAN"): {
+        "holds": _adsgan(0.0, 0.05, 0.005), "does not hold": _adsgan(0.2, -0.05, 0.005),
+        "inconclusive": _adsgan(0.0, 0.0, 0.05)},
+    _case("domias", "§5.4 (Fig. 6)", "At first"): {
+        "holds": _quality([0.5, 0.3, 0.4, 0.6], 0.001), "does not hold": _quality([0.3, 0.4, 0.5, 0.6], 0.001),
+        "inconclusive": _quality([0.5, 0.3, 0.4, 0.6], 0.5)},
+    _case("domias", "§5.4 (Fig. 6)", "In contrast"): {
+        "holds": _vae(0.45, 0.005), "does not hold": _vae(0.65, 0.005), "inconclusive": _vae(0.56, 0.1)},
+    _case("domias", "§5.4 (Fig. 6)", "The Pareto"): {"holds": _pareto(True), "does not hold": _pareto(False)},
     _case("domias", "App. B.2 (Fig. 10)", "Indeed"): {
         "holds": _own_vs_best("domias_fig6", "generator", 0.1, 0.005),
         "does not hold": _own_vs_best("domias_fig6", "generator", -0.1, 0.005),
@@ -637,12 +732,26 @@ def test_rule_gives_the_verdict_its_table_supports(claim, expected, make):
     assert verdict(outcome.checks) == expected, outcome.why(10)
 
 
+# Claims whose committed tables cannot judge them yet, by design, each saying why (its rule's "not run").
+NOT_RUN_BY_DESIGN = {"§5.4 (Fig. 6) | At first"}  # W1 committed without its spread over seeds
+
+
+def quick_tables_of(c) -> dict[str, pd.DataFrame]:
+    folder = PROJECT_ROOT / "figures" / "quick" / "tables"
+    return {n: pd.read_csv(folder / f"{n}.csv") for n in c.tables if (folder / f"{n}.csv").exists()}
+
+
 @pytest.mark.parametrize("claim", JUDGED, ids=short)
 def test_rule_runs_on_the_committed_tables(claim):
     tables = tables_of(claim)
     outcome = claim.rule(tables)
+    if outcome is None:  # as the scorecard does: the paper-size table lacks what the rule needs, quick's is read
+        tables = quick_tables_of(claim)
+        outcome = claim.rule(tables)
     assert outcome is not None
-    if set(claim.tables) <= set(tables):
+    if f"{claim.result} | {claim.quote[:8]}" in NOT_RUN_BY_DESIGN:
+        assert verdict(outcome.checks) == "not run" and outcome.why()
+    elif set(claim.tables) <= set(tables):
         assert outcome.checks
     else:  # a table no run has committed: not run (no check, never "inconclusive"), and it says why
         assert verdict(outcome.checks) == "not run" and outcome.why()

@@ -13,7 +13,21 @@ import re
 import numpy as np
 import pandas as pd
 
-from vrlib.scorecard.rules import Claim, Outcome, against_each, ahead, f, most, pct, se_difference, se_mean, signed
+from vrlib.scorecard.rules import (
+    ABOUT,
+    PAST_MARGIN,
+    Claim,
+    Outcome,
+    against_each,
+    ahead,
+    equivalent,
+    f,
+    most,
+    pct,
+    se_difference,
+    se_mean,
+    signed,
+)
 
 PAPER = "domias"
 
@@ -429,6 +443,202 @@ def outperforms_on_most_generators(t):
     return out
 
 
+def reference_carries_the_excess(t):
+    """Per group: the paper's DOMIAS's excess accuracy on the group (group − rest) above that of Eq. 1 with BNAF, the
+    ablation without the reference set, beyond the noise (four independent means: the seeds' se of each)."""
+    df = t["domias_fig5"]
+    if not {"subgroup", "group", "attack", "accuracy_mean", "accuracy_std", "n_seeds"} <= set(df.columns):
+        return None
+    if (own := paper_domias(df, "accuracy_mean")) is None or "eq1_flow" not in set(df.attack):
+        return None
+    mean, se = _wide(df, ["subgroup", "group"], "accuracy")
+    parts, checks = [], []
+    for sg in dict.fromkeys(mean.index.get_level_values(0)):
+        mi, ma = (sg, "minority"), (sg, "majority")
+        excess = {a: mean.at[mi, a] - mean.at[ma, a] for a in (own, "eq1_flow")}
+        d = excess[own] - excess["eq1_flow"]
+        e = float(np.sqrt(sum(se.at[g, a] ** 2 for g in (mi, ma) for a in (own, "eq1_flow"))))
+        parts.append(f"{sg}: group − rest {label(own)} {excess[own]:+.3f}, {label('eq1_flow')} "
+                     f"{excess['eq1_flow']:+.3f}, difference {signed(d, e)}")  # fmt: skip
+        checks.append((ahead(d, e), f"{sg}: {label(own)}'s excess − {label('eq1_flow')}'s {signed(d, e)}"))
+    out = Outcome("; ".join(parts))
+    for v, what in checks:
+        out.check(v, what)
+    return out
+
+
+def _fig6_rows(t):
+    """The paper's DOMIAS's rows of the Fig. 6 table with each generator's paper name (``model``; "noise" for the
+    additive-noise curve, None for one the paper did not draw) and the se of its mean, or None."""
+    df = t["domias_fig6"]
+    if not {"family", "generator", "attack", "auc_mean", "auc_std", "n_seeds", "wd_sliced"} <= set(df.columns):
+        return None
+    if (own := paper_domias(df)) is None:
+        return None
+    rows = df[df.attack == own].copy()
+    rows["model"] = ["noise" if fa == "noise" else _fig6_name(fa, g) for fa, g in zip(rows.family, rows.generator)]
+    rows["se"] = [se_mean(s, n) for s, n in zip(rows.auc_std, rows.n_seeds)]
+    return own, rows
+
+
+def adsgan_lambda(t):
+    """ADS-GAN: "for small λ it gets a similar score" to WGAN-GP (its AUC at the smallest λ equivalent to WGAN-GP's:
+    the difference's 95 % interval inside ± ABOUT), and "increasing λ ... reduces vulnerability" (its AUC at the
+    largest λ below that at the smallest, beyond the noise)."""
+    read = _fig6_rows(t)
+    if read is None:
+        return None
+    own, rows = read
+    ads = rows[rows.model == "ADS-GAN"].sort_values("privacy_param")
+    if len(ads) < 2:
+        return None
+    small, large = ads.iloc[0], ads.iloc[-1]
+    fall, fall_se = small.auc_mean - large.auc_mean, float(np.hypot(small.se, large.se))
+    out = Outcome(
+        f"{label(own)}: ADS-GAN {', '.join(f'{a:.3f} at λ = {x:g}' for a, x in zip(ads.auc_mean, ads.privacy_param))}"
+    )
+    wgan = rows[rows.model == "WGAN-GP"]
+    if len(wgan):
+        w = wgan.iloc[0]
+        d, e = small.auc_mean - w.auc_mean, float(np.hypot(small.se, w.se))
+        out.ours += f"; WGAN-GP {w.auc_mean:.3f}: ADS-GAN at λ = {small.privacy_param:g} − WGAN-GP {signed(d, e)}"
+        out.check(equivalent(d, e, ABOUT), f"ADS-GAN at λ = {small.privacy_param:g} − WGAN-GP {signed(d, e)} "
+                  f"against ± {ABOUT:g}", PAST_MARGIN)  # fmt: skip
+    else:
+        out.failed.append("no WGAN-GP row to compare ADS-GAN's smallest λ with")
+    out.check(ahead(fall, fall_se), f"AUC at λ = {small.privacy_param:g} − at λ = {large.privacy_param:g} "
+              f"{signed(fall, fall_se)}")  # fmt: skip
+    return out
+
+
+GANS = ("GAN", "WGAN-GP", "CTGAN", "PATE-GAN", "ADS-GAN")  # the paper's GANs in Fig. 6
+
+
+def vae_not_more_vulnerable(t):
+    """ "We do not find evidence that VAEs are more vulnerable to MIAs than GANs": TVAE's AUC against each GAN setting
+    of the paper's figure the table has. It fails when TVAE is above every one beyond the noise (that evidence
+    found); holds when some GAN is above TVAE beyond the noise (the VAE not the more vulnerable); else
+    inconclusive."""
+    read = _fig6_rows(t)
+    if read is None:
+        return None
+    own, rows = read
+    tvae, gans = rows[rows.model == "TVAE"], rows[rows.model.isin(GANS)]
+    if not len(tvae) or not len(gans):
+        return None
+    v = tvae.iloc[0]
+    diffs = [(g.generator, v.auc_mean - g.auc_mean, float(np.hypot(v.se, g.se))) for g in gans.itertuples()]
+    above = [ahead(d, e) for _, d, e in diffs]
+    out = Outcome(
+        f"{label(own)}: TVAE {v.auc_mean:.3f}; TVAE − " + ", ".join(f"{g} {signed(d, e)}" for g, d, e in diffs)
+        + f" (TVAE above beyond the noise: {sum(x is True for x in above)}, below: {sum(x is False for x in above)} "
+        f"of {len(diffs)})"
+    )  # fmt: skip
+    missing = [g for g in GANS if g not in set(gans.model)]
+    if missing:
+        out.ours += f"; the paper's GANs not in the table: {', '.join(missing)}"
+    check = False if all(x is True for x in above) else (True if any(x is False for x in above) else None)
+    closest = min(diffs, key=lambda r: r[1] / r[2] if r[2] > 0 else np.sign(r[1]) * np.inf)
+    out.check(check, f"TVAE − {closest[0]} {signed(closest[1], closest[2])}")
+    return out
+
+
+FRONTIER = ("noise", "TVAE", "NFlow", "PrivBayes")  # "The Pareto frontier is given by the additive noise method, ..."
+
+
+def pareto_frontier(t):
+    """ "The Pareto frontier is given by the additive noise method, TVAE, NFlow and PrivBayes": lower W1 (quality)
+    and lower AUC (privacy) both better. A setting is dominated beyond the noise when another has a W1 no larger and
+    an AUC lower beyond the noise of the two (W1 is committed as a mean over seeds, without its spread, and read as
+    exact). Per model the table has: one the paper puts on the frontier passes when some setting of it is not
+    dominated even by the point estimates, fails when every setting is dominated beyond the noise; one it leaves
+    off passes when every setting is dominated beyond the noise, fails when some setting is not dominated even by
+    the point estimates; else inconclusive. A generator the paper did not draw (BayNet) is left out: the paper's
+    frontier is among its own points."""
+    read = _fig6_rows(t)
+    if read is None:
+        return None
+    own, rows = read
+    not_drawn = list(dict.fromkeys(rows.generator[rows.model.isna()]))
+    # The paper's frontier is among its own points: one it did not draw (BayNet) neither dominates nor is judged.
+    pts = rows[rows.model.notna()][["generator", "model", "wd_sliced", "auc_mean", "se"]].reset_index(drop=True)
+    if pts.model.nunique() < 2:
+        return None
+
+    def status(i):
+        """True: dominated beyond the noise; False: not dominated even by the point estimates; None: in between."""
+        p, best = pts.loc[i], False
+        for j, q in pts.iterrows():
+            if j == i or q.wd_sliced > p.wd_sliced or q.auc_mean >= p.auc_mean:
+                continue
+            v = ahead(p.auc_mean - q.auc_mean, float(np.hypot(p.se, q.se)))
+            if v is True:
+                return True, q.generator
+            best = None
+        return best, None
+
+    judged, parts = [], []
+    for model in dict.fromkeys(m for m in pts.model if m is not None):
+        st = [status(i) for i in pts.index[pts.model == model]]
+        dominated = [x for x, _ in st]
+        on = model in FRONTIER
+        if on:
+            check = (
+                True if any(x is False for x in dominated) else (False if all(x is True for x in dominated) else None)
+            )
+        else:
+            check = (
+                True if all(x is True for x in dominated) else (False if any(x is False for x in dominated) else None)
+            )
+        by = next((b for _, b in st if b), None)
+        word = {True: "dominated beyond the noise" + (f" (by {by})" if by else ""), False: "not dominated",
+                None: "dominated within the noise"}  # fmt: skip
+        summary = ", ".join(word[x] for x in dict.fromkeys(dominated))
+        parts.append(f"{model}: {summary} ({len(dominated)} setting{'s' if len(dominated) > 1 else ''})")
+        judged.append((check, f"{model} ({'on' if on else 'off'} the paper's frontier): {summary}"))
+    missing = [m for m in FRONTIER + tuple(n for n in FIG6_WRONG_SIDE + FIG6_BETTER if n not in FRONTIER)
+               if m not in set(pts.model)]  # fmt: skip
+    out = Outcome(
+        f"{label(own)}: " + "; ".join(parts) + (f". Not in the table: {', '.join(missing)}" if missing else "")
+    )
+    if not_drawn:
+        out.ours += f"; not in the paper's figure (neither dominating nor judged): {', '.join(map(str, not_drawn))}"
+    for v, what in judged:
+        out.check(v, what)
+    return out
+
+
+def quality_over_lambda(t):
+    """ "At first [raising λ] also leads to an increase in quality ... when λ increases further ... quality is
+    significantly reduced": W1 lowest at an intermediate λ, beyond the noise of W1 over the seeds. Not run while the
+    table has W1's mean without its spread (``wd_sliced_std``)."""
+    read = _fig6_rows(t)
+    if read is None:
+        return None
+    own, rows = read
+    ads = rows[rows.model == "ADS-GAN"].sort_values("privacy_param")
+    if len(ads) < 3:
+        return None
+    out = Outcome(
+        "ADS-GAN's W1 " + ", ".join(f"{w:.3f} at λ = {x:g}" for w, x in zip(ads.wd_sliced, ads.privacy_param))
+    )
+    if "wd_sliced_std" not in ads.columns:
+        out.failed.append("W1 is committed as its mean over the seeds, without its spread: a dip and rise of quality "
+                          "over λ cannot be told from the seeds' noise")  # fmt: skip
+        return out
+    se_w = np.array([se_mean(s, n) for s, n in zip(ads.wd_sliced_std, ads.n_seeds)])
+    w = ads.wd_sliced.to_numpy()
+    k = int(np.argmin(w))
+    if k in (0, len(w) - 1):
+        out.check(False, f"W1 lowest at the end λ = {ads.privacy_param.iloc[k]:g}")
+        return out
+    for end in (0, len(w) - 1):
+        d, e = w[end] - w[k], float(np.hypot(se_w[end], se_w[k]))
+        out.check(ahead(d, e), f"W1 at λ = {ads.privacy_param.iloc[end]:g} − at λ = {ads.privacy_param.iloc[k]:g} "
+                  f"{signed(d, e)}")  # fmt: skip
+    return out
+
+
 def _app_d_values() -> list[float]:
     from vrlib.prose import PAPER_VALUES
 
@@ -527,6 +737,12 @@ CLAIMS: tuple[Claim, ...] = (
           ("domias_fig5",), minority, "per group, DOMIAS's accuracy on the group minus outside it, and minus "
           "each baseline's on the group, each above 0 beyond the noise" + JUDGED_ON_PAPER_DOMIAS, NB, S5,
           "domias_fig5", substitute=ADULT_FOR_HEART),
+    Claim(PAPER, "§5.3 (Fig. 5 caption)", "Comparing DOMIAS with Eq. 1 (BNAF) (see Sec. 5.2), we see that the minority "
+          "vulnerability is largely due to the availability of the reference data.",
+          "DOMIAS's excess on the group above Eq. 1 (BNAF)'s", ("domias_fig5",), reference_carries_the_excess,
+          "per group, DOMIAS's accuracy on the group minus outside it, minus the same for Eq. 1 with BNAF (no "
+          "reference set), above 0 beyond the noise" + JUDGED_ON_PAPER_DOMIAS, NB, S5, "domias_fig5",
+          substitute=ADULT_FOR_HEART),
     Claim(PAPER, "§5.3 (Fig. 5)", "Importantly, most MIA baselines give the false pretense that this minority group is "
           "less vulnerable.", "most baselines less accurate on the group", ("domias_fig5",), baselines_understate,
           "per group, more than half the baselines less accurate on the group than outside it beyond the noise "
@@ -543,6 +759,33 @@ CLAIMS: tuple[Claim, ...] = (
           "clean baseline.", "AUC falls as the noise grows", ("domias_fig6",), noise_trade_off,
           "on the additive-noise curve, DOMIAS's AUC at the least noise above that at the most, beyond the noise"
           + JUDGED_ON_PAPER_DOMIAS, NB, S6, "domias_fig6"),
+    Claim(PAPER, "§5.4 (Fig. 6)", "ADS-GAN is based on WGAN-GP, hence for small ... (the privacy regularizer) it gets a "
+          "similar score. Increasing ... promotes a higher distance between generated and training data, hence this "
+          "reduces vulnerability.", "ADS-GAN at small λ ≈ WGAN-GP; its AUC falls as λ grows", ("domias_fig6",),
+          adsgan_lambda, f"ADS-GAN's AUC at its smallest λ minus WGAN-GP's, its 95 % interval inside ± {ABOUT:g} "
+          "('a similar score', no tolerance stated: the shared one for 'about') (holds), wholly outside (fails), else "
+          "inconclusive; and its AUC at the largest λ below that at the smallest, beyond the noise"
+          + JUDGED_ON_PAPER_DOMIAS, NB, S6, "domias_fig6"),
+    Claim(PAPER, "§5.4 (Fig. 6)", "At first, it also leads to an increase in quality—raising ... leads to lower "
+          "overfitting—but when ... increases further the generative distribution is distorted to the point that "
+          "quality is significantly reduced.", "ADS-GAN's quality best at an intermediate λ", ("domias_fig6",),
+          quality_over_lambda, "ADS-GAN's W1 lowest at an intermediate λ, below that at the smallest and at the "
+          "largest λ beyond the noise of W1 over the seeds; not run without that noise in the table", NB, S6,
+          "domias_fig6"),
+    Claim(PAPER, "§5.4 (Fig. 6)", "In contrast to (Hilprecht et al., 2019), we do not find evidence that VAEs are more "
+          "vulnerable to MIAs than GANs.", "TVAE not more vulnerable than the GANs", ("domias_fig6",),
+          vae_not_more_vulnerable, "TVAE's AUC minus each GAN setting's (GAN, WGAN-GP, CTGAN, PATE-GAN, ADS-GAN): "
+          "above every one beyond the noise (the evidence the paper did not find: fails), below some beyond the noise "
+          "(holds), else inconclusive" + JUDGED_ON_PAPER_DOMIAS, NB, S6, "domias_fig6"),
+    Claim(PAPER, "§5.4 (Fig. 6)", "The Pareto frontier is given by the additive noise method, TVAE, NFlow and "
+          "PrivBayes, hence the best synthetic data model will be one of these, depending on the privacy "
+          "requirements.", "Pareto frontier (lower W1, lower AUC): additive noise, TVAE, NFlow, PrivBayes",
+          ("domias_fig6",), pareto_frontier, "a setting dominated beyond the noise when another has no larger W1 and "
+          "a lower AUC beyond the noise of the two (W1 read as exact: the table has no spread of it); per model: on "
+          "the paper's frontier, some setting not dominated even by the point estimates (holds) or every one "
+          "dominated beyond the noise (fails); off it, every setting dominated beyond the noise (holds) or some not "
+          "dominated (fails); else inconclusive; BayNet (not drawn there) left out" + JUDGED_ON_PAPER_DOMIAS, NB,
+          S6, "domias_fig6"),
     Claim(PAPER, "App. B.2 (Fig. 10)", "Indeed, we see that DOMIAS outperforms all baselines against most generative "
           "models.", "DOMIAS above every baseline on most of the paper's generative models", ("domias_fig6",),
           outperforms_on_most_generators, "per model of the paper's figure the table has (BayNet, not drawn there, "
