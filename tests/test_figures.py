@@ -217,6 +217,31 @@ def test_panel_titles_say_when_omega_is_a_subset():
         achilles_figures.panel_title("mnist")
 
 
+def test_census_panel_titles_of_figs_1_and_2_do_not_run_into_each_other():
+    # Notebooks 01 and 02 draw Figs. 1 and 2 as 4 panels 3.2 inches apart, in the project's style, with rotated method
+    # names and the y label on the first: the two Census panels' titles, subset line included, keep a quarter of an
+    # inch between them (the line "Ω subset: 10,000 of 569,741 records" left a tenth, and touched in the PNG).
+    from vrlib import report
+
+    report.use_style()
+    omega = achilles.omega_label("census", 10_000)
+    fig, axes = plt.subplots(1, 4, figsize=(3.2 * 4, 3.6), sharey=True)
+    for ax, (d, g) in zip(
+        axes, [("adult", "synthpop"), ("adult", "baynet"), ("census", "synthpop"), ("census", "baynet")]
+    ):
+        ax.scatter(range(4), [0.5, 0.6, 0.7, 0.8], label="paper mean")
+        ax.set_xticks(range(4), ["Random", "Rare", "Log-lik.", "Distance"], rotation=30)
+        ax.set_title(achilles_figures.panel_title(d, g, omega if d == "census" else None))
+    axes[0].set_ylabel("AUC of the query-based attack")
+    axes[0].legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    titles = [_box(ax.title, fig) for ax in axes]
+    dpi = fig.dpi
+    plt.close(fig)
+    for left, right in zip(titles, titles[1:]):
+        assert right.x0 - left.x1 > 0.25 * dpi, "two panel titles (nearly) run into each other"
+
+
 def test_fig4_titles_name_the_census_subset():
     rows = []
     for d, n in [("census", 10_000), ("adult", 45_222)]:

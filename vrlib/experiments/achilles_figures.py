@@ -34,8 +34,8 @@ def panel_title(dataset: str, generator: str | None = None, omega: str | None = 
     title = DATASET_NAMES[dataset] + (f", {generator}" if generator else "")
     if omega is not None and omega_is_subset(omega):
         n = re.search(r"\d[\d,]*", omega)
-        # short: the panels of Figs. 1 and 2 are about 3 inches wide
-        title += f"\nΩ subset: {n.group(0) if n else '?'} of {PAPER_OMEGA[dataset]:,} records"
+        # short: the panels of Figs. 1 and 2 are 3.2 inches apart, and a longer line ran into the next panel's title
+        title += f"\nΩ: subset, {n.group(0) if n else '?'} of {PAPER_OMEGA[dataset]:,}"
     return title
 
 
