@@ -1371,3 +1371,26 @@ def test_mca_cluster_se_by_hand():
     assert _share_se({"mca_fig3": one}, 0.3, lambda x: x == 1)[0] == pytest.approx(np.sqrt(0.3 * 0.7 / 100))
     # No table: unknown noise.
     assert np.isnan(_share_se({}, 0.5, lambda x: x > 3)[0])
+
+
+# --------------------------------------------------------------------------- lost Fig. 5: a match its noise allows
+
+
+def test_one_record_can_hold_at_the_noise_of_the_papers_games():
+    claim = _lost_claim("Das modell")
+    tables = tables_of(claim)
+    noise = float(tables["lost_fig5"].noise_sd.iloc[0])  # 0.028: one risk from 200 games, the authors' count too
+    # must say yes: the paper's values (0.5–0.8, R_T 0.62) at the committed noise, the spread beyond it. With margins
+    # of ± 0.05 / ± 0.005 the intervals (± 0.056) could never fit: "holds" needed a noise sd of 0.001.
+    paper = dict(model_seeded_min=0.5, model_seeded_max=0.8, traditional=0.62, between_datasets_sd=0.1, noise_sd=noise)
+    yes = claim.rule({**tables, **_record(**paper)(tables)})
+    assert verdict(yes.checks) == "holds", yes.why(10)
+    # must say no: the committed record (R_T 0.873, range 0.761–0.969): every value check wholly outside its margin
+    # but the worst case − traditional (0.096 against 0.18 ± 0.11, its interval across the margin).
+    no = claim.rule(tables)
+    assert no.checks == [True, None, False, False, False], no.why(10)
+    # R_T 0.1 off at that noise: [0.045, 0.155] reaches across the margin (0.079): inconclusive; 0.2 off: fails.
+    near = claim.rule({**tables, **_record(**{**paper, "traditional": 0.72})(tables)})
+    assert near.checks[2] is None, near.why(10)
+    off = claim.rule({**tables, **_record(**{**paper, "traditional": 0.82})(tables)})
+    assert off.checks[2] is False, off.why(10)
