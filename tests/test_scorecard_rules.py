@@ -438,6 +438,39 @@ def _excess(own_excess, eq1_excess, std):
     return f
 
 
+def _ref_precision(delta, std):
+    """At q = 0.2, each DOMIAS = Eq. 1 with its density estimator + ``delta``; every std ``std``."""
+
+    def f(t):
+        df = t["domias_fig13"].copy()
+        df["precision_std"] = std
+        at = np.isclose(df.q, 0.2)
+        for est in ("kde", "flow"):
+            eq1 = df.loc[at & (df.attack == f"eq1_{est}"), "precision_mean"].iloc[0]
+            df.loc[at & (df.attack == f"domias_{est}"), "precision_mean"] = eq1 + delta
+        return {"domias_fig13": df}
+
+    return f
+
+
+def _top(top, drop_extra, std):
+    """DOMIAS at 0.60 at the smallest q and 0.58 at q = 0.2; MC and GAN-Leaks 0 at 0.5 + ``top`` at the smallest q,
+    falling to q = 0.2 by DOMIAS's 0.02 + ``drop_extra``; every std ``std``."""
+
+    def f(t):
+        df = t["domias_fig13"].copy()
+        df["precision_std"] = std
+        q0, at = np.isclose(df.q, df.q.min()), np.isclose(df.q, 0.2)
+        df.loc[q0 & df.attack.isin(OWN), "precision_mean"] = 0.60
+        df.loc[at & df.attack.isin(OWN), "precision_mean"] = 0.58
+        eq1 = df.attack.isin(["mc", "gan_leaks"])
+        df.loc[q0 & eq1, "precision_mean"] = 0.5 + top
+        df.loc[at & eq1, "precision_mean"] = 0.5 + top - 0.02 - drop_extra
+        return {"domias_fig13": df}
+
+    return f
+
+
 # --------------------------------------------------------------------------- perturbations (lost)
 
 
@@ -657,6 +690,11 @@ CASES = {
         "holds": _own_vs_best("domias_fig6", "generator", 0.1, 0.005),
         "does not hold": _own_vs_best("domias_fig6", "generator", -0.1, 0.005),
         "inconclusive": _own_vs_best("domias_fig6", "generator", 0.0, 0.05)},
+    _case("domias", "App. D.1 (Fig. 13 caption)", "Additionally"): {
+        "holds": _ref_precision(0.1, 0.01), "does not hold": _ref_precision(-0.1, 0.01),
+        "inconclusive": _ref_precision(0.01, 0.1)},
+    _case("domias", "App. D.1 (Fig. 13)", "We see that"): {
+        "holds": _top(0.3, 0.2, 0.01), "does not hold": _top(-0.2, -0.1, 0.01), "inconclusive": _top(0.05, 0.05, 0.3)},
     _case("domias", "App. D.1 (Fig. 13)", "if the"): {
         "holds": _precision(0.1, 0.01), "does not hold": _precision(-0.1, 0.01), "inconclusive": _precision(0.0, 0.05)},
     _case("lost", "abstract", "show across"): {
