@@ -227,15 +227,16 @@ def _outperforms(name, by):
     }
 
 
-def _ends(name, key, delta_last, std):
-    """DOMIAS's AUC = 0.6 everywhere but at the last value of ``key``: 0.6 + ``delta_last``."""
+def _ends(name, key, delta_last, std, attacks=None):
+    """Every attack's AUC (or only ``attacks``') = 0.6 everywhere but at the last value of ``key``: 0.6 +
+    ``delta_last``."""
 
     def f(t):
         df = t[name].copy()
         df["auc_std"] = std
-        own = df.attack.isin(OWN)
-        df.loc[own, "auc_mean"] = 0.6
-        df.loc[own & (df[key] == df[key].max()), "auc_mean"] = 0.6 + delta_last
+        rows = df.attack.isin(attacks) if attacks is not None else pd.Series(True, index=df.index)
+        df.loc[rows, "auc_mean"] = 0.6
+        df.loc[rows & (df[key] == df[key].max()), "auc_mean"] = 0.6 + delta_last
         return {name: df}
 
     return f
@@ -1432,3 +1433,17 @@ def test_one_record_can_hold_at_the_noise_of_the_papers_games():
     assert near.checks[2] is None, near.why(10)
     off = claim.rule({**tables, **_record(**{**paper, "traditional": 0.82})(tables)})
     assert off.checks[2] is False, off.why(10)
+
+
+def test_overall_higher_mia_reads_every_attack_not_domias_alone():
+    # "leading to higher MIA for large number of epochs": DOMIAS rising alone (every other attack flat, tight) is not
+    # "higher MIA" overall. Before, the rule read DOMIAS only and said "holds".
+    (claim,) = [c for c in JUDGED if c.paper == "domias" and c.quote.startswith("Again")]
+    tables = tables_of(claim)
+    flat = _ends("domias_fig3b", "epochs", 0.0, 0.005)(tables)
+    alone = claim.rule({**tables, **_ends("domias_fig3b", "epochs", 0.2, 0.005, OWN)(flat)})
+    assert verdict(alone.checks) == "holds in part", alone.why(10)
+    # every attack rising: holds; the committed table: LOGAN D1 as published flat (0.495 to 0.500) within the noise
+    assert verdict(claim.rule({**tables, **_ends("domias_fig3b", "epochs", 0.2, 0.005)(tables)}).checks) == "holds"
+    committed_now = claim.rule(tables)
+    assert verdict(committed_now.checks) == "holds in part" and "LOGAN D1 as published" in committed_now.why(10)
