@@ -109,9 +109,10 @@ def _cells(name):
 
         return f
 
-    # holds: equal, our interval tight; fails: far beyond the paper's own half-width; inconclusive: equal, but
-    # our interval (std 0.3 over 10 targets: ± 0.196) reaches beyond every cell's margin (at most ± 0.092).
-    return {"holds": make(0.0, 0.005), "does not hold": make(0.4), "inconclusive": make(0.0, 0.3)}
+    # holds: equal, our interval tight; fails: far beyond what two runs differ by; inconclusive: 0.05 off with std
+    # 0.3 over 10 targets, whose interval (± 0.196) reaches past every cell's margin (1.96 √(0.095² + the paper's
+    # se²), at most ± 0.21) while the two are not significantly apart.
+    return {"holds": make(0.0, 0.005), "does not hold": make(0.4), "inconclusive": make(0.05, 0.3)}
 
 
 def _ahead(name):
@@ -629,7 +630,7 @@ CASES = {
     _case("achilles", "abstract; §6.1; §7", "we show"): _average_gap("achilles_table2", 0.072),
     _case("achilles", "abstract; §6.2", "the performance"): _average_gap("achilles_table3", 0.052),
     _case("achilles", "§7", "When we use"): {
-        "holds": _std_census(2.0, 100), "does not hold": _std_census(0.5, 10), "inconclusive": _std_census(1.5, 10)},
+        "holds": _std_census(2.0, 100), "does not hold": _std_census(0.5, 10), "inconclusive": _std_census(1.2, 10)},
     _case("achilles", "§6.1 (Fig. 1)", "The median"): _median_cases("achilles_fig1_targets", 0.186),
     _case("achilles", "§6.2 (Fig. 2)", "The median"): _median_cases("achilles_fig2_targets", 0.1089),
     _case("achilles", "Table 2", "Table 2"): _cells("achilles_table2"),
@@ -794,6 +795,47 @@ def test_rule_runs_on_the_committed_tables(claim):
         assert outcome.checks
     else:  # a table no run has committed: not run (no check, never "inconclusive"), and it says why
         assert verdict(outcome.checks) == "not run" and outcome.why()
+
+
+def _papers_own_run(table: str, attack: str) -> pd.DataFrame:
+    """The committed table with the paper's own numbers as ours: its means and stds, 10 targets per method."""
+    from vrlib.experiments.achilles import paper_table
+
+    df = committed(table).drop(columns=["paper_mean", "paper_std"], errors="ignore")
+    p = paper_table(attack)[["method", "dataset", "generator", "paper_mean", "paper_std"]]
+    df = df.merge(p, on=["method", "dataset", "generator"])
+    df["auc_mean"], df["auc_std"], df["n_targets"] = df.paper_mean, df.paper_std, 10
+    return df
+
+
+@pytest.mark.parametrize(
+    "result, quote, table, attack",
+    [
+        ("abstract; §6.1; §7", "we show", "achilles_table2", "query"),
+        ("Table 2", "Table 2", "achilles_table2", "query"),
+        ("Table 3", "Table 3", "achilles_table3", "attention"),
+        ("§7", "When we use", "achilles_table2", "query"),
+    ],
+)
+def test_the_papers_own_run_reproduces_itself(result, quote, table, attack):
+    # A rule that compares ours with the paper's value must say "holds" when ours IS the paper's, at the paper's own
+    # noise (10 targets): a margin of the paper's half-width alone could not be met by a run as noisy as the paper's.
+    (c,) = [c for c in JUDGED if c.paper == "achilles" and c.result == result and c.quote.startswith(quote)]
+    outcome = c.rule({table: _papers_own_run(table, attack)})
+    assert verdict(outcome.checks) == "holds", outcome.why(20)
+
+
+def test_replication_margin_by_hand():
+    from vrlib.scorecard.rules import equivalent, replication_margin
+
+    assert replication_margin(0.03, 0.04) == pytest.approx(1.96 * 0.05)
+    m = replication_margin(0.02, 0.02)  # 0.0554
+    assert equivalent(0.0, 0.02, m, paper_se=0.02) is True  # 0 ± 0.0392 inside ± 0.0554
+    assert equivalent(0.02, 0.02, m, paper_se=0.02) is None  # 0.02 ± 0.0392 reaches past it, not significant
+    assert equivalent(0.06, 0.02, m, paper_se=0.02) is False  # beyond 1.96 √2 se: significantly apart
+    # a noisier run has less room, never more: the same difference holds at se 0.01 and not at se 0.05
+    assert equivalent(0.01, 0.01, replication_margin(0.01, 0.02), paper_se=0.02) is True
+    assert equivalent(0.01, 0.05, replication_margin(0.05, 0.02), paper_se=0.02) is None
 
 
 def test_headline_average_gap_on_the_papers_own_tables():

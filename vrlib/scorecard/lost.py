@@ -29,6 +29,7 @@ from vrlib.scorecard.rules import (
     equivalent,
     equivalent_interval,
     f,
+    replication_margin,
     span,
 )
 
@@ -437,10 +438,8 @@ def one_record(t):
     stated_under = pl["high"] - pt["high"]  # the paper: R_T underestimates the worst case by about 0.2
     under = r.model_seeded_max - r.traditional
     e = float(np.sqrt(2) * r.noise_sd)  # two estimates, each with the noise sd
-    one, two = (
-        float(Z * np.sqrt(2) * r.noise_sd),
-        float(Z * 2 * r.noise_sd),
-    )  # two runs of one estimate, of a difference
+    # what two runs differ by: of one estimate (noise sd each), of a difference of two (√2 noise sd each)
+    one, two = replication_margin(r.noise_sd, r.noise_sd), replication_margin(e, e)
     out = Outcome(
         f"model-seeded {f(r.model_seeded_min)}–{f(r.model_seeded_max)} over {n} datasets (sd {f(r.between_datasets_sd)}, "
         f"noise sd {f(r.noise_sd)}, F test p = {f(p_f)}); traditional {f(r.traditional)}; worst case − traditional "

@@ -43,6 +43,7 @@ __all__ = [
     "se_mean",
     "ahead",
     "within",
+    "replication_margin",
     "equivalent",
     "equivalent_interval",
     "not_below",
@@ -190,6 +191,15 @@ def most(checks):
     if sum(c is True for c in checks) > half:
         return True
     return False if len(checks) - sum(c is False for c in checks) <= half else None
+
+
+def replication_margin(se_ours: float, se_paper: float, z: float = Z) -> float:
+    """The equivalence margin for a value the paper itself estimated with noise: ``z`` √(se_ours² + se_paper²), the
+    95 % half-width of the difference between two independent runs of one estimate (the prediction interval of a
+    replication, Patil, Peng & Leek 2016). A margin of the paper's own half-width alone (``z`` se_paper) can never
+    be met by a run as noisy as the paper's, however exact; with this one an exact reproduction holds, while our
+    interval must still fit inside it, so a noisier run has less room, never more."""
+    return z * math.hypot(float(se_ours), float(se_paper))
 
 
 def equivalent_interval(low: float, high: float, margin: float):
