@@ -35,6 +35,19 @@ def test_level_labels_do_not_overlap_even_when_the_points_do():
     plt.close(ax.figure)
 
 
+def test_one_far_point_puts_the_quality_axis_on_a_log_scale():
+    near = crowded_table()  # wd_sliced 0.20 to 0.65: linear
+    ax, _ = plot_fig6(near, "domias_flow")
+    assert ax.get_xscale() == "linear" and "log scale" not in ax.get_xlabel()
+    plt.close(ax.figure)
+    far = near.copy()
+    far.loc[far.family == "pategan", "wd_sliced"] = 9.3  # as PATE-GAN on the quick run: 47 times the nearest
+    ax, labels = plot_fig6(far, "domias_flow")
+    assert ax.get_xscale() == "log" and "log scale" in ax.get_xlabel()
+    assert not label_boxes_intersect(labels)
+    plt.close(ax.figure)
+
+
 def test_the_overlap_check_sees_overlapping_labels():
     fig, ax = plt.subplots()
     ax.plot([0, 1], [0, 1])

@@ -24,6 +24,8 @@ PAPER_NAMES = {
     "privbayes": "PrivBayes",
     "adsgan": "ADS-GAN",
 }
+# x values spread wider than this ratio (largest / smallest, all positive) are drawn on a log axis
+LOG_X_ABOVE = 20
 _MARKERS = {"gan": "o", "wgan_gp": "v", "ctgan": "^", "tvae": "s", "nflow": "D", "pategan": "P", "privbayes": "X"}
 
 
@@ -136,7 +138,12 @@ def plot_fig6(table: pd.DataFrame, attack: str, ax=None, quality: str = "wd_slic
     if missing:
         ax.text(1.01, 0.0, "paper's, not in this run:\n" + ", ".join(missing), transform=ax.transAxes, fontsize=7,
                 va="bottom", color="tab:red")  # fmt: skip
-    ax.set(xlabel=f"{quality}: distance to a hold-out set (lower = better quality)", ylabel=f"{attack} AUC")
+    x = main[quality].dropna()
+    log_x = len(x) and (x > 0).all() and x.max() / x.min() > LOG_X_ABOVE
+    if log_x:  # one far point (PATE-GAN's) would squeeze every other into a sliver of a linear axis
+        ax.set_xscale("log")
+    ax.set(xlabel=f"{quality}: distance to a hold-out set (lower = better quality{', log scale' if log_x else ''})",
+           ylabel=f"{attack} AUC")  # fmt: skip
     ax.figure.tight_layout()
     ax.figure.canvas.draw()
     avoid = [legend.get_window_extent(ax.figure.canvas.get_renderer())]
