@@ -231,8 +231,8 @@ def _add_audit(sub) -> None:
     a.add_argument(
         "--resolution",
         type=float,
-        default=0.002,
-        help="changes below this share of a column's range count as copies (default 0.002)",
+        default=0.0001,
+        help="changes below this share of a column's range count as copies (default 0.0001)",
     )
 
 

@@ -252,7 +252,7 @@ def copy_evidence(
     synthetic: pd.DataFrame,
     schema: Schema,
     k: int = 5,
-    resolution: float = 0.002,
+    resolution: float = 0.0001,
     seed: int = 0,
     near_matches: bool = True,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:

@@ -115,7 +115,7 @@ def match_scores(
     reference: str,
     synthetic: pd.DataFrame,
     schema: Schema,
-    resolution: float = 0.002,
+    resolution: float = 0.0001,
 ) -> dict[str, pd.DataFrame]:
     """Near matches in the release (``release_matches``), in the reference (``reference_matches``) and ``match_score``.
 

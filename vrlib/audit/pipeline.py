@@ -164,7 +164,7 @@ def audit(
     max_density_rows: int = 10_000,
     logan_epochs: int = 100,
     level: float = 0.95,
-    resolution: float = 0.002,
+    resolution: float = 0.0001,
     out=None,
 ) -> AuditResult:
     """Audit a synthetic release of ``train``: per-record membership risk, release-level risks, intervals.
