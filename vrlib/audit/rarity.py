@@ -81,8 +81,10 @@ def chow_liu_loglik(codes: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int 
             ib = np.unique(codes[:, b], return_inverse=True)[1][first]
             mi = float(np.sum(n_ab / n * np.log(n_ab * n / (single[a][ia] * single[b][ib]))))
             # Miller-Madow: the plug-in MI of independent columns is about (K_a - 1)(K_b - 1) / 2n
-            weight[a, b] = max(mi - (card[a] - 1) * (card[b] - 1) / (2.0 * n), 0.0) + 1e-9
-    span = minimum_spanning_tree(-weight).toarray() != 0
+            weight[a, b] = max(mi - (card[a] - 1) * (card[b] - 1) / (2.0 * n), 0.0)
+    # every spanning tree has m - 1 edges, so a constant shift keeps the maximum one and keeps zero-weight
+    # pairs as edges (the sparse graph drops zero entries)
+    span = minimum_spanning_tree(-np.triu(weight + 1.0, 1)).toarray() != 0
     adjacent = span | span.T
     tree, seen, queue = [(0, None)], {0}, [0]
     while queue:
@@ -92,9 +94,6 @@ def chow_liu_loglik(codes: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int 
                 seen.add(int(v))
                 tree.append((int(v), u))
                 queue.append(int(v))
-    for v in range(m):  # columns the tree did not reach (no edge weight): independent roots
-        if v not in seen:
-            tree.append((v, None))
     loglik = np.zeros(n)
     for v, u in tree:
         own = _loo_counts(_group_ids(codes[:, [v]]))
