@@ -118,6 +118,12 @@ def test_a_steep_slope_is_capped_and_the_intercept_refitted():
     # the capped curve is above the steep one for rarer records: more conservative where it extrapolates
     steep = RarityModel(max_slope=np.inf).fit(r, y)
     assert (model.upper([-25.0, -20.0]) > steep.upper([-25.0, -20.0])).all()
+    # matches of common patterns alone (as a release of a neural generator gave): the refit still converges
+    r = rng.normal(-15, 5, 3000)
+    y = rng.random(3000) < 1 / (1 + np.exp(-(19.7 + 2.9 * r)))
+    model = RarityModel(max_slope=1.0).fit(r, y)
+    assert model.usable_ and np.isfinite(model.coef_).all() and model.coef_[1] == 1.0
+    assert np.isfinite(model.upper([-30.0, -15.0])).all()
 
 
 def test_too_few_matches_leave_the_flag_as_it_was(chain):

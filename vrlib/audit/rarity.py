@@ -168,16 +168,18 @@ class RarityModel:
         self.usable_ = bool(np.isfinite(beta).all() and beta[1] - self.z_ * np.sqrt(cov[1, 1]) > 0)
         if self.usable_ and beta[1] > self.max_slope:
             # slope held at max_slope, the intercept refitted; its own variance alone then bounds the curve
-            beta = np.array([beta[0], self.max_slope])
-            for _ in range(100):
-                mu = 1.0 / (1.0 + np.exp(-(x @ beta)))
-                w = mu * (1.0 - mu)
-                step = (y - mu).sum() / w.sum()
-                beta[0] += step
-                if abs(step) < 1e-10:
-                    break
+            from scipy import optimize, special
+
+            offset = self.max_slope * x[:, 1]
+
+            def score(a):  # decreasing in a: a root between the all-no and the all-yes intercepts
+                return float((y - special.expit(a + offset)).sum())
+
+            lo, hi = -offset.max() - 50.0, -offset.min() + 50.0
+            beta = np.array([optimize.brentq(score, lo, hi, xtol=1e-12), self.max_slope])
             mu = 1.0 / (1.0 + np.exp(-(x @ beta)))
             cov = np.array([[1.0 / (mu * (1.0 - mu)).sum(), 0.0], [0.0, 0.0]])
+        self.usable_ = bool(self.usable_ and np.isfinite(beta).all() and np.isfinite(cov).all())
         self.coef_c_, self.cov_c_ = beta, cov
         self.coef_ = np.array([beta[0] - beta[1] * self.centre_, beta[1]])
         return self
