@@ -38,8 +38,6 @@ import numpy as np
 import pandas as pd
 
 from vrlib.audit.matches import match_scores
-from vrlib.audit.pvalues import calibration_check
-from vrlib.audit.rarity import RarityModel, rarity_scores
 from vrlib.data import Schema
 from vrlib.distance import kneighbors_between
 from vrlib.encoding import EncodedTable, TableEncoder
@@ -213,13 +211,39 @@ class NullTail:
             ``passed``, ``tests`` (rows: ``fit_half``, ``level``, ``observed``, ``expected``,
             ``p``) and ``alpha``.
         """
+        from scipy import stats
+
         order = np.random.default_rng(derive_seed(seed, "audit tail check")).permutation(self.n_)
         halves = np.array_split(self.null_[order], 2)
-        ps = [
-            NullTail(self.tail_share, self.min_tail, self.extrapolate, self.confidence).fit(fit_part).pvalues(test_part)
-            for fit_part, test_part in ((halves[0], halves[1]), (halves[1], halves[0]))
-        ]
-        return calibration_check(ps, levels, alpha)
+        rows = []
+        for a, (fit_part, test_part) in enumerate(((halves[0], halves[1]), (halves[1], halves[0]))):
+            model = NullTail(self.tail_share, self.min_tail, self.extrapolate, self.confidence).fit(fit_part)
+            p = model.pvalues(test_part)
+            h = len(p)
+            for t in levels:
+                if t * h >= 1:
+                    obs = int((p <= t).sum())
+                    rows.append(
+                        {
+                            "fit_half": a,
+                            "level": t,
+                            "observed": obs,
+                            "expected": t * h,
+                            "p": float(stats.binom.sf(obs - 1, h, t)),
+                        }
+                    )
+            p_min = float(p.min())
+            rows.append(
+                {
+                    "fit_half": a,
+                    "level": "min",
+                    "observed": p_min,
+                    "expected": 1.0 / h,
+                    "p": -np.expm1(h * np.log1p(-min(p_min, 1.0 - 1e-16))),
+                }
+            )
+        passed = all(r["p"] >= alpha / len(rows) for r in rows)
+        return {"passed": bool(passed), "alpha": alpha, "tests": rows}
 
 
 def copy_evidence(
@@ -231,7 +255,6 @@ def copy_evidence(
     resolution: float = 0.0001,
     seed: int = 0,
     near_matches: bool = True,
-    rarity: bool = True,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Closeness of every training and holdout record in each view, and the training records' p-values.
 
@@ -311,37 +334,6 @@ def copy_evidence(
             info["views"][view]["neighbourhood"] = scores["train"]["d_neighbourhood"].to_numpy()
             info["views"][view]["eps"] = resolution / len(cols)
     names = [v for v in views if v != "near_match"]
-    if rarity:
-        # exact matches against how often non-members of the same rarity are matched (vrlib.audit.rarity)
-        rar = rarity_scores(tables, synthetic, schema, resolution=resolution)
-        r_h, m_h = rar["holdout"]["rarity"].to_numpy(), rar["holdout"]["release_exact"].to_numpy() > 0
-        model = RarityModel().fit(r_h, m_h)
-        check = model.check(r_h, m_h, seed=seed)
-        used = bool(model.usable_ and check["passed"])
-        warning = None
-        if model.usable_ and not check["passed"]:
-            warning = (
-                "the rarity model of exact matches (the chance that a holdout record of the same rarity has an "
-                "exact twin in the release) failed its check on held-out holdout records, so that view is not used"
-            )
-        for name in tables:
-            out[name]["release_exact"] = rar[name]["release_exact"]
-            out[name]["rarity"] = rar[name]["rarity"]
-            p_r = model.pvalues(rar[name]["rarity"], rar[name]["release_exact"] > 0)
-            out[name]["p_rarity"] = p_r
-            if used:
-                p_views[name, "rarity"] = p_r
-                effects[name, "rarity"] = -np.log(p_r)
-        info["rarity"] = {
-            "used": used,
-            "n_matched_holdout": model.n_matched_,
-            "slope_fitted": model.slope_fitted_,
-            "coef": [float(c) for c in model.coef_],
-            "check": check,
-            "warning": warning,
-        }
-        if used:
-            names.append("rarity")
     for name in tables:
         p = np.column_stack([p_views[name, v] for v in names])
         best = p.argmin(axis=1)
@@ -351,7 +343,7 @@ def copy_evidence(
             # every view, near matches included: a valid p-value too, which orders the records not flagged
             p_near = p_views[name, "near_match"]
             out[name]["p_near_match"] = p_near
-            out[name]["p_rank"] = np.minimum(1.0, (len(names) + 1) * np.minimum(p.min(axis=1), p_near))
+            out[name]["p_rank"] = np.minimum(1.0, len(views) * np.minimum(p.min(axis=1), p_near))
     info["warnings"] = notes
     return out["train"], out["holdout"], info
 
@@ -380,7 +372,7 @@ def copy_resolution(info: dict, n_records: int, q: float) -> dict:
     """
     # the flag's p-value combines the distance views alone (the near-match view only orders the rest)
     views = {v: d for v, d in info["views"].items() if "neighbourhood" in d}
-    n_views = len(views) + int(info.get("rarity", {}).get("used", False))  # the flag's Bonferroni factor
+    n_views = len(views)
     out = {"bh_single": q / n_records, "extrapolated": any(v["extrapolated"] for v in views.values())}
     for name in ("median", "isolated"):
         ps = []

@@ -358,8 +358,6 @@ def _audit(
     )
     for sentence in evidence["warnings"]:
         notes.append({"code": "tail_miscalibrated", "message": sentence})
-    if evidence.get("rarity", {}).get("warning"):
-        notes.append({"code": "rarity_miscalibrated", "message": evidence["rarity"]["warning"]})
     p_value = ev_train["p_value"].to_numpy()
     q_values, flagged = pv.benjamini_hochberg(p_value, fdr)
     n_flagged_unchecked = int(flagged.sum())
@@ -448,7 +446,6 @@ def _audit(
                 for v, d in evidence["views"].items()
             },
             "n_holdout_scored": len(holdout),
-            "rarity": evidence.get("rarity"),
         },
         "flag_resolution": resolution_info,
         "auc_by_vk_decile": deciles.to_dict(orient="records"),

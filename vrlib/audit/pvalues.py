@@ -51,7 +51,6 @@ __all__ = [
     "calibrate",
     "benjamini_hochberg",
     "flag_resolution",
-    "calibration_check",
 ]
 
 COMBINATIONS = ("fisher", "bonferroni", "harmonic")
@@ -229,49 +228,3 @@ def flag_resolution(n_records: int, n_null: int, q: float = 0.05) -> dict:
         )
     note = f"{floor}, {reach}; a single record can be flagged with {one:,} null records or more."
     return {"p_min": p_min, "min_records_to_flag": tied, "n_null_for_one": one, "note": note}
-
-
-def calibration_check(pvalues_by_half, levels=(0.05, 0.01, 0.001), alpha: float = 0.01) -> dict:
-    """Are held-out non-members' p-values too small?  One-sided tests, passed when none is below ``alpha`` / tests.
-
-    For each array ``p`` of ``pvalues_by_half`` (the p-values of known non-members that a model fitted
-    without them gave, e.g. one half of the holdout scored by a model of the other half) and each level
-    ``t`` with ``t × h >= 1`` (``h`` p-values), the count at most ``t`` is compared with Binomial(h, t)
-    (too many small p-values is what would make flags false); and the smallest p-value ``p_min`` with
-    ``1 - (1 - p_min)^h``, its chance of being that small were the p-values exact.
-
-    Returns
-    -------
-    dict
-        ``passed``, ``alpha`` and ``tests`` (rows: ``fit_half``, ``level``, ``observed``, ``expected``, ``p``).
-    """
-    from scipy import stats
-
-    rows = []
-    for a, p in enumerate(pvalues_by_half):
-        p = np.asarray(p, dtype=float)
-        h = len(p)
-        for t in levels:
-            if t * h >= 1:
-                obs = int((p <= t).sum())
-                rows.append(
-                    {
-                        "fit_half": a,
-                        "level": t,
-                        "observed": obs,
-                        "expected": t * h,
-                        "p": float(stats.binom.sf(obs - 1, h, t)),
-                    }
-                )
-        p_min = float(p.min())
-        rows.append(
-            {
-                "fit_half": a,
-                "level": "min",
-                "observed": p_min,
-                "expected": 1.0 / h,
-                "p": float(-np.expm1(h * np.log1p(-min(p_min, 1.0 - 1e-16)))),
-            }
-        )
-    passed = all(r["p"] >= alpha / len(rows) for r in rows)
-    return {"passed": bool(passed), "alpha": alpha, "tests": rows}
