@@ -493,17 +493,24 @@ def _fig6_rows(t):
     return own, rows
 
 
-def adsgan_lambda(t):
-    """ADS-GAN: "for small λ it gets a similar score" to WGAN-GP (its AUC at the smallest λ equivalent to WGAN-GP's:
-    the difference's 95 % interval inside ± ABOUT), and "increasing λ ... reduces vulnerability" (its AUC at the
-    largest λ below that at the smallest, beyond the noise)."""
+def _adsgan_rows(t, at_least: int):
+    """``(the DOMIAS judged on, Fig. 6's rows, ADS-GAN's rows by λ)``, or None with fewer than ``at_least`` λ."""
     read = _fig6_rows(t)
     if read is None:
         return None
     own, rows = read
     ads = rows[rows.model == "ADS-GAN"].sort_values("privacy_param")
-    if len(ads) < 2:
+    return (own, rows, ads) if len(ads) >= at_least else None
+
+
+def adsgan_lambda(t):
+    """ADS-GAN: "for small λ it gets a similar score" to WGAN-GP (its AUC at the smallest λ equivalent to WGAN-GP's:
+    the difference's 95 % interval inside ± ABOUT), and "increasing λ ... reduces vulnerability" (its AUC at the
+    largest λ below that at the smallest, beyond the noise)."""
+    read = _adsgan_rows(t, at_least=2)
+    if read is None:
         return None
+    own, rows, ads = read
     small, large = ads.iloc[0], ads.iloc[-1]
     fall, fall_se = small.auc_mean - large.auc_mean, float(np.hypot(small.se, large.se))
     out = Outcome(
@@ -624,13 +631,10 @@ def quality_over_lambda(t):
     """ "At first [raising λ] also leads to an increase in quality ... when λ increases further ... quality is
     significantly reduced": W1 lowest at an intermediate λ, beyond the noise of W1 over the seeds. Not run while the
     table has W1's mean without its spread (``wd_sliced_std``)."""
-    read = _fig6_rows(t)
+    read = _adsgan_rows(t, at_least=3)
     if read is None:
         return None
-    own, rows = read
-    ads = rows[rows.model == "ADS-GAN"].sort_values("privacy_param")
-    if len(ads) < 3:
-        return None
+    *_, ads = read
     out = Outcome(
         "ADS-GAN's W1 " + ", ".join(f"{w:.3f} at λ = {x:g}" for w, x in zip(ads.wd_sliced, ads.privacy_param))
     )
