@@ -129,6 +129,29 @@ def test_paper_profile_preferred_and_quick_marked(root):
     assert "at the paper's sizes" in achilles_line and "does not hold" in achilles_line
 
 
+def test_size_and_commits_are_those_of_the_tables_the_rule_read(root):
+    # The median claim (§6.1) names Table 2 and the per-target table; its rule reads the per-target table alone. With
+    # Table 2 at the paper's sizes and the per-target table from a quick run, the row is a quick-size row: it was
+    # "paper + quick", and counted among the paper-size verdicts, though no paper-size number entered it.
+    c = next(c for c in scorecard.CLAIMS if c.result == "§6.1 (Fig. 1)" and c.quote.startswith("The median"))
+    t = paper_table("query")
+    put(root, "paper", "achilles_table2", _table2({k: 0.5 for k in zip(t.dataset, t.generator, t.method)}),
+        commit="2222222bbbb")  # fmt: skip
+    rows = [dict(dataset=d, generator=g, method=m, target=i, auc=0.6 + 0.01 * i + (0.2 if m == "distance" else 0.0))
+            for d in ("adult", "census") for g in ("synthpop", "baynet")
+            for m in ("random", "rare", "loglik", "distance") for i in range(10)]  # fmt: skip
+    put(root, "quick", "achilles_fig1_targets", pd.DataFrame(rows), commit="1111111aaaa")
+    row = scorecard.evaluate(c, root)
+    assert row.size == "quick" and row.commits == {"achilles_fig1_targets": "1111111"}, (row.size, row.commits)
+    # A rule that reads both tables keeps both (the lost ranges read all four of theirs).
+    both = scorecard.Row(c, "holds", "", "", {"a": "paper", "b": "quick"}, {})
+    assert both.size == "paper + quick"
+    # Without the per-target table the rule read only what it asked about: not run, and the row names no size.
+    (root / "figures" / "quick" / "tables" / "achilles_fig1_targets.csv").unlink()
+    row = scorecard.evaluate(c, root)
+    assert row.verdict == "not run" and "no per-target AUC table" in row.reason
+
+
 def _fig4(attacks, n_refs=(100, 10000), auc_std=0.01, n_seeds=3):
     rows = []
     for i, n in enumerate(n_refs):

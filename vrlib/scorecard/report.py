@@ -74,15 +74,41 @@ class Row:
         return " + ".join(used) if used else "–"
 
 
+class _Reads(dict):
+    """The tables handed to a rule, remembering which ones it read (a table it only asked about is not read)."""
+
+    def __init__(self, tables):
+        super().__init__(tables)
+        self.read: set[str] = set()
+
+    def __getitem__(self, name):
+        value = super().__getitem__(name)
+        self.read.add(name)
+        return value
+
+    def get(self, name, default=None):
+        if name in self:
+            return self[name]
+        return default
+
+
 def _apply(claim: Claim, tables: dict[str, pd.DataFrame]) -> tuple[Outcome | None, str]:
     """The rule's outcome (None when it cannot run) and, when the tables are not shaped as it expects, why."""
+    return _apply_reading(claim, tables)[:2]
+
+
+def _apply_reading(claim: Claim, tables: dict[str, pd.DataFrame]) -> tuple[Outcome | None, str, set[str]]:
+    """:func:`_apply`, and the names of the tables the rule read: the row's size and commits are theirs alone, so a
+    table a claim names but its rule did not read (a paper-size table beside the quick one it judged) never makes
+    a verdict look measured at the paper's sizes."""
     if not tables:
-        return None, ""
+        return None, "", set()
+    seen = _Reads(tables)
     try:
-        return claim.rule(tables), ""
+        return claim.rule(seen), "", seen.read
     except (KeyError, IndexError, ValueError, TypeError, AttributeError, VrlibError) as exc:
         # A table written by another version of a notebook: report it on the row, never stop the page.
-        return None, f"{', '.join(tables)}: not the columns this check reads ({type(exc).__name__}: {exc})"
+        return None, f"{', '.join(tables)}: not the columns this check reads ({type(exc).__name__}: {exc})", seen.read
 
 
 def evaluate(claim: Claim, root: Path) -> Row:
@@ -100,7 +126,7 @@ def evaluate(claim: Claim, root: Path) -> Row:
                 entry = manifests[profile].get(f"tables/{name}.csv", {})
                 commits[name] = str(entry.get("commit", "unknown"))[:7]
                 break
-    outcome, problem = _apply(claim, tables)
+    outcome, problem, read = _apply_reading(claim, tables)
     if outcome is None and any(p == "paper" for p in profiles.values()):
         # The paper-size table lacks what the rule needs (e.g. an attack not run there): try quick alone.
         quick = {
@@ -108,16 +134,19 @@ def evaluate(claim: Claim, root: Path) -> Row:
             for n in claim.tables
             if _table_path(root, "quick", n).exists()
         }
-        outcome, problem_quick = _apply(claim, quick)
+        outcome, problem_quick, read_quick = _apply_reading(claim, quick)
         problem = problem or problem_quick
         if outcome is not None:
-            tables, profiles = quick, {n: "quick" for n in quick}
+            tables, profiles, read = quick, {n: "quick" for n in quick}, read_quick
             commits = {
                 n: str(manifests["quick"].get(f"tables/{n}.csv", {}).get("commit", "unknown"))[:7] for n in quick
             }
     v, ours, reason = _judged(outcome, problem, tables)
     if outcome is None:
         return Row(claim, v, ours, reason, {}, {})
+    if read:  # the size and commits of the tables the rule read, not of every table the claim names
+        profiles = {n: p for n, p in profiles.items() if n in read}
+        commits = {n: c for n, c in commits.items() if n in read}
     return Row(claim, v, ours, reason, profiles, commits)
 
 
