@@ -63,12 +63,32 @@ def paper_notebooks(root: Path = ROOT) -> set[str]:
     return {entry["notebook"] for entry in json.loads(path.read_text()).values()}
 
 
-def smaller_run_note(name: str, profile: str) -> str:
-    """What a notebook page says when it shows a run other than the paper-profile one the scorecard reads."""
+def paper_figures(name: str, root: Path = ROOT) -> list[str]:
+    """The figures of notebook ``name`` committed at the papers' sizes (``figures/paper/*.png``, per the manifest)."""
+    path = root / "figures" / "paper" / "manifest.json"
+    if not path.exists():
+        return []
+    manifest = json.loads(path.read_text())
+    return sorted(
+        k for k, v in manifest.items() if isinstance(v, dict) and v.get("notebook") == name and k.endswith(".png")
+    )
+
+
+def smaller_run_note(name: str, profile: str, figures=()) -> str:
+    """What a notebook page says when it shows a run other than the paper-profile one the scorecard reads, and
+    where the paper-size outputs are (its committed figures, the scorecard's rows, the results page)."""
+    shown = (
+        " Its paper-size figures are committed ("
+        + ", ".join(f"`figures/paper/{f}`" for f in figures)
+        + "): the scorecard (the front page) shows each beside the claims it judges, and the results page "
+        "gives their numbers."
+        if figures
+        else ""
+    )
     return (
         f"> **This page shows the `{profile}` run.** The scorecard reads this notebook's outputs at the "
         f"papers' sizes (`figures/paper/`), but no executed `paper` copy of it is published, so the "
-        f"numbers below are the `{profile}` profile's, not the scorecard's. Rerun it with "
+        f"numbers below are the `{profile}` profile's, not the scorecard's.{shown} Rerun it with "
         f"`./run_all.sh --profile paper --only {name[:3]}` (hours; see the runs page)."
     )
 
@@ -107,7 +127,7 @@ def stage(src: Path, executed: Path, profiles: list[str]) -> dict[str, Path]:
     for name, path in notebooks.items():
         dest = src / "notebooks" / f"{name}.ipynb"
         if name in paper and path.parent.name != "paper":
-            dest.write_text(_with_note(path, smaller_run_note(name, path.parent.name)))
+            dest.write_text(_with_note(path, smaller_run_note(name, path.parent.name, paper_figures(name))))
         else:
             shutil.copy(path, dest)
     for profile in scorecard.PROFILES:

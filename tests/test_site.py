@@ -155,6 +155,11 @@ def test_a_missing_paper_copy_is_said_on_the_page(tmp_path):
     assert notebooks["05_domias"].parent.name == "quick"
     staged = json.loads((tmp_path / "src" / "notebooks" / "05_domias.ipynb").read_text())
     assert "This page shows the `quick` run" in staged["cells"][1]["source"]
+    # and it points at the paper-size figures that are committed (the scorecard's), each by name
+    figures = build.paper_figures("05_domias")
+    assert "domias_fig3a.png" in figures and all(f.endswith(".png") for f in figures)
+    assert all(f"`figures/paper/{f}`" in staged["cells"][1]["source"] for f in figures)
+    assert "figures/paper/domias" not in build.smaller_run_note("05_domias", "quick")  # none named: none claimed
     (executed / "paper" / "05_domias.ipynb").write_text(json.dumps(nb))
     build.stage(tmp_path / "src", executed, ["paper", "quick"])
     staged = json.loads((tmp_path / "src" / "notebooks" / "05_domias.ipynb").read_text())
