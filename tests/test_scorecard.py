@@ -533,3 +533,20 @@ def test_fig4_largest_gain_is_judged_on_the_gains_not_on_every_setting():
     df.loc[df.attack == "eq1_flow", "auc_mean"] = df.loc[df.attack == "domias_flow", "auc_mean"].to_numpy() - 0.01
     out = domias.reference_set_gain({"domias_fig4": df})
     assert False in out.checks and "reference set's gain − estimator's" in out.why(10)
+
+
+def test_evidence_says_which_checks_failed_and_shows_them_first():
+    # A "does not hold" row whose failing check came fifth showed three "within the noise" items and "2 more":
+    # the failure that decided it was hidden, and an unmarked failure read as one more inconclusive item.
+    from vrlib.scorecard.rules import FAILS, PAST_MARGIN, Outcome
+
+    out = Outcome("x")
+    out.check(True, "a pass is not evidence")
+    out.check(None, "first unclear")
+    out.check(None, "second unclear", PAST_MARGIN)
+    out.check(None, "third unclear")
+    out.check(False, "the one that failed")
+    assert out.why(3) == (
+        f"{FAILS}: the one that failed; within the noise: first unclear; {PAST_MARGIN}: second unclear; 1 more"
+    )
+    assert scorecard.verdict(out.checks) == "holds in part"

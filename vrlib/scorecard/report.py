@@ -382,7 +382,9 @@ def scorecard_markdown(root: Path | str = ".", links: Links = Links()) -> str:
         "A row **holds** when every check passes, **holds in part** when "
         "some pass and others fail or are inconclusive, **inconclusive** when every check is within the noise, "
         "**does not hold** when some fail and none passes; *not run* when no table has it yet; *not reproduced* "
-        "(with why) for a claim this companion does not reproduce. *Size* says which profile's table it read: "
+        "(with why) for a claim this companion does not reproduce. Under *why not / evidence*, a check that failed "
+        "starts with *fails:*, one that is inconclusive with why (*within the noise*, *interval reaches past the "
+        "margin*). *Size* says which profile's table it read: "
         "`paper` (the papers' sizes) where that table exists, else `quick` (reduced sizes: read those rows as a "
         "check of the pipeline, not of the paper). Which commit, machine and wall time made each table: "
         f"{links.link('provenance', links.provenance())}.",

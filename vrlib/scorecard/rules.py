@@ -36,6 +36,7 @@ __all__ = [
     "ABOUT",
     "POINT",
     "PAST_MARGIN",
+    "FAILS",
     "Claim",
     "Outcome",
     "verdict",
@@ -57,6 +58,7 @@ Z = 1.96  # two-sided 95 %: a difference counts when it exceeds Z standard error
 ABOUT = 0.05  # a value the paper states as "about" (or a share, without an interval): within five points
 POINT = 0.01  # a share stated to the hundredth of a percent: within one percentage point
 PAST_MARGIN = "interval reaches past the margin"  # an inconclusive equivalence: not necessarily within the noise
+FAILS = "fails"  # a check that failed: the opposite of the claim seen beyond the noise (or outside the margin)
 
 
 @dataclass(frozen=True)
@@ -100,16 +102,19 @@ class Outcome:
 
     def check(self, passed, what: str = "", unclear: str = "within the noise") -> None:
         """Record one check: True, False, or None (inconclusive); ``what`` says what it found when not True, after
-        ``unclear`` when None (an equivalence passes :data:`PAST_MARGIN`)."""
+        :data:`FAILS` when False and after ``unclear`` when None (an equivalence passes :data:`PAST_MARGIN`), so
+        that each item of the evidence says which it is."""
         passed = None if passed is None else bool(passed)
         self.checks.append(passed)
         if passed is not True and what:
-            self.failed.append((f"{unclear}: " if passed is None else "") + what)
+            self.failed.append(f"{unclear if passed is None else FAILS}: " + what)
 
     def why(self, shown: int = 3) -> str:
-        """The first ``shown`` checks that did not pass, in words, and how many more."""
-        more = len(self.failed) - shown
-        return "; ".join(self.failed[:shown]) + (f"; {more} more" if more > 0 else "")
+        """The first ``shown`` checks that did not pass, in words, those that failed first (they decide a "does not
+        hold"), and how many more."""
+        ordered = sorted(self.failed, key=lambda w: not w.startswith(f"{FAILS}: "))  # stable: else in check order
+        more = len(ordered) - shown
+        return "; ".join(ordered[:shown]) + (f"; {more} more" if more > 0 else "")
 
 
 def verdict(checks: list) -> str:
