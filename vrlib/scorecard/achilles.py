@@ -491,7 +491,8 @@ def fails_at_smallest_epsilon(t):
 
 def auc_drops_with_epsilon(t):
     """Per dataset, the distance method's AUC at the smallest ε below that at the largest, beyond the noise;
-    and above 0.5 beyond the noise at ε = 10 ("manages to still identify at-risk records for ε = 10")."""
+    and above 0.5 beyond the noise at ε = 100 ("still performs quite well": the paper gives no value for "quite
+    well", so only the least it says is checked) and at ε = 10 ("manages to still identify at-risk records")."""
     df = t["achilles_fig4"]
     if not _fig4_wide(df) or "distance" not in set(df.method):
         return None
@@ -503,12 +504,14 @@ def auc_drops_with_epsilon(t):
         se = se_difference(hi.auc_std, hi.n_targets, lo.auc_std, lo.n_targets)
         parts.append(f"{dataset}: {f(lo.auc_mean)} at ε = {lo.epsilon:g}, {f(hi.auc_mean)} at ε = {hi.epsilon:g}")
         checks.append((ahead(x, se), f"{dataset}: AUC(ε = {hi.epsilon:g}) − AUC(ε = {lo.epsilon:g}) {signed(x, se)}"))
-        at10 = g[np.isclose(g.epsilon, 10)]
-        if len(at10):
-            r = at10.iloc[0]
-            e = r.auc_std / np.sqrt(r.n_targets - 1)
-            parts[-1] += f", {f(r.auc_mean)} at ε = 10"
-            checks.append((ahead(r.auc_mean - 0.5, e), f"{dataset}: AUC − 0.5 at ε = 10 {signed(r.auc_mean - 0.5, e)}"))
+        for eps in (100, 10):  # "still performs quite well for ε = 100", "manages to ... identify ... for ε = 10"
+            at = g[np.isclose(g.epsilon, eps)]
+            if len(at):
+                r = at.iloc[0]
+                e = se_mean(r.auc_std, r.n_targets)
+                parts[-1] += f", {f(r.auc_mean)} at ε = {eps}"
+                checks.append((ahead(r.auc_mean - 0.5, e),
+                               f"{dataset}: AUC − 0.5 at ε = {eps} {signed(r.auc_mean - 0.5, e)}"))  # fmt: skip
     out = Outcome("distance: " + "; ".join(parts))
     for v, what in checks:
         out.check(v, what)
@@ -661,9 +664,11 @@ CLAIMS: tuple[Claim, ...] = (
           "04", "Fig. 4: mean ± std AUC against ε", "achilles_fig4", substitute=CENSUS_SUBSTITUTE),
     Claim(PAPER, "§6.5 (Fig. 4)", "As expected though, the AUC drops when ε ... decreases. The attack still performs quite "
           "well for ε ... = 100 and manages to identify at-risk records for ε ... = 10.",
-          "AUC lower at small ε (the other version of the text says 'increases', a slip); above chance at ε = 10",
+          "AUC lower at small ε (the other version of the text says 'increases', a slip); above chance at ε = 100 "
+          "('quite well', no value stated) and at ε = 10",
           ("achilles_fig4",), auc_drops_with_epsilon,
-          "per dataset, distance's AUC at the largest ε above that at the smallest beyond the noise, and at ε = 10 "
-          "above 0.5 beyond the noise", "04", "Fig. 4: mean ± std AUC against ε", "achilles_fig4",
+          "per dataset, distance's AUC at the largest ε above that at the smallest beyond the noise, and at ε = 100 "
+          "and at ε = 10 above 0.5 beyond the noise (for 'quite well' at ε = 100 the paper states no value: only "
+          "'above chance' is checked)", "04", "Fig. 4: mean ± std AUC against ε", "achilles_fig4",
           substitute=CENSUS_SUBSTITUTE),
 )  # fmt: skip
