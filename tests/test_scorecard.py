@@ -550,3 +550,30 @@ def test_evidence_says_which_checks_failed_and_shows_them_first():
         f"{FAILS}: the one that failed; within the noise: first unclear; {PAST_MARGIN}: second unclear; 1 more"
     )
     assert scorecard.verdict(out.checks) == "holds in part"
+
+
+def test_a_row_that_restates_a_claim_is_not_counted_as_one():
+    # One statement of the paper judged twice (another Ω, another reading of a baseline), or a number outside the
+    # paper's text, was counted as one more claim and its verdict added to the paper's: "20 claims", 3 "do not hold"
+    # for achilles, where the register has 18 statements.
+    from dataclasses import replace
+
+    base = scorecard.Claim("mca", "§1", "words", "a value", rule=lambda t: None, rule_text="a check")
+    rows = [
+        scorecard.Row(base, "holds", "", "", {"t": "paper"}, {}),
+        scorecard.Row(replace(base, result="§2"), "does not hold", "", "", {"t": "paper"}, {}),
+        scorecard.Row(replace(base, result="§1 again", restates="§1 on other data"), "does not hold", "", "",
+                      {"t": "paper"}, {}),
+    ]  # fmt: skip
+    (line,) = [x for x in scorecard.summary_lines(rows) if x.startswith("- **mca**")]
+    assert "2 claims; at the paper's sizes 1 holds, 1 does not hold;" in line, line
+    assert "besides, 1 row not counted as a claim (§1 on other data): 1 does not hold" in line, line
+    (header,) = [x for x in scorecard.coverage_lines(rows) if x.startswith("**mca**")]
+    assert header.endswith("2 claims and 1 row not counted as a claim:"), header
+    # the register's own restating rows: each says what it restates
+    restating = [c for c in scorecard.CLAIMS if c.restates]
+    assert {c.result for c in restating} == {
+        "Table 2, Census Ω",
+        "§6.1 (Table 2, log-likelihood; §5.2)",
+        "authors' notebook (not the paper's text)",
+    }

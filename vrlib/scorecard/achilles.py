@@ -604,7 +604,8 @@ CLAIMS: tuple[Claim, ...] = (
           "the Census columns of Table 2 (the paper's Ω: all 569,741 records)", ("achilles_census_omega",), census_omega_cells,
           CELLS_RULE + ", on a larger Census Ω (its first 50,000 rows)", "01",
           "A larger census Ω: is the gap to the paper's Census columns the size of Ω?",
-          substitute="UK Census: the first 50,000 rows of the teaching file as Ω (the paper: all 569,741 records)"),
+          substitute="UK Census: the first 50,000 rows of the teaching file as Ω (the paper: all 569,741 records)",
+          restates="Table 2's Census cells again, on a larger Ω"),
     # The claim judged is §6.1's against one of "the two ad-hoc techniques" (§5.2's log-likelihood, whose words
     # leave its reading open), on Adult, under each reading; §5.2's words describe the method, they claim nothing.
     Claim(PAPER, "§6.1 (Table 2, log-likelihood; §5.2)", "our vulnerable record identification method consistently "
@@ -613,7 +614,8 @@ CLAIMS: tuple[Claim, ...] = (
           "each reading of §5.2's baseline ('the lowest log-likelihood, assuming attribute values are independently "
           "drawn from their respective empirical distributions')", ("achilles_loglik_readings",), loglik_below_distance,
           "per generator and reading of the baseline, distance's mean AUC above log-likelihood's beyond the noise",
-          "01", "The log-likelihood baseline: which reading is the paper's?"),
+          "01", "The log-likelihood baseline: which reading is the paper's?",
+          restates="§6.1's 'outperforms' against log-likelihood again, under each reading of that baseline"),
     Claim(PAPER, "Table 3", "Table 3: Mean and standard deviation for AUC for the Target Attention method",
           _table_statement("attention"), ("achilles_table3",), table3_cells,
           CELLS_RULE, "02", T3,

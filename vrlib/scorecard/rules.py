@@ -69,6 +69,7 @@ class Claim:
     (no data, no table of that quantity). ``substitute`` names what a reproduced claim is run on
     instead of the paper's data, and why. ``statement`` is the paper's value(s) in short
     (a callable where it is read from a registry of the paper's values, so it is never typed twice).
+    ``restates`` marks a row that is not one more claim of the paper (see the field).
     """
 
     paper: str
@@ -83,6 +84,10 @@ class Claim:
     figure: str | None = None
     unjudged: str = ""  # why there is no rule (with rule None)
     substitute: str = ""  # reproduced on other data than the paper's: which, and why
+    # A row that is not a further claim of the paper: another reading of a claim already on the scorecard (another
+    # Ω, another reading of a baseline) or a number outside the paper's text. It says which; the summary counts it
+    # apart, so that one statement of the paper is counted once.
+    restates: str = ""
 
     def paper_statement(self) -> str:
         return self.statement() if callable(self.statement) else self.statement
