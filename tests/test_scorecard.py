@@ -577,3 +577,22 @@ def test_a_row_that_restates_a_claim_is_not_counted_as_one():
         "§6.1 (Table 2, log-likelihood; §5.2)",
         "authors' notebook (not the paper's text)",
     }
+
+
+def test_results_page_states_the_headline_numbers_the_committed_tables_give():
+    # docs/results.md had no sentence on the headline numbers; the one it has now must follow the tables.
+    from vrlib.scorecard import headline
+
+    text = (PROJECT_ROOT / "docs" / "results.md").read_text()
+    t2 = pd.read_csv(PROJECT_ROOT / "figures" / "paper" / "tables" / "achilles_table2.csv")
+    t3 = pd.read_csv(PROJECT_ROOT / "figures" / "paper" / "tables" / "achilles_table3.csv")
+    g2, g3 = headline.average_gap(t2), headline.average_gap(t3)
+    assert f"{g2['gap']:+.3f} (standard error {g2['se']:.3f}) against the stated 7.2 p.p." in text
+    assert f"{g3['gap']:+.3f} ({g3['se']:.3f}) against\n  the stated 5.2 p.p." in text
+    r = headline.std_ratios(t2).set_index("generator").ratio
+    assert f"{r['synthpop']:.2f} with Synthpop and {r['baynet']:.2f} with BayNet" in text
+    quick = PROJECT_ROOT / "figures" / "quick" / "tables"
+    for name in ("achilles_fig1_targets", "achilles_fig2_targets"):
+        gaps = headline.median_gaps(pd.read_csv(quick / f"{name}.csv"))
+        at = gaps[(gaps.dataset == "census") & (gaps.generator == "baynet")].gap.iloc[0]
+        assert f"{at:+.3f}".replace("-", "−") in text, (name, at)
