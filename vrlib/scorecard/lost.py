@@ -528,8 +528,10 @@ CLAIMS: tuple[Claim, ...] = (
           "the targets share their games, so the se of their mean lies between floor / √(2n) (independent) and "
           "floor / √2 (one shared error): the fall judged on the larger, 0.5 reached when inside the margin with both "
           "(holds), missed when wholly outside with both (fails), else inconclusive", NB, S4, "lost_fig4"),
-    Claim(PAPER, "abstract; §5 (summary, Fig. 4)", "Mit Schätzungen, die sich um 0,5 konzentrieren, nimmt auch der "
-          "Unterschied zwischen den beiden Schätzungen ab", _statement("rmsd_trend_epsilon"), ("lost_fig4_rmsd",),
+    # The abstract's words; the summary says it as "Mit Schätzungen, die sich um 0,5 konzentrieren, nimmt auch der
+    # Unterschied zwischen den beiden Schätzungen ab".
+    Claim(PAPER, "abstract; §5 (summary, Fig. 4)", "models not protected by strong differential privacy guarantees "
+          "tend to have a larger gap between risk estimates", _statement("rmsd_trend_epsilon"), ("lost_fig4_rmsd",),
           _gap_trend("lost_fig4_rmsd", "epsilon", falls_with_key=False),
           "the RMSD's interval at the largest ε above that at the smallest", NB, S4, "lost_fig4"),
     Claim(PAPER, "§5 (summary, Fig. 5)", "Das modellgestützte Risiko R_MS variiert von etwa 0,5 (Zufallsrate) bis 0,8 "
