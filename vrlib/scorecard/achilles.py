@@ -642,6 +642,12 @@ CLAIMS: tuple[Claim, ...] = (
           "only a handful of records are distinct", "only a handful of distinct records over k",
           unjudged="no committed table lists the records chosen at each k", notebook="03",
           section="Fig. 3a: mean ± std AUC of the top-10 records against k"),
+    Claim(PAPER, "§1", "Running a state-of-the-art MIA on a record takes in our experiments, depending on the "
+          "generator and the dataset, approximately 1.5 to 6 hours on dedicated computation facilities. Even for the "
+          "(relatively) small datasets of 1,000 records we consider, fully estimating the privacy risk of a dataset, "
+          "would take up to 250 days of compute.", "1.5 to 6 hours of compute per record; up to 250 days for 1,000 records",
+          unjudged="a cost on the authors' computing facilities, not a result of the method: this companion's wall "
+          "times, on other hardware, are in the runs page (docs/runs.md), not compared with it"),
     Claim(PAPER, "§6.4 (Fig. 3b)", "mean AUC is not significantly different for the cosine distance, p=1, and p=2, "
           "while slightly decreasing for higher p values.", "cosine ≈ p = 1 ≈ p = 2; p = 3, 4 lower",
           ("achilles_fig3b",), distance_variants,
