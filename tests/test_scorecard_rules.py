@@ -69,10 +69,27 @@ def _targets(name, gap_census_baynet, gap_elsewhere, spread, n=10):
     return f
 
 
+def _shift_distance(name, gap_census_baynet, gap_elsewhere):
+    """The committed per-target table with distance's AUCs moved, per setting, so that its median is the highest
+    median of the others + the gap given (the targets' spread, and so the noise, as committed)."""
+
+    def f(t):
+        df = t[name].copy()
+        for (dataset, generator), g in df.groupby(["dataset", "generator"]):
+            gap = gap_census_baynet if (dataset, generator) == ("census", "baynet") else gap_elsewhere
+            best = g[g.method != "distance"].groupby("method").auc.median().max()
+            rows = g.index[g.method == "distance"]
+            df.loc[rows, "auc"] += best + gap - df.loc[rows, "auc"].median()
+        return {name: df}
+
+    return f
+
+
 def _median_cases(name, stated):
     return {
-        "holds": _targets(name, stated, 0.1, 0.01),
-        "does not hold": _targets(name, -0.1, -0.1, 0.01),
+        # from the committed table: distance's targets moved to the stated gap (and well ahead elsewhere), or behind
+        "holds": _shift_distance(name, stated, 0.25),
+        "does not hold": _shift_distance(name, -0.2, -0.2),
         "holds in part": _targets(name, stated + 0.3, 0.1, 0.01),  # consistently higher, but not by the stated gap
         "inconclusive": _targets(name, 0.0, 0.0, 0.4),  # our median gap as noisy as the stated one is large
     }
