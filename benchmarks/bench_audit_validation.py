@@ -119,12 +119,13 @@ def plant(train, release, schema, rng, kind: str, share: float | None = None, n:
     else:
         idx = rng.choice(len(train), n, replace=False)
     planted = train.iloc[idx].copy().reset_index(drop=True)
+    varied = [c for c in schema.categorical if len(train[c].cat.categories) > 1]  # a constant column cannot change
     for i in range(n):
         if kind == "continuous":
             col = schema.continuous[rng.integers(len(schema.continuous))]
             planted.loc[i, col] = planted.loc[i, col] + 0.001 * float(train[col].std())
         elif kind == "categorical":
-            col = schema.categorical[rng.integers(len(schema.categorical))]
+            col = varied[rng.integers(len(varied))]
             values = [v for v in train[col].cat.categories if v != planted.loc[i, col]]
             planted[col] = planted[col].astype(object)
             planted.loc[i, col] = values[rng.integers(len(values))]
@@ -315,7 +316,7 @@ def table(rows) -> str:
     lines = [head, "|" + "---|" * 12]
     for r in rows:
         recall = f"{r['recall_top_k']:.0%}" if r["recall_top_k"] is not None else "–"
-        best = "–" if r.get("best_possible") is None else f"{r['best_possible']} ({r['best_possible_match_alone']})"
+        best = "–" if r.get("best_possible") is None else f"{r['best_possible']} ({r['best_possible_empirical']})"
         obs, exp = r["calibration"]["0.001"]
         lines.append(
             f"| {r['dataset']} | {r['scenario']} | {r['generator']} | {r['n_planted']} | {recall} | "
