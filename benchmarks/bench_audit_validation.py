@@ -1,6 +1,8 @@
 """Validation of ``vrlib audit`` on leak scenarios with a known answer: planted copies must be flagged, nulls must not.
 
-Each dataset is split (seeded) into training records, a holdout and *other* records.
+Each dataset is split (seeded) into training records, a holdout and *other* records: Adult
+10,000 / 10,000 / the remaining 25,222; Census (the teaching file's first 50,000 records)
+10,000 / 10,000 / the remaining 30,000; releases of 10,000 records.
 A background release is made by a generator fitted on the other records only, so no
 training record is a member of it; then:
 
@@ -25,7 +27,11 @@ Per scenario: ``recall_top_k`` (planted records among the audit's top ``k`` = 10
 ``fdr`` (false share of the flagged), ``expected_fp`` (the false flags exact p-values would give
 in expectation at the flag's Benjamini–Hochberg threshold), ``calibration`` (records not planted
 with a p-value at most 1 % and 0.1 %, against the count exact p-values give), the membership AUC with its interval and the
-copy-evidence (closeness) AUC, the shift warning and the audit's wall time.  Audits
+copy-evidence (closeness) AUC, the shift warning and the audit's wall time; for planted
+scenarios ``best_possible``, how many planted records any test calibrated on the holdout could
+flag at best (:mod:`vrlib.audit.oracle`; ``best_possible_empirical`` without a tail model,
+``best_possible_match_alone`` on the match alone), and ``bound_violations`` (planted records
+whose audit p-value is below that bound: 0 unless the bound is wrong).  Audits
 run with the attacks ``copies,distance`` and without WP29 (their figures are not
 validated here).
 
