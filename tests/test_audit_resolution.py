@@ -350,6 +350,11 @@ def test_validation_benchmark_small_runs_and_meets_its_goals(small, tmp_path):
     rows = {r["scenario"]: r for r in last["rows"]}
     assert rows["planted exact 0.5%"]["recall_top_k"] >= 0.9 and rows["planted exact 0.5%"]["flagged_tp"] >= 1
     for name, row in rows.items():
+        if row["kind"] == "planted":
+            # the best possible flag bounds the audit's: no planted p-value below its bound, no more flagged
+            assert row["bound_violations"] == 0, name
+            assert row["best_possible_empirical"] <= row["best_possible"] <= row["n_planted"], name
+            assert row["flagged_tp"] <= row["best_possible"], name
         if row["kind"] == "null":
             assert row["flagged_fp"] == 0, name
             assert row["auc_ci_low"] <= 0.5 <= row["auc_ci_high"], name

@@ -11,6 +11,8 @@ how sure it is.  One idea per module:
 * :mod:`~vrlib.audit.scores` scores every record with release-only membership attacks;
 * :mod:`~vrlib.audit.pvalues` turns scores into p-values against known non-members and flags
   records at a false-discovery rate;
+* :mod:`~vrlib.audit.oracle` bounds what any test calibrated on the holdout could flag among given
+  records (the validation benchmark's *best possible*);
 * :mod:`~vrlib.audit.records` builds ``records.csv``;
 * :mod:`~vrlib.audit.release` gives the release-level figures with intervals;
 * :mod:`~vrlib.audit.wp29` measures singling out, linkability and inference;
