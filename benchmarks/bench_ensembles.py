@@ -133,7 +133,7 @@ def _plain_masked(h, W, s, bias, below, dims):
     return y, log_blocks
 
 
-def floor_part(k: int, steps: int, repeats: int, compile_stack: bool) -> dict:
+def floor_part(k: int, steps: int, repeats: int, compile_stack: bool, profile: bool = False) -> dict:
     """Where a stacked step's time goes, per member step, against one compiled single step (one process).
 
     Times, interleaved ``repeats`` times (best of them), CPU seconds per member and step at
@@ -146,7 +146,10 @@ def floor_part(k: int, steps: int, repeats: int, compile_stack: bool) -> dict:
     and backward through AOT autograd) under ``torch.compile``, its compile time apart.  The
     floor ratio is the single step over the packed products plus the packed Adam: the most a
     stack could gain were every other pass (the elementwise work on the activations, the
-    masking, norms and exponentials of the weights) free.
+    masking, norms and exponentials of the weights) free; with the work on the activations
+    that no layout removes (the derivative vectors' products, the transcendental functions of
+    the tanh layers) added, the most it could gain at all.  ``profile``: the stacked step's
+    self CPU time by operator (``torch.profiler``, one more run of it).
     """
     import torch
     import torch.nn.functional as F
@@ -343,6 +346,16 @@ def floor_part(k: int, steps: int, repeats: int, compile_stack: bool) -> dict:
             times[name].append(_cpu(make)[0] / (steps * k) * 1e3)
         print(f"floor, repeat {r}: " + ", ".join(f"{n} {v[-1]:.2f}" for n, v in times.items()) + " ms per member step",
               flush=True)  # fmt: skip
+    if profile:  # the stacked step's time by operator (self CPU), per member step
+        from torch.profiler import ProfilerActivity
+        from torch.profiler import profile as torch_profile
+
+        with torch_profile(activities=[ProfilerActivity.CPU]) as prof:
+            stacked()
+        ops = sorted(prof.key_averages(), key=lambda e: -e.self_cpu_time_total)
+        total = sum(e.self_cpu_time_total for e in ops) / 1e3 / (steps * k)
+        out["stacked_step_profiled_ms"] = round(total, 3)
+        out["stacked_step_profile_ms"] = {e.key: round(e.self_cpu_time_total / 1e3 / (steps * k), 3) for e in ops[:20]}
     best = {name: min(v) for name, v in times.items()}
     out.update({f"{name}_ms": round(v, 3) for name, v in best.items()})
     single = best["single_compiled_step"]
@@ -388,6 +401,7 @@ def main() -> None:
     parser.add_argument("--floor-steps", type=int, default=24, help="steps per timing in the step-cost part")
     parser.add_argument("--floor-repeats", type=int, default=2)
     parser.add_argument("--compile-stack", action="store_true", help="time the stack under torch.compile too")
+    parser.add_argument("--profile", action="store_true", help="the stacked step's time by operator too")
     args = parser.parse_args()
     warnings.filterwarnings("ignore", category=FutureWarning)
     if args.only == "floor":
@@ -395,7 +409,7 @@ def main() -> None:
 
         torch.set_num_threads(1)
         load_start = round(os.getloadavg()[0], 2)
-        floor = floor_part(args.floor_k, args.floor_steps, args.floor_repeats, args.compile_stack)
+        floor = floor_part(args.floor_k, args.floor_steps, args.floor_repeats, args.compile_stack, args.profile)
         print(json.dumps({"benchmark": "bench_ensembles", **floor, "load_average_start": load_start,
                           "load_average": round(os.getloadavg()[0], 2), "torch": torch.__version__}))  # fmt: skip
         return
