@@ -33,6 +33,12 @@ one shared stream (``rng="shared"``, the same in distribution).  ``gan_ensemble_
 the smaller of the two sizes' ratios (K single fits' CPU ÷ the stack's) with the default
 randomness.
 
+Where a stacked step's time goes (``--only floor``, :func:`floor_part`): per member step, the
+compiled single step against the stacked step, its matrix products and Adam alone, dense and
+on the nonzero blocks of the masked weights only, and (``--compile-stack``) the whole stacked
+step under ``torch.compile``; the floor ratios bound what a stack can gain over compiled
+single fits.
+
 Run: ``VRLIB_DATA_DIR=... python benchmarks/bench_ensembles.py``; the last line printed is
 one JSON object.
 """
@@ -41,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import time
@@ -111,6 +118,275 @@ def gan_ensemble_part(ks: tuple[int, int], repeats: int, epochs_: tuple[int, int
     return out
 
 
+def _plain_masked(h, W, s, bias, below, dims):
+    """A stacked masked layer through autograd (what ``torch.compile`` differentiates), as ``_StackedMasked``."""
+    import torch
+
+    d, b, a = dims
+    K = W.shape[0]
+    blocks = W.view(K, d, b, d, a)
+    eye = torch.eye(d, dtype=W.dtype).view(1, d, 1, d, 1)
+    w = (blocks * below.view(1, d, b, d, a) + torch.exp(blocks) * eye).view(K, d * b, d * a)
+    log_gain = s.view(K, -1) - torch.log(torch.linalg.vector_norm(w, dim=2))
+    y = torch.bmm(h, w.transpose(1, 2)) * torch.exp(log_gain).unsqueeze(1) + bias.unsqueeze(1)
+    log_blocks = torch.diagonal(blocks, dim1=1, dim2=3).permute(0, 3, 1, 2) + log_gain.view(K, d, b, 1)
+    return y, log_blocks
+
+
+def floor_part(k: int, steps: int, repeats: int, compile_stack: bool, profile: bool = False) -> dict:
+    """Where a stacked step's time goes, per member step, against one compiled single step (one process).
+
+    Times, interleaved ``repeats`` times (best of them), CPU seconds per member and step at
+    DOMIAS's paper flow on 9 California columns, batch 50: the compiled single step as
+    :meth:`BNAF.fit` runs it; the stacked step (trainer v2: gradients and the K fused Adam
+    steps); that step's matrix products alone (forward, input and weight gradients of every
+    masked layer, dense ``(K, out, in)``); the same products on the nonzero blocks only (one
+    product per row block: what a packed layout computes); fused Adam over every weight and
+    over the nonzero ones only; and, with ``compile_stack``, the whole stacked loss (forward
+    and backward through AOT autograd) under ``torch.compile``, its compile time apart.  The
+    floor ratio is the single step over the packed products plus the packed Adam: the most a
+    stack could gain were every other pass (the elementwise work on the activations, the
+    masking, norms and exponentials of the weights) free; with the work on the activations
+    that no layout removes (the derivative vectors' products, the transcendental functions of
+    the tanh layers) added, the most it could gain at all.  ``profile``: the stacked step's
+    self CPU time by operator (``torch.profiler``, one more run of it).
+    """
+    import torch
+    import torch.nn.functional as F
+
+    from vrlib.data import load_california
+    from vrlib.density import BNAF
+    from vrlib.density import bnaf as bm
+    from vrlib.density import bnaf_ensemble as be
+    from vrlib.density.base import LOG_2PI
+
+    X = load_california()[0].to_numpy(dtype=float)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    d, bs = X.shape[1], 50
+    flow = dict(n_flows=5, n_layers=3, hidden_per_dim=32, batch_size=bs)
+    rng = np.random.default_rng(0)
+    batches = [torch.as_tensor(X[rng.integers(0, len(X), (k, bs))], dtype=torch.float32) for _ in range(steps)]
+    ones = torch.ones(k, bs)
+    members = [be._Member(BNAF(**flow, seed=m), X[:200], "cpu") for m in range(k)]
+    template = members[0].model
+    weights = torch.empty(k, len(members[0].flat))
+    be._bind(members, range(k), weights)
+    stack = be._Stack(template, weights)
+    for r, m in enumerate(members):
+        m.flat.grad = stack.grad[r]
+    clip = torch.full((k,), 0.1)
+
+    def adam_steps(grad_scale, skip):
+        for r, m in enumerate(members):
+            m.opt.grad_scale, m.opt.found_inf = grad_scale[r], skip[r]
+            m.opt.step()
+
+    def stacked():
+        for batch in batches:
+            _, _, grad_scale, skip = stack.gradients(batch, ones, clip)
+            adam_steps(grad_scale, skip)
+
+    # the compiled single step, as BNAF.fit runs it
+    single_model = bm._build_bnaf(d, 5, 3, 32, torch.Generator().manual_seed(0))
+    single_opt = torch.optim.Adam(single_model.parameters(), lr=0.01, amsgrad=True, fused=True)
+    loss_of = bm._compiled_loss()
+
+    def singles():
+        for _ in range(k):
+            for batch in batches:
+                loss = loss_of(single_model, batch[0])
+                if not torch.isfinite(loss):
+                    continue
+                single_opt.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(single_model.parameters(), 0.1)
+                single_opt.step()
+                float(loss.detach())
+
+    # the matrix products of one step: dense, and on the nonzero blocks only (one product per row block)
+    masked = [layer for block in template.blocks for layer in block.layers if isinstance(layer, bm._MaskedWeight)]
+    gen = torch.Generator().manual_seed(1)
+    shapes = [(m.d, m.b, m.a) for m in masked]
+    dense_w = [torch.randn(k, d_ * b, d_ * a, generator=gen) for d_, b, a in shapes]
+    acts = [torch.randn(k, bs, d_ * a, generator=gen) for d_, b, a in shapes]
+    outs = [torch.randn(k, bs, d_ * b, generator=gen) for d_, b, a in shapes]
+    packed_w = [[torch.randn(k, b, (i + 1) * a, generator=gen) for i in range(d_)] for d_, b, a in shapes]
+
+    def dense_products():
+        for _ in batches:
+            for w, x, g in zip(dense_w, acts, outs):
+                torch.bmm(x, w.transpose(1, 2))
+                torch.bmm(g, w)
+                torch.bmm(g.transpose(1, 2), x)
+
+    def packed_products():
+        for _ in batches:
+            for (d_, b, a), ws, x, g in zip(shapes, packed_w, acts, outs):
+                dx = torch.zeros_like(x)
+                for i, w in enumerate(ws):
+                    xi, gi = x[:, :, : (i + 1) * a], g[:, :, i * b : (i + 1) * b]
+                    torch.bmm(xi, w.transpose(1, 2))
+                    dx[:, :, : (i + 1) * a].baddbmm_(gi, w)
+                    torch.bmm(gi.transpose(1, 2), xi)
+
+    # the work on the activations that no layout removes: the derivative vectors' products through each
+    # masked layer (forward, and the gradients of both factors) and the transcendental functions of each
+    # tanh layer (tanh, exp and softplus forward; exp and softplus's sigmoid backward), one pass each
+    deriv = [
+        (torch.randn(k * d_, bs, a, generator=gen), torch.randn(k * d_, a, b, generator=gen), torch.randn(k * d_, bs, b, generator=gen))
+        for d_, b, a in shapes
+    ]  # fmt: skip
+    n_tanh = sum(1 for block in template.blocks for layer in block.layers if isinstance(layer, bm._Tanh))
+    hidden = torch.randn(k, bs, d * flow["hidden_per_dim"], generator=gen)
+
+    def necessary_elementwise():
+        for _ in batches:
+            for vec, blocks, g in deriv:
+                torch.bmm(vec, blocks)
+                torch.bmm(g, blocks.transpose(1, 2))
+                torch.bmm(vec.transpose(1, 2), g)
+            for _ in range(n_tanh):
+                torch.tanh(hidden)
+                torch.exp(hidden)
+                F.softplus(hidden)
+                torch.exp(hidden)
+                torch.sigmoid(hidden)
+
+    n_all = weights.shape[1]
+    n_nonzero = n_all - sum(int((m.below == 0).sum()) - m.d * m.b * m.a for m in masked)
+
+    def adam_over(n):
+        params = [torch.zeros(n, requires_grad=True) for _ in range(k)]
+        opts = [torch.optim.Adam([p], lr=0.01, amsgrad=True, fused=True) for p in params]
+        for p in params:
+            p.grad = torch.randn(n, generator=gen) * 1e-3
+
+        def run_():
+            for _ in batches:
+                for opt in opts:
+                    opt.step()
+
+        return run_
+
+    ways = {
+        "single_compiled_step": singles,
+        "stacked_step": stacked,
+        "stacked_dense_products": dense_products,
+        "stacked_packed_products": packed_products,
+        "stacked_adam_dense": adam_over(n_all),
+        "stacked_adam_packed": adam_over(n_nonzero),
+        "stacked_necessary_elementwise": necessary_elementwise,
+    }
+    out = {"floor_k": k, "floor_steps": steps, "floor_weights": n_all, "floor_nonzero_weights": n_nonzero}
+
+    if compile_stack:
+        names = [n for n, _ in template.named_parameters()]
+        offsets, off = {}, 0
+        for n, p in template.named_parameters():
+            offsets[n] = (off, p.shape)
+            off += p.numel()
+
+        def log_density(params, x):  # as _Stack.log_density, the masked layers through autograd
+            K, N, _ = x.shape
+            logdet = x.new_zeros(K, N)
+            for j, block in enumerate(template.blocks):
+                if j > 0:
+                    x = torch.flip(x, dims=[2])
+                h, vec, log_scale = x, x.new_ones(K, N, d, 1), x.new_zeros(K, N, d)
+                for i, layer in enumerate(block.layers):
+                    if not isinstance(layer, bm._MaskedWeight):
+                        h, vec, log_scale = be._tanh(h, vec, log_scale)
+                        continue
+                    W, s, bias = (params[f"blocks.{j}.layers.{i}.{n}"] for n in ("weight", "log_scale", "bias"))
+                    h, log_blocks = _plain_masked(h, W, s, bias, layer.below, (layer.d, layer.b, layer.a))
+                    vec, log_scale = be._masked_derivatives(log_blocks, s.detach(), vec, log_scale)
+                gate = params[f"blocks.{j}.gate"].view(K, 1, 1)
+                log_der = F.softplus(log_scale + torch.log(vec.view(K, N, d)) + gate) - F.softplus(gate)
+                s_gate = torch.sigmoid(gate)
+                x, logdet = s_gate * h + (1 - s_gate) * x, logdet + log_der.sum(dim=2)
+            return -0.5 * (x * x).sum(dim=2) - 0.5 * d * LOG_2PI + logdet
+
+        def loss(leaves, batch, weight):
+            log_p = log_density(dict(zip(names, leaves)), batch)
+            n_rows = weight.sum(dim=1)
+            losses = -torch.where(weight > 0, log_p, 0.0).sum(dim=1) / n_rows.clamp_min(1.0)
+            ok = torch.isfinite(losses) & (n_rows > 0)
+            return torch.where(ok, losses, 0.0).sum(), ok
+
+        compiled_loss = torch.compile(loss)
+        views = [weights[:, o : o + math.prod(s)].view(k, *s) for o, s in offsets.values()]
+        gviews = [stack.grad[:, o : o + math.prod(s)].view(k, *s) for o, s in offsets.values()]
+
+        def compiled_gradients(batch):
+            leaves = [v.detach().requires_grad_(True) for v in views]
+            total, ok = compiled_loss(leaves, batch, ones)
+            for g, view in zip(torch.autograd.grad(total, leaves), gviews):
+                view.copy_(g)
+            with torch.no_grad():
+                norm = torch.linalg.vector_norm(stack.grad, dim=1)
+                return 1.0 / (clip / (norm + 1e-6)).clamp(max=1.0), (~ok).float()
+
+        stack.gradients(batches[0], ones, clip)
+        hand = stack.grad.clone()
+        seconds, _ = _cpu(lambda: compiled_gradients(batches[0]))
+        out["compiled_stack_compile_cpu_s"] = round(seconds, 2)
+        out["compiled_stack_vs_hand_grad_max_abs_diff"] = float((stack.grad - hand).abs().max())
+
+        def compiled_stacked():
+            for batch in batches:
+                adam_steps(*compiled_gradients(batch))
+
+        ways["compiled_stacked_step"] = compiled_stacked
+
+    for make in ways.values():  # warm-ups (the single step's compile is paid here)
+        make()
+    times = {name: [] for name in ways}
+    for r in range(repeats):
+        for name, make in ways.items():
+            times[name].append(_cpu(make)[0] / (steps * k) * 1e3)
+        print(f"floor, repeat {r}: " + ", ".join(f"{n} {v[-1]:.2f}" for n, v in times.items()) + " ms per member step",
+              flush=True)  # fmt: skip
+    if profile:  # the stacked step's time by operator (self CPU), per member step
+        from torch.profiler import ProfilerActivity
+        from torch.profiler import profile as torch_profile
+
+        with torch_profile(activities=[ProfilerActivity.CPU]) as prof:
+            stacked()
+        ops = sorted(prof.key_averages(), key=lambda e: -e.self_cpu_time_total)
+        total = sum(e.self_cpu_time_total for e in ops) / 1e3 / (steps * k)
+        out["stacked_step_profiled_ms"] = round(total, 3)
+        out["stacked_step_profile_ms"] = {e.key: round(e.self_cpu_time_total / 1e3 / (steps * k), 3) for e in ops[:20]}
+    best = {name: min(v) for name, v in times.items()}
+    out.update({f"{name}_ms": round(v, 3) for name, v in best.items()})
+    single = best["single_compiled_step"]
+    out["stacked_step_ratio"] = round(single / best["stacked_step"], 3)
+    if "compiled_stacked_step" in best:
+        out["compiled_stacked_step_ratio"] = round(single / best["compiled_stacked_step"], 3)
+    rest = best["stacked_step"] - best["stacked_dense_products"] - best["stacked_adam_dense"]
+    out["stacked_step_rest_ms"] = round(rest, 3)  # elementwise work, weight passes, per-op overhead
+    out["floor_ratio_dense"] = round(single / (best["stacked_dense_products"] + best["stacked_adam_dense"]), 3)
+    out["floor_ratio_packed"] = round(single / (best["stacked_packed_products"] + best["stacked_adam_packed"]), 3)
+    out["floor_ratio_packed_at_dense_rate"] = round(
+        single / (best["stacked_dense_products"] * (d + 1) / (2 * d) + best["stacked_adam_packed"]), 3
+    )
+    out["floor_ratio_packed_with_necessary_elementwise"] = round(
+        single
+        / (best["stacked_packed_products"] + best["stacked_adam_packed"] + best["stacked_necessary_elementwise"]),
+        3,
+    )
+    # the most optimistic: the packed products at the dense products' rate per multiply-add
+    out["floor_ratio_packed_at_dense_rate_with_necessary_elementwise"] = round(
+        single
+        / (
+            best["stacked_dense_products"] * (d + 1) / (2 * d)
+            + best["stacked_adam_packed"]
+            + best["stacked_necessary_elementwise"]
+        ),
+        3,
+    )
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--k", type=int, default=16, help="flows per stack")
@@ -120,9 +396,23 @@ def main() -> None:
     parser.add_argument("--gan-k", type=int, nargs=2, default=(8, 4), help="WGAN-GP fits per stack: DOMIAS, MCA")
     parser.add_argument("--gan-repeats", type=int, default=2)
     parser.add_argument("--gan-epochs", type=int, nargs=2, default=(20, 1), help="epochs at DOMIAS's and MCA's size")
-    parser.add_argument("--only", choices=("bnaf", "gan"), help="run one part")
+    parser.add_argument("--only", choices=("bnaf", "gan", "floor"), help="run one part")
+    parser.add_argument("--floor-k", type=int, default=16, help="flows in the stack of the step-cost part")
+    parser.add_argument("--floor-steps", type=int, default=24, help="steps per timing in the step-cost part")
+    parser.add_argument("--floor-repeats", type=int, default=2)
+    parser.add_argument("--compile-stack", action="store_true", help="time the stack under torch.compile too")
+    parser.add_argument("--profile", action="store_true", help="the stacked step's time by operator too")
     args = parser.parse_args()
     warnings.filterwarnings("ignore", category=FutureWarning)
+    if args.only == "floor":
+        import torch
+
+        torch.set_num_threads(1)
+        load_start = round(os.getloadavg()[0], 2)
+        floor = floor_part(args.floor_k, args.floor_steps, args.floor_repeats, args.compile_stack, args.profile)
+        print(json.dumps({"benchmark": "bench_ensembles", **floor, "load_average_start": load_start,
+                          "load_average": round(os.getloadavg()[0], 2), "torch": torch.__version__}))  # fmt: skip
+        return
     if args.only == "gan":
         import torch
 
