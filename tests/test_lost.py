@@ -89,6 +89,66 @@ def test_summaries_hand_case():
     assert (m.n_high, m.miss_rate, m.miss_rate_noise) == (1, 1.0, 0.0)
 
 
+def _boot_frame(rng, n_records=4, n_boot=30, noisy_run0=0.0):
+    """A results frame made here: per record, game and run an AUC and ``n_boot`` replicates, the rows shuffled.
+    ``noisy_run0``: the sd of an extra noise on run 0 of the traditional game, which the RMSD and the floor share
+    (both grow with it in a replicate: they move together)."""
+    extra = rng.normal(0, noisy_run0, (n_records, n_boot))
+    rows = []
+    for i in range(n_records):
+        for game in lost.GAMES:
+            for run in (0, 1):
+                boot = 0.6 + 0.1 * (game == "model-seeded") + rng.normal(0, 0.05, n_boot) + (run == 0 and game == "traditional") * extra[i]
+                rows.append(dict(record=f"r{i}", game=game, run=run, n_games=10, auc=float(boot.mean()), auc_boot=boot))
+    order = rng.permutation(len(rows))
+    return pd.DataFrame([rows[k] for k in order])
+
+
+def _brute_force_se(res):
+    """The floor's and rmsd − floor's bootstrap se, one replicate and one record at a time."""
+    recs = sorted(res.record.unique())
+    get = {(r.record, r.game, r.run): r.auc_boot for r in res.itertuples()}
+    n_boot = len(res.auc_boot.iloc[0])
+    floors, excess = [], []
+    for b in range(n_boot):
+        sq = {"rmsd": 0.0, "traditional": 0.0, "model-seeded": 0.0}
+        for rec in recs:
+            sq["rmsd"] += (get[rec, "traditional", 0][b] - get[rec, "model-seeded", 0][b]) ** 2
+            for g in lost.GAMES:
+                sq[g] += (get[rec, g, 0][b] - get[rec, g, 1][b]) ** 2
+        rmsd = math.sqrt(sq["rmsd"] / len(recs))
+        floor = math.sqrt((sq["traditional"] / len(recs) + sq["model-seeded"] / len(recs)) / 2)
+        floors.append(floor)
+        excess.append(rmsd - floor)
+    return float(np.std(floors, ddof=1)), float(np.std(excess, ddof=1))
+
+
+def test_floor_and_excess_se_against_a_brute_force_loop():
+    rng = np.random.default_rng(5)
+    res = _boot_frame(rng, noisy_run0=0.3)
+    s = lost.summarise_rmsd(res).iloc[0]
+    floor_se, excess_se = _brute_force_se(res)
+    assert s.floor_se == pytest.approx(floor_se, rel=1e-12)
+    assert s.excess_se == pytest.approx(excess_se, rel=1e-12)
+    # The covariance is kept: with run 0's noise shared, the RMSD and the floor move together and the difference's
+    # se is well below the se of two independent estimates (the check fails for a hypot of the two).
+    assert s.excess_se < 0.8 * np.hypot(s.rmsd_se, s.floor_se)
+    # Per setting: two settings made apart give their own se (a frame's records are not pooled across settings).
+    other = _boot_frame(np.random.default_rng(6)).assign(generator="b")
+    both = lost.summarise_rmsd(pd.concat([res.assign(generator="a"), other]), by=["generator"]).set_index("generator")
+    assert both.loc["a", "floor_se"] == pytest.approx(floor_se, rel=1e-12)
+    assert both.loc["b", "excess_se"] == pytest.approx(_brute_force_se(other)[1], rel=1e-12)
+    assert both.loc["b", "excess_se"] != pytest.approx(excess_se, rel=1e-3)
+
+
+def test_floor_se_is_nan_without_replicates_or_a_second_run():
+    res = _boot_frame(np.random.default_rng(7))
+    s = lost.summarise_rmsd(res.drop(columns="auc_boot")).iloc[0]
+    assert np.isnan(s.floor_se) and np.isnan(s.excess_se) and np.isfinite(s.floor)
+    one_run = lost.summarise_rmsd(res[res.run == 0]).iloc[0]
+    assert np.isnan(one_run.floor_se) and np.isnan(one_run.excess_se) and np.isfinite(one_run.rmsd_se)
+
+
 # --------------------------------------------------------------------------- the model-seeded game's datasets
 
 

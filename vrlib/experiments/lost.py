@@ -572,6 +572,11 @@ def _replicates(part: pd.DataFrame, records, metric: str) -> dict | None:
     return out
 
 
+def _replicate_rmsd(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The RMSD over records (rows) of each bootstrap replicate (column) of two records × replicates arrays."""
+    return np.sqrt(np.mean((a - b) ** 2, axis=0))
+
+
 def summarise_rmsd(results: pd.DataFrame, by=(), metric: str = "auc") -> pd.DataFrame:
     """RMSD between the games and its noise floor, per setting.
 
@@ -581,8 +586,14 @@ def summarise_rmsd(results: pd.DataFrame, by=(), metric: str = "auc") -> pd.Data
     and ``floor_model_seeded`` (run 0 vs run 1 of the same game), ``floor`` =
     ``sqrt((floor_traditional² + floor_model_seeded²) / 2)``, the RMSD two games with
     identical risks would show from estimation noise alone, ``rmsd_beyond_noise`` =
-    ``sqrt(max(0, rmsd² − floor²))``, the mean risks, ``n_targets`` (records assessed),
-    ``n_games`` (per run).
+    ``sqrt(max(0, rmsd² − floor²))``, ``floor_se`` and ``excess_se`` (the bootstrap standard
+    errors of the floor and of ``rmsd − floor``; NaN without replicates or a second run), the
+    mean risks, ``n_targets`` (records assessed), ``n_games`` (per run).
+
+    The floor is an estimate over the same records and test datasets as the RMSD, and shares
+    run 0 of each game with it: each replicate gives both (the same resampled test datasets for
+    every record, game and run), so ``excess_se`` is the se of their difference with their
+    covariance kept, not ``hypot(rmsd_se, floor_se)``.
     """
     z = norm.ppf(0.5 + LEVEL / 2)
     rows = []
@@ -591,10 +602,16 @@ def summarise_rmsd(results: pd.DataFrame, by=(), metric: str = "auc") -> pd.Data
         t0, m0 = w[("traditional", 0)], w[("model-seeded", 0)]
         row = dict(setting, rmsd=metrics.rmsd(t0, m0))
         boot = _replicates(part, w.index, metric)
-        se = np.nan
+        se = floor_se = excess_se = np.nan
         if boot is not None:
-            replicate_rmsd = np.sqrt(np.mean((boot[("traditional", 0)] - boot[("model-seeded", 0)]) ** 2, axis=0))
+            replicate_rmsd = _replicate_rmsd(boot[("traditional", 0)], boot[("model-seeded", 0)])
             se = float(np.std(replicate_rmsd, ddof=1))
+            if ("traditional", 1) in boot and ("model-seeded", 1) in boot:
+                ft_b = _replicate_rmsd(boot[("traditional", 0)], boot[("traditional", 1)])
+                fm_b = _replicate_rmsd(boot[("model-seeded", 0)], boot[("model-seeded", 1)])
+                replicate_floor = np.sqrt((ft_b**2 + fm_b**2) / 2)
+                floor_se = float(np.std(replicate_floor, ddof=1))
+                excess_se = float(np.std(replicate_rmsd - replicate_floor, ddof=1))
         low = max(0.0, row["rmsd"] - z * se) if np.isfinite(se) else np.nan
         row.update(rmsd_se=se, rmsd_low=low, rmsd_high=row["rmsd"] + z * se)
         if ("traditional", 1) in w and ("model-seeded", 1) in w:
@@ -608,6 +625,8 @@ def summarise_rmsd(results: pd.DataFrame, by=(), metric: str = "auc") -> pd.Data
             floor_model_seeded=fm,
             floor=floor,
             rmsd_beyond_noise=beyond,
+            floor_se=floor_se,
+            excess_se=excess_se,
             mean_traditional=float(t0.mean()),
             mean_model_seeded=float(m0.mean()),
             n_targets=len(w),
