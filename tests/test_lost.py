@@ -98,7 +98,12 @@ def _boot_frame(rng, n_records=4, n_boot=30, noisy_run0=0.0):
     for i in range(n_records):
         for game in lost.GAMES:
             for run in (0, 1):
-                boot = 0.6 + 0.1 * (game == "model-seeded") + rng.normal(0, 0.05, n_boot) + (run == 0 and game == "traditional") * extra[i]
+                boot = (
+                    0.6
+                    + 0.1 * (game == "model-seeded")
+                    + rng.normal(0, 0.05, n_boot)
+                    + (run == 0 and game == "traditional") * extra[i]
+                )
                 rows.append(dict(record=f"r{i}", game=game, run=run, n_games=10, auc=float(boot.mean()), auc_boot=boot))
     order = rng.permutation(len(rows))
     return pd.DataFrame([rows[k] for k in order])

@@ -231,10 +231,12 @@ def test_verdicts_judge_one_folder_and_never_read_another_profile(root):
     low, high = (lost.paper_value("rmsd")[k] for k in ("low", "high"))
     mid = (low + high) / 2
     inside = pd.DataFrame(
-        dict(generator=["synthpop"], rmsd=[mid], rmsd_low=[mid - 0.01], rmsd_high=[mid + 0.01], floor=[0.01])
-    )
+        dict(generator=["synthpop"], rmsd=[mid], rmsd_low=[mid - 0.01], rmsd_high=[mid + 0.01], floor=[0.01],
+             n_targets=[100])
+    )  # fmt: skip
     put(root, "quick", "lost_table_rmsd", inside)
-    outside = dict(n_records=[100], rmsd=[high + 0.05], rmsd_low=[high + 0.04], rmsd_high=[high + 0.06], floor=[0.0])
+    outside = dict(n_records=[100], rmsd=[high + 0.05], rmsd_low=[high + 0.04], rmsd_high=[high + 0.06], floor=[0.0],
+                   n_targets=[100])  # fmt: skip
     put(root, "paper", "lost_fig3_rmsd", pd.DataFrame(outside))
     table = scorecard.verdicts("lost", root / "figures" / "quick" / "tables").set_index("rule")
     n_lost = sum(c.paper == "lost" for c in scorecard.CLAIMS)

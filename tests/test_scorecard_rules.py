@@ -1531,3 +1531,131 @@ def test_overall_higher_mia_reads_every_attack_not_domias_alone():
     assert verdict(claim.rule({**tables, **_ends("domias_fig3b", "epochs", 0.2, 0.005)(tables)}).checks) == "holds"
     committed_now = claim.rule(tables)
     assert verdict(committed_now.checks) == "holds in part" and "LOGAN D1 as published" in committed_now.why(10)
+
+
+# --------------------------------------------------------------------------- lost: RMSD − floor, the floor's noise counted
+
+RMSD_TABLES = ("lost_table_rmsd", "lost_fig3_rmsd", "lost_fig4_rmsd", "lost_census_rmsd")
+
+
+def _excess_rows(rmsd, half_width, floor, excess_se=None):
+    """Every RMSD row of the tables given: ``rmsd`` ± ``half_width`` (its interval, so its se is half_width / 1.96)
+    and ``floor`` (each setting kept distinct by a small offset of both); ``excess_se``: the bootstrap's se of
+    RMSD − floor as a column, None: no such column (the committed paper tables have none)."""
+
+    def f(t):
+        out = {}
+        for name in RMSD_TABLES:
+            if name not in t:
+                continue
+            df = t[name].copy().drop(columns=["floor_se", "excess_se"], errors="ignore")
+            offset = 1e-4 * np.arange(len(df)) + 1e-3 * RMSD_TABLES.index(name)
+            df["rmsd"], df["floor"] = rmsd + offset, floor + offset
+            df["rmsd_low"], df["rmsd_high"] = df.rmsd - half_width, df.rmsd + half_width
+            if excess_se is not None:
+                df["excess_se"] = excess_se
+            out[name] = df
+        return out
+
+    return f
+
+
+def test_excess_se_approximation_by_hand_on_a_committed_row():
+    from vrlib.scorecard.lost import Z, excess, floor_se_approx
+
+    r = next(committed("lost_census_rmsd").itertuples())
+    d, se, basis = excess(r)
+    rmsd_se = (r.rmsd_high - r.rmsd) / Z  # the interval is rmsd ± 1.959964 rmsd_se
+    assert rmsd_se == pytest.approx(r.rmsd_se, rel=1e-4)
+    assert d == pytest.approx(r.rmsd - r.floor)
+    # by hand: S = rmsd² − floor²; se(floor) = rmsd_se · rmsd / √(2S + floor²)
+    by_hand = rmsd_se * r.rmsd / np.sqrt(2 * (r.rmsd**2 - r.floor**2) + r.floor**2)
+    assert floor_se_approx(r.floor, r.rmsd, rmsd_se) == pytest.approx(by_hand)
+    assert se == pytest.approx(np.sqrt(rmsd_se**2 + by_hand**2))
+    assert basis.startswith("se ≈") and "no covariance" in basis
+    # an RMSD at or below its floor has no signal: S = 0, se(floor) = rmsd_se · rmsd / floor
+    assert floor_se_approx(0.05, 0.04, 0.01, inflation=1.0) == pytest.approx(0.01 * 0.04 / 0.05)
+    # with the bootstrap's se in the table, that one is read as it is
+    assert excess(_with(r, excess_se=0.0123)) == (d, 0.0123, "bootstrap se")
+
+
+def _with(row, **values):
+    return next(pd.DataFrame([{**row._asdict(), **values}]).itertuples())
+
+
+def test_floor_se_scaled_from_the_rmsd_se_by_simulation():
+    """Independent records, each risk an estimate with noise: over 20,000 repeated experiments, the sd of a floor
+    of one pair of runs is what floor_se_approx makes of the sd of the RMSD (normal theory); the floor of two pairs
+    pooled (as the tables') has a smaller sd, which the approximation overstates."""
+    from vrlib.scorecard.lost import floor_se_approx
+
+    rng = np.random.default_rng(0)
+    n, noise, sims = 200, 0.04, 20_000
+    signal = rng.normal(0, 0.06, n)  # the games' difference per record, fixed over the experiments
+
+    def runs():
+        return rng.normal(0, noise, (sims, n))
+
+    def rms(a, b):
+        return np.sqrt(np.mean((a - b) ** 2, axis=1))
+
+    t0, t1, m0, m1 = runs(), runs(), runs() + signal, runs() + signal
+    rmsd, one_pair = rms(t0, m0), rms(t0, t1)
+    pooled = np.sqrt((one_pair**2 + rms(m0, m1) ** 2) / 2)
+    approx = floor_se_approx(one_pair.mean(), rmsd.mean(), rmsd.std(), inflation=1.0)
+    assert approx == pytest.approx(one_pair.std(), rel=0.05)
+    assert approx > 1.2 * pooled.std()
+    # a wrong scaling is caught: the RMSD's se as the floor's (no signal term) is 40 % off here
+    assert rmsd.std() != pytest.approx(one_pair.std(), rel=0.2)
+    assert floor_se_approx(one_pair.mean(), rmsd.mean(), rmsd.std(), inflation=2.0) == pytest.approx(2 * approx)
+    assert np.isnan(floor_se_approx(0.05, 0.06, np.nan))
+
+
+def test_a_floor_without_its_noise_is_never_judged_on_point_values():
+    from vrlib.scorecard.lost import above_floor
+
+    df = committed("lost_census_rmsd").drop(columns=["rmsd_se", "rmsd_low", "rmsd_high"])
+    r = next(df.itertuples())
+    assert r.rmsd > 1.5 * r.floor and above_floor(r) is None  # clearly above on the point values, but no se
+
+
+FLOOR_RULES = {
+    # quote -> the verdict when the floor is far above the RMSD (the rule's must-say-no on the floor), and a table
+    # that must say no where the floor alone cannot (the RMSD range: an RMSD at or below its floor is unclear)
+    "the two privacy": dict(floor_no=_excess_rows(0.08, 0.01, 0.2)),
+    "Auch bei": dict(floor_no=_excess_rows(0.08, 0.01, 0.2)),
+    "Experimente auf dem Adult-Datensatz und dem Synthpop-Generator zeigen: ... RMSD": dict(
+        floor_no=_excess_rows(0.3, 0.01, 0.03)
+    ),
+}
+
+
+@pytest.mark.parametrize("quote", list(FLOOR_RULES))
+def test_rmsd_against_its_floor_counts_the_floors_noise(quote):
+    claim = _lost_claim(quote)
+    tables = tables_of(claim)
+
+    def run(make):
+        out = claim.rule({**tables, **make(tables)})
+        return verdict(out.checks), out
+
+    # must say yes: RMSD 0.08 ± 0.01, floor 0.03: 0.05 above it, far beyond both noises
+    v, out = run(_excess_rows(0.08, 0.01, 0.03))
+    assert v == "holds", out.why(10)
+    # must say no
+    v, out = run(FLOOR_RULES[quote]["floor_no"])
+    assert v == "does not hold", out.why(10)
+    # now inconclusive: RMSD 0.080 [0.078, 0.082] above a floor of 0.0775, the interval clear of the floor taken as
+    # a constant (the old rule: holds), but the floor is an estimate over the same records: 0.0025 above it is
+    # within 1.96 se of the difference (RMSD se 0.00102, the floor's scaled from it about 0.001: 1.96 × 0.0014)
+    perturbed = _excess_rows(0.08, 0.002, 0.0775)(tables)
+    assert all((df.rmsd_low > df.floor).all() for df in perturbed.values())
+    v, out = run(_excess_rows(0.08, 0.002, 0.0775))
+    assert v == "inconclusive", out.why(10)
+    assert "se ≈ hypot(RMSD se" in out.why(10) and "bootstrap se" not in out.why(10)
+    # the same difference with the bootstrap's se of RMSD − floor in the table, small: it is read, and says yes
+    v, out = run(_excess_rows(0.08, 0.002, 0.0775, excess_se=0.0005))
+    assert v == "holds", out.why(10)
+    # ... large: within the noise though the approximation would clear it
+    v, out = run(_excess_rows(0.08, 0.002, 0.03, excess_se=0.05))
+    assert v == "inconclusive" and "bootstrap se" in out.why(10), out.why(10)
