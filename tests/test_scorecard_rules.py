@@ -1659,3 +1659,18 @@ def test_rmsd_against_its_floor_counts_the_floors_noise(quote):
     # ... large: within the noise though the approximation would clear it
     v, out = run(_excess_rows(0.08, 0.002, 0.03, excess_se=0.05))
     assert v == "inconclusive" and "bootstrap se" in out.why(10), out.why(10)
+
+
+def test_a_table_from_summarise_rmsd_is_judged_on_its_bootstrap_se():
+    """The path a next run of notebook 06 takes: summarise_rmsd's excess_se in the table, read by the rule as is."""
+    from test_lost import _boot_frame
+    from vrlib.experiments.lost import summarise_rmsd
+    from vrlib.scorecard.lost import Z, above_floor, excess
+
+    s = summarise_rmsd(_boot_frame(np.random.default_rng(5), n_records=6, noisy_run0=0.3))
+    r = next(s.itertuples())
+    d, se, basis = excess(r)
+    assert (d, se, basis) == (pytest.approx(r.rmsd - r.floor), r.excess_se, "bootstrap se")
+    assert above_floor(r) is (True if d > Z * se else False if d < -Z * se else None)
+    # the same row without the column: the approximation, from the RMSD's interval
+    assert excess(next(s.drop(columns=["floor_se", "excess_se"]).itertuples()))[2].startswith("se ≈")
