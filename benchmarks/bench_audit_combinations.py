@@ -63,16 +63,15 @@ def tolerant_view(tables, release, schema):
         enc_c = TableEncoder(Schema([], cont)).fit(pd.concat([t[cont] for t in [*tables.values(), release]]))
         rel_c = gower_view(enc_c, release[cont])[0]
     n_cols = len(schema.columns)
+    k_cand = min(K_CANDIDATES, len(release))  # a small release: every record is a candidate
     out = {}
     for name, df in tables.items():
         x, _ = gower_view(enc, df)
-        _, near = kneighbors_between(x, rel, k=K_CANDIDATES, metric="minkowski", p=1.0)
+        _, near = kneighbors_between(x, rel, k=k_cand, metric="minkowski", p=1.0)
         if enc_c is not None:
-            _, near_c = kneighbors_between(
-                gower_view(enc_c, df[cont])[0], rel_c, k=K_CANDIDATES, metric="minkowski", p=1.0
-            )
+            _, near_c = kneighbors_between(gower_view(enc_c, df[cont])[0], rel_c, k=k_cand, metric="minkowski", p=1.0)
         else:
-            _, near_c = kneighbors_between(x, rel, k=2 * K_CANDIDATES, metric="minkowski", p=1.0)
+            _, near_c = kneighbors_between(x, rel, k=min(2 * K_CANDIDATES, len(release)), metric="minkowski", p=1.0)
         cand = np.sort(np.concatenate([near, near_c], axis=1), axis=1)
         dup = np.zeros(cand.shape, bool)
         dup[:, 1:] = cand[:, 1:] == cand[:, :-1]
