@@ -24,7 +24,9 @@ Each is a fixed function of a record and the release, so a non-member's score is
 exchangeable with the holdout's and its p-value is valid.  ``reaches`` counts the planted
 records that :mod:`vrlib.audit.oracle` finds flaggable (with the other records at the
 kept p-values) and the candidate flags.  ``--heldout`` runs releases not in the benchmark
-(BayNet and TVAE backgrounds with copies planted; another split, seed 7).
+(BayNet and TVAE backgrounds with copies planted; another split, seed 7); ``--seeds 1,2``
+Synthpop releases of the benchmark's split with other seeds (a null, exact copies and
+categorical near-copies at 0.5 %).
 
 Run: ``VRLIB_DATA_DIR=... python benchmarks/bench_audit_combinations.py [--dataset adult|census] [--heldout]``.
 The last line printed is one JSON object.
@@ -221,16 +223,38 @@ def heldout(df, schema, sizes):
                 yield f"{'split %d: ' % split if split else ''}{gen} {kind} 0.5%", "planted", build
 
 
+def other_backgrounds(df, schema, sizes, seeds):
+    """The benchmark's split with Synthpop releases of other seeds: a null, exact copies and categorical near-copies."""
+    from vrlib.experiments.audit import split_rows
+
+    n_other = len(df) - sizes["train"] - sizes["holdout"]
+    tr, ho, ot = split_rows(len(df), (sizes["train"], sizes["holdout"], n_other), 0)
+    train, hold = df.iloc[tr].reset_index(drop=True), df.iloc[ho].reset_index(drop=True)
+    for seed in seeds:
+        background = bench.make_release(df, schema, ot, "synthpop", sizes["release"], seed, False)
+        yield f"seed {seed}: null synthpop", "null", lambda b=background: (train, b, hold, np.array([], int))
+        for kind in ("categorical", "exact"):
+
+            def build(kind=kind, b=background):
+                rel, idx = bench._plant(train, b, schema, kind, 0.005)
+                return train, rel, hold, idx
+
+            yield f"seed {seed}: synthpop {kind} 0.5%", "planted", build
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dataset", default="adult", choices=("adult", "census"))
     parser.add_argument("--heldout", action="store_true", help="releases not in the benchmark instead")
+    parser.add_argument("--seeds", default=None, help="Synthpop releases of these seeds (comma-separated) instead")
     args = parser.parse_args(argv)
     start, rows = time.perf_counter(), []
     for name, df, schema, sizes, shift, generators in bench.datasets(False):
         if name != args.dataset:
             continue
-        if args.heldout:
+        if args.seeds:
+            todo = list(other_backgrounds(df, schema, sizes, [int(x) for x in args.seeds.split(",")]))
+        elif args.heldout:
             todo = list(heldout(df, schema, sizes))
         else:
             todo = [(s, k, b) for s, k, _, b in bench.scenarios(name, df, schema, sizes, shift, generators, False)]
