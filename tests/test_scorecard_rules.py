@@ -328,18 +328,8 @@ def _understate(delta, std):
 def _calibrated(own_excess, cal_excess, others_excess, std):
     """Every group's accuracy 0.55 outside it; on it, 0.55 + the excess of the paper's DOMIAS, of GAN-Leaks CAL and
     of every other baseline."""
-
-    def f(t):
-        df = t["domias_fig5"].copy()
-        df["accuracy_std"] = std
-        df.loc[df.group.isin(["minority", "majority"]), "accuracy_mean"] = 0.55
-        mi = df.group == "minority"
-        df.loc[mi & df.attack.isin(OWN), "accuracy_mean"] = 0.55 + own_excess
-        df.loc[mi & (df.attack == "gan_leaks_cal"), "accuracy_mean"] = 0.55 + cal_excess
-        df.loc[mi & df.attack.isin([b for b in BASE if b != "gan_leaks_cal"]), "accuracy_mean"] = 0.55 + others_excess
-        return {"domias_fig5": df}
-
-    return f
+    others = [b for b in BASE if b != "gan_leaks_cal"]
+    return _minority_excess(std, [(OWN, own_excess), (["gan_leaks_cal"], cal_excess), (others, others_excess)])
 
 
 def _fig6(delta, std):
@@ -462,17 +452,23 @@ def _pareto(frontier_first):
     return f
 
 
-def _excess(own_excess, eq1_excess, std):
+def _minority_excess(std, excesses):
+    """Fig. 5's table with every group's accuracy 0.55, plus, on the minority group, each ``(attacks, excess)``."""
+
     def f(t):
         df = t["domias_fig5"].copy()
         df["accuracy_std"] = std
         df.loc[df.group.isin(["minority", "majority"]), "accuracy_mean"] = 0.55
         mi = df.group == "minority"
-        df.loc[mi & df.attack.isin(OWN), "accuracy_mean"] = 0.55 + own_excess
-        df.loc[mi & (df.attack == "eq1_flow"), "accuracy_mean"] = 0.55 + eq1_excess
+        for attacks, excess in excesses:
+            df.loc[mi & df.attack.isin(attacks), "accuracy_mean"] = 0.55 + excess
         return {"domias_fig5": df}
 
     return f
+
+
+def _excess(own_excess, eq1_excess, std):
+    return _minority_excess(std, [(OWN, own_excess), (["eq1_flow"], eq1_excess)])
 
 
 def _ref_precision(delta, std):
