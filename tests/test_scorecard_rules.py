@@ -1670,3 +1670,17 @@ def test_a_table_from_summarise_rmsd_is_judged_on_its_bootstrap_se():
     assert above_floor(r) is (True if d > Z * se else False if d < -Z * se else None)
     # the same row without the column: the approximation, from the RMSD's interval
     assert excess(next(s.drop(columns=["floor_se", "excess_se"]).itertuples()))[2].startswith("se ≈")
+
+
+def test_fig5_caption_baseline_above_a_negative_excess_does_not_capture_it():
+    # A baseline's excess above DOMIAS's beyond the noise, while DOMIAS's is below 0 and the baseline's at 0, was
+    # judged "captures the excess" (fails), though the rule fails a baseline only when its excess is above 0 beyond
+    # the noise. Here no attack sees an excess: CAL and the others at 0, DOMIAS at −0.1.
+    (claim,) = [c for c in JUDGED if c.paper == "domias" and c.quote.startswith("Except for GAN-leaks CAL")]
+    tables = tables_of(claim)
+    out = claim.rule({**tables, **_calibrated(-0.1, 0.0, 0.0, 0.01)(tables)})
+    assert verdict(out.checks) == "inconclusive", out.why(10)
+    assert "captures the excess" not in out.why(10)
+    # the same with the others at +0.1, above 0 beyond the noise: they capture an excess, and the check fails
+    out = claim.rule({**tables, **_calibrated(-0.1, 0.0, 0.1, 0.01)(tables)})
+    assert verdict(out.checks) == "does not hold" and "captures the excess" in out.why(10), out.why(10)

@@ -507,7 +507,9 @@ def only_calibrated_captures_the_excess(t):
         for a in others:
             d, e = excess(a)
             below = ahead(d_own - d, float(np.hypot(e_own, e)))  # True: below DOMIAS's excess beyond the noise
-            each.append((a, d, e, True if below else (False if below is False or ahead(d, e) else None)))
+            # fails only where it captures the excess (above 0 beyond the noise): above DOMIAS's alone is not that
+            # when DOMIAS's is at or below 0
+            each.append((a, d, e, True if below else (False if ahead(d, e) else None)))
         failed = [r for r in each if r[3] is False]
         unclear = [r for r in each if r[3] is None]
         a, d, e, _ = (failed or unclear or each)[0]
