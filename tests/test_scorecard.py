@@ -143,9 +143,17 @@ def test_size_and_commits_are_those_of_the_tables_the_rule_read(root):
     put(root, "quick", "achilles_fig1_targets", pd.DataFrame(rows), commit="1111111aaaa")
     row = scorecard.evaluate(c, root)
     assert row.size == "quick" and row.commits == {"achilles_fig1_targets": "1111111"}, (row.size, row.commits)
-    # A rule that reads both tables keeps both (the lost ranges read all four of theirs).
-    both = scorecard.Row(c, "holds", "", "", {"a": "paper", "b": "quick"}, {})
-    assert both.size == "paper + quick"
+    # A rule that reads both tables keeps both: the lost RMSD rule reads every RMSD table it is given, one paper-size
+    # and one quick here (the committed ones), and the row is "paper + quick" with both commits.
+    lost_claim = by_rule(lost.rmsd_above_floor)
+    tables = PROJECT_ROOT / "figures"
+    put(root, "paper", "lost_table_rmsd", pd.read_csv(tables / "paper" / "tables" / "lost_table_rmsd.csv"),
+        commit="3333333cccc")  # fmt: skip
+    put(root, "quick", "lost_fig3_rmsd", pd.read_csv(tables / "quick" / "tables" / "lost_fig3_rmsd.csv"),
+        commit="4444444dddd")  # fmt: skip
+    row = scorecard.evaluate(lost_claim, root)
+    assert row.size == "paper + quick", (row.size, row.commits)
+    assert row.commits == {"lost_table_rmsd": "3333333", "lost_fig3_rmsd": "4444444"}, row.commits
     # Without the per-target table the rule read only what it asked about: not run, and the row names no size.
     (root / "figures" / "quick" / "tables" / "achilles_fig1_targets.csv").unlink()
     row = scorecard.evaluate(c, root)
