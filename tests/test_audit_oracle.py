@@ -165,6 +165,16 @@ def test_bad_records_are_refused():
         best_possible_flags(close, [0], other_pvalues=[0.5])
 
 
+def test_an_empty_holdout_or_a_nan_match_is_refused():
+    # either made every bounded record 'beyond the holdout' (p_best 0) and flaggable
+    with pytest.raises(VrlibError, match="holdout is empty"):
+        best_possible_flags(_view([0.0, 1.0], []), [0, 1])
+    with pytest.raises(VrlibError, match="not NaN"):
+        best_possible_flags(_view([np.nan, 1.0], [0.5, 0.7]), [0, 1])
+    with pytest.raises(VrlibError, match="not NaN"):
+        dominating_counts([0.0], [1.0], [np.nan], [1.0])
+
+
 def test_bound_holds_for_the_audit(tmp_path):
     """The audit's own p-value of a planted record is never below its best possible one."""
     import vrlib

@@ -114,6 +114,14 @@ def dominating_counts(match, isolation, null_match, null_isolation, use_isolatio
     null_match, null_isolation = np.asarray(null_match, dtype=float), np.asarray(null_isolation, dtype=float)
     if match.shape != isolation.shape or null_match.shape != null_isolation.shape:
         raise VrlibError("match and isolation must have one value per record")
+    if (
+        np.isnan(match).any()
+        or np.isnan(isolation).any()
+        or np.isnan(null_match).any()
+        or np.isnan(null_isolation).any()
+    ):
+        # a NaN compares False: a record would count no null record as close and look beyond the holdout
+        raise VrlibError("match and isolation must be numbers, not NaN: give match_closeness's output")
     out = np.empty(len(match), dtype=np.int64)
     step = max(1, 2_000_000 // max(1, len(null_match)))  # bounded memory: a block of records at a time
     for a in range(0, len(match), step):
@@ -163,6 +171,8 @@ def best_possible_flags(
         raise VrlibError("no view to bound: give match_closeness's output")
     n_train = len(closeness[views[0]]["train"])
     n_hold = len(closeness[views[0]]["holdout"])
+    if n_hold == 0:  # with no known non-member every record would be 'beyond the holdout' and flaggable
+        raise VrlibError("the holdout is empty: the bound needs holdout records (known non-members) to compare with")
     if len(records) and (records.min() < 0 or records.max() >= n_train or len(set(records)) != len(records)):
         raise VrlibError(f"records must be distinct positions among the {n_train} training records")
     others = np.ones(n_train - len(records)) if other_pvalues is None else np.asarray(other_pvalues, dtype=float)
