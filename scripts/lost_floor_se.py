@@ -1,8 +1,9 @@
 """The noise floor's standard error: the bootstrap's against the approximation the scorecard uses without it.
 
 Plays notebook 06's games (:func:`vrlib.experiments.lost.compare_games`) for a few settings at a profile's
-sizes, keeps each setting's per-record results (``<out>/<setting>.pkl``, so a stopped run resumes; the
-games' own cache makes a rerun cheap), then compares, per setting and for subsets of its records,
+sizes, keeps each setting's per-record results (``<out>/<profile>_<generator>_<n_targets>.pkl``, so a
+stopped run resumes; the games' own cache makes a rerun cheap), then compares, per setting and for
+subsets of its records,
 
 * ``floor_se`` and ``excess_se`` of :func:`~vrlib.experiments.lost.summarise_rmsd` (the bootstrap's),
 * with :func:`vrlib.scorecard.lost.floor_se_approx` and :func:`~vrlib.scorecard.lost.excess_se_approx`
