@@ -77,10 +77,18 @@ def paper_figures(name: str, root: Path = ROOT) -> list[str]:
 def smaller_run_note(name: str, profile: str, figures=()) -> str:
     """What a notebook page says when it shows a run other than the paper-profile one the scorecard reads, and
     where the paper-size outputs are (its committed figures, the scorecard's rows, the results page)."""
+    # the scorecard shows a figure only beside a claim judged on it (lost's Fig. 1 is on none): name those it shows
+    judged = {f"{c.figure}.png" for c in scorecard.CLAIMS if c.figure}
+    on_card = [f for f in figures if f in judged]
+    where = (
+        "each"
+        if len(on_card) == len(figures)
+        else (", ".join(f"`{f}`" for f in on_card) if on_card else "none of them")
+    )
     shown = (
         " Its paper-size figures are committed ("
         + ", ".join(f"`figures/paper/{f}`" for f in figures)
-        + "): the scorecard (the front page) shows each beside the claims it judges, and the results page "
+        + f"): the scorecard (the front page) shows {where} beside the claims it judges, and the results page "
         "gives their numbers."
         if figures
         else ""

@@ -160,6 +160,11 @@ def test_a_missing_paper_copy_is_said_on_the_page(tmp_path):
     assert "domias_fig3a.png" in figures and all(f.endswith(".png") for f in figures)
     assert all(f"`figures/paper/{f}`" in staged["cells"][1]["source"] for f in figures)
     assert "figures/paper/domias" not in build.smaller_run_note("05_domias", "quick")  # none named: none claimed
+    assert "shows each beside the claims" in staged["cells"][1]["source"]  # every Fig. of 05 is on a claim's row
+    # lost's Fig. 1 is on no row of the scorecard: the note names the ones it shows, not "each"
+    note = build.smaller_run_note("06_lost_model_seeded", "quick", ["lost_fig1.png", "lost_fig2.png"])
+    assert "`figures/paper/lost_fig1.png`" in note and "shows `lost_fig2.png` beside" in note, note
+    assert "shows none of them" in build.smaller_run_note("06_lost_model_seeded", "quick", ["lost_fig1.png"])
     (executed / "paper" / "05_domias.ipynb").write_text(json.dumps(nb))
     build.stage(tmp_path / "src", executed, ["paper", "quick"])
     staged = json.loads((tmp_path / "src" / "notebooks" / "05_domias.ipynb").read_text())
