@@ -277,6 +277,13 @@ def _group_accuracy(df, own):
     return mean, se
 
 
+def _group_excess(mean, se, subgroup, attack) -> tuple[float, float]:
+    """An attack's accuracy on the group minus outside it (``minority`` − ``majority`` of ``subgroup``), and its se
+    (two independent means over the seeds)."""
+    mi, ma = (subgroup, "minority"), (subgroup, "majority")
+    return mean.at[mi, attack] - mean.at[ma, attack], float(np.hypot(se.at[mi, attack], se.at[ma, attack]))
+
+
 def minority(t):
     """Per group: the paper's DOMIAS more accurate on the group than outside it, and on the group more accurate
     than every baseline, each beyond the noise (the baseline named is the one that decides)."""
@@ -289,9 +296,8 @@ def minority(t):
     baselines = [a for a in BASELINES if a in mean.columns]
     parts, checks = [], []
     for sg in dict.fromkeys(mean.index.get_level_values(0)):
-        mi, ma = (sg, "minority"), (sg, "majority")
-        d1, e1 = mean.at[mi, own] - mean.at[ma, own], float(np.hypot(se.at[mi, own], se.at[ma, own]))
-        v2, best, d2, e2 = _versus_baselines(mean, se, mi, own, baselines)
+        d1, e1 = _group_excess(mean, se, sg, own)
+        v2, best, d2, e2 = _versus_baselines(mean, se, (sg, "minority"), own, baselines)
         parts.append(f"{sg}: group − rest {signed(d1, e1)}, − {label(best)} on the group {signed(d2, e2)}")
         checks += [(ahead(d1, e1), f"{sg}: {label(own)} group − rest {signed(d1, e1)}"),
                    (v2, f"{sg}: {label(own)} − {label(best)} on the group {signed(d2, e2)}")]  # fmt: skip
@@ -312,8 +318,7 @@ def baselines_understate(t):
         return None
     parts, checks = [], []
     for sg in dict.fromkeys(mean.index.get_level_values(0)):
-        mi, ma = (sg, "minority"), (sg, "majority")
-        v = [ahead(mean.at[ma, a] - mean.at[mi, a], float(np.hypot(se.at[mi, a], se.at[ma, a]))) for a in baselines]
+        v = [ahead(-d, e) for d, e in (_group_excess(mean, se, sg, a) for a in baselines)]  # rest − group
         lower, higher = sum(x is True for x in v), sum(x is False for x in v)
         parts.append(
             f"{sg}: {lower} of {len(baselines)} baselines less accurate on the group beyond the noise, {higher} more"
@@ -496,10 +501,9 @@ def only_calibrated_captures_the_excess(t):
         return None
     parts, checks = [], []
     for sg in dict.fromkeys(mean.index.get_level_values(0)):
-        mi, ma = (sg, "minority"), (sg, "majority")
 
-        def excess(a):
-            return mean.at[mi, a] - mean.at[ma, a], float(np.hypot(se.at[mi, a], se.at[ma, a]))
+        def excess(a, sg=sg):
+            return _group_excess(mean, se, sg, a)
 
         (d_own, e_own), (d_cal, e_cal) = excess(own), excess("gan_leaks_cal")
         checks.append((ahead(d_cal, e_cal), f"{sg}: {label('gan_leaks_cal')} group − rest {signed(d_cal, e_cal)}"))
