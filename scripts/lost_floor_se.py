@@ -72,7 +72,7 @@ def compare(results: dict[str, pd.DataFrame], subsets=(10, 25, 50, 75), n_subset
                     raw_floor_se=raw,
                     raw_excess_se=float(np.hypot(s.rmsd_se, raw)),
                     approx_floor_se=card.floor_se_approx(s.floor, s.rmsd, s.rmsd_se),
-                    approx_excess_se=card.excess_se_approx(s.rmsd_se, s.floor, s.rmsd),
+                    approx_excess_se=card.excess_se_approx(floor=s.floor, rmsd=s.rmsd, rmsd_se=s.rmsd_se),
                 )
             )
     out = pd.DataFrame(rows)

@@ -1557,7 +1557,7 @@ def _excess_rows(rmsd, half_width, floor, excess_se=None):
 
 
 def test_excess_se_approximation_by_hand_on_a_committed_row():
-    from vrlib.scorecard.lost import Z, excess, floor_se_approx
+    from vrlib.scorecard.lost import Z, excess, excess_se_approx, floor_se_approx
 
     r = next(committed("lost_census_rmsd").itertuples())
     d, se, basis = excess(r)
@@ -1568,6 +1568,7 @@ def test_excess_se_approximation_by_hand_on_a_committed_row():
     by_hand = rmsd_se * r.rmsd / np.sqrt(2 * (r.rmsd**2 - r.floor**2) + r.floor**2)
     assert floor_se_approx(r.floor, r.rmsd, rmsd_se) == pytest.approx(by_hand)
     assert se == pytest.approx(np.sqrt(rmsd_se**2 + by_hand**2))
+    assert excess_se_approx(floor=r.floor, rmsd=r.rmsd, rmsd_se=rmsd_se) == pytest.approx(se)
     assert basis.startswith("se ≈") and "no covariance" in basis
     # an RMSD at or below its floor has no signal: S = 0, se(floor) = rmsd_se · rmsd / floor
     assert floor_se_approx(0.05, 0.04, 0.01, inflation=1.0) == pytest.approx(0.01 * 0.04 / 0.05)

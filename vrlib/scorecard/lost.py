@@ -172,8 +172,10 @@ def floor_se_approx(floor: float, rmsd: float, rmsd_se: float, inflation: float 
     return float(inflation * rmsd_se * rmsd / np.sqrt(2 * signal + floor**2))
 
 
-def excess_se_approx(rmsd_se: float, floor: float, rmsd: float, inflation: float = FLOOR_SE_INFLATION) -> float:
+def excess_se_approx(*, floor: float, rmsd: float, rmsd_se: float, inflation: float = FLOOR_SE_INFLATION) -> float:
     """The se of ``rmsd − floor`` without replicates of the floor: ``hypot(rmsd_se, floor_se_approx)``.
+
+    Keyword-only: three floats in :func:`floor_se_approx`'s order were easy to pass in another.
 
     The covariance term is left out. The two share run 0 of each game, and a replicate whose run-0 risks are
     noisier raises both, so they are positively correlated (the bootstrap's correlation was 0.03–0.58 in the
@@ -204,7 +206,7 @@ def excess(row) -> tuple[float, float, str]:
     rmsd_se = _rmsd_se(row)
     if pd.isna(rmsd_se):
         return d, np.nan, "no se: neither excess_se nor an RMSD interval in the table"
-    se = excess_se_approx(rmsd_se, row.floor, row.rmsd)
+    se = excess_se_approx(floor=row.floor, rmsd=row.rmsd, rmsd_se=rmsd_se)
     return d, se, f"se ≈ hypot(RMSD se, floor se {f(_floor_se_of(row), 4)} scaled from it), no covariance term"
 
 
