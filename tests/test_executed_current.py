@@ -149,8 +149,9 @@ def test_executed_copies_print_the_verdicts_the_rules_give_now(profile):
 
 # A copy can also print "the claim holds" from a rule of its own (notebook 05 once did, from a count of seeds won),
 # which the scorecard's rules never gave and the comparison above never reads. Copies known to, until run again.
-KNOWN_OWN_RULE_VERDICTS: set[str] = set()  # (quick/05_domias, the 752c9b3 run, printed "|D_mem| = 1000 (3 seeds): the claim holds"; run again)
-OWN_RULE = r"\bthe claim (?:holds|does not hold|\{)"
+# (quick/05_domias, the 752c9b3 run, printed "|D_mem| = 1000 (3 seeds): the claim holds"; run again)
+KNOWN_OWN_RULE_VERDICTS: set[str] = set()
+OWN_RULE = r"(?i)\bthe claim (?:holds|does not hold|\{)"  # a sentence may start with it
 
 
 def own_rule_verdicts(nb: dict) -> list[str]:
@@ -171,6 +172,8 @@ def test_own_rule_verdicts_are_found():
     cell = {"cell_type": "code", "source": ["print(s)"], "outputs": [
         {"output_type": "stream", "text": ["|D_mem| = 30: the claim holds: DOMIAS wins on 2 of 3 seeds\n", "ok\n"]}]}  # fmt: skip
     assert own_rule_verdicts({"cells": [cell]}) == ["|D_mem| = 30: the claim holds: DOMIAS wins on 2 of 3 seeds"]
+    cell["outputs"][0]["text"] = ["The claim does not hold at |D_mem| = 30.\n"]  # at a sentence's start
+    assert own_rule_verdicts({"cells": [cell]}) == ["The claim does not hold at |D_mem| = 30."]
     cell["outputs"][0]["text"] = ["|D_mem| = 30: DOMIAS higher than every baseline on more than half of the seeds\n"]
     assert own_rule_verdicts({"cells": [cell]}) == []
     judged = dict(cell, source=["scorecard.verdicts('domias', d)"])  # the scorecard's own: compared above
