@@ -161,8 +161,6 @@ def candidates(c) -> dict[str, np.ndarray]:
             )
     out["tolerant view alone"] = pv["tol", "train"]
     for name, vs in (("max raw (all, tolerant)", ("all", "tol")), ("max raw (all, cont, tol)", (*views, "tol"))):
-        if name in out:
-            continue
         out[name] = tail_p(np.max([c[v, "holdout"] for v in vs], axis=0), np.max([c[v, "train"] for v in vs], axis=0))
     return out
 

@@ -1614,6 +1614,9 @@ def test_a_floor_without_its_noise_is_never_judged_on_point_values():
     df = committed("lost_census_rmsd").drop(columns=["rmsd_se", "rmsd_low", "rmsd_high"])
     r = next(df.itertuples())
     assert r.rmsd > 1.5 * r.floor and above_floor(r) is None  # clearly above on the point values, but no se
+    zero = committed("lost_census_rmsd").assign(rmsd_se=0.0, excess_se=0.0)
+    zero["rmsd_low"] = zero["rmsd_high"] = zero["rmsd"]  # an interval of zero width: no noise measured
+    assert above_floor(next(zero.itertuples())) is None
 
 
 FLOOR_RULES = {

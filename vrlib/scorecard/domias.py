@@ -272,11 +272,6 @@ def kde_vs_flow(t):
     return out
 
 
-def _group_accuracy(df, own):
-    mean, se = _wide(df, ["subgroup", "group"], "accuracy")
-    return mean, se
-
-
 def _group_excess(mean, se, subgroup, attack) -> tuple[float, float]:
     """An attack's accuracy on the group minus outside it (``minority`` − ``majority`` of ``subgroup``), and its se
     (two independent means over the seeds)."""
@@ -292,7 +287,7 @@ def minority(t):
         return None
     if (own := paper_domias(df, "accuracy_mean")) is None:
         return None
-    mean, se = _group_accuracy(df, own)
+    mean, se = _wide(df, ["subgroup", "group"], "accuracy")
     baselines = [a for a in BASELINES if a in mean.columns]
     parts, checks = [], []
     for sg in dict.fromkeys(mean.index.get_level_values(0)):

@@ -215,7 +215,8 @@ def above_floor(row):
     """The RMSD beyond its noise floor: ``rmsd − floor`` above 0 by more than Z se (True), below it by as much
     (False), else None (the floor's own noise included, :func:`excess`)."""
     d, se, _ = excess(row)
-    return None if pd.isna(se) else ahead(d, se)  # the floor's noise unknown: never judged on the point values
+    # the noise unknown (or an interval of zero width, which no finite run gives): never judged on the point values
+    return None if pd.isna(se) or se <= 0 else ahead(d, se)
 
 
 def excess_text(row) -> str:
