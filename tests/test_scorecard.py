@@ -634,3 +634,72 @@ def test_a_claim_placed_in_the_abstract_is_in_the_abstract():
 
     c = next(c for c in scorecard.CLAIMS if "7.2 percentage" in c.quote)
     assert _misquoted([replace(c, result="abstract")], abstracts)
+
+
+# --------------------------------------------------------------------------- which tables a rule read
+
+
+def _reads_of(rule, tables):
+    """The names of the tables ``rule`` read, as the scorecard records them for a row's size and commits."""
+    from types import SimpleNamespace
+
+    from vrlib.scorecard.report import _apply_reading
+
+    outcome, problem, read = _apply_reading(SimpleNamespace(rule=rule), tables)
+    assert problem == "", problem
+    return read
+
+
+def _frames():
+    return {"a": pd.DataFrame({"x": [1.0]}), "b": pd.DataFrame({"x": [2.0]})}
+
+
+@pytest.mark.parametrize(
+    "way",
+    [
+        lambda t: [df.x.sum() for df in t.values()],
+        lambda t: [df.x.sum() for _, df in t.items()],
+        lambda t: pd.concat(t.values()).x.sum(),
+        lambda t: [df.x.sum() for df in {**t}.values()],
+        lambda t: [df.x.sum() for df in dict(t).values()],
+        lambda t: [df.x.sum() for df in t.copy().values()],
+        lambda t: [df.x.sum() for df in (t | {}).values()],
+        lambda t: [df.x.sum() for df in ({} | t).values()],
+        lambda t: [df.x.sum() for name in t for df in [t[name]]],
+        lambda t: [df.x.sum() for name in t.keys() for df in [t.get(name)]],
+    ],
+    ids=["values", "items", "concat-values", "unpack", "dict", "copy", "or", "ror", "iterate-index", "keys-get"],
+)
+def test_every_way_of_reading_a_table_is_recorded(way):
+    # Before, only [] and .get were recorded: a rule reading through .values(), .items(), {**t}, dict(t), .copy() or
+    # | read both tables and the row named neither, so its size and commits were those of no table.
+    assert _reads_of(way, _frames()) == {"a", "b"}
+
+
+def test_asking_about_a_table_or_listing_names_reads_nothing():
+    def rule(t):
+        return ("a" in t, "c" in t, list(t), len(t), sorted(t.keys()))
+
+    assert _reads_of(rule, _frames()) == set()
+
+
+def test_a_rule_cannot_change_the_tables_it_reads():
+    from vrlib.scorecard.rules import Reads
+
+    t = Reads(_frames())
+    with pytest.raises(TypeError):
+        t["a"] = pd.DataFrame()
+    assert not hasattr(t, "pop") and not hasattr(t, "update") and not hasattr(t, "setdefault")
+
+
+def test_peek_reads_a_table_without_recording_it_and_record_counts_it():
+    from vrlib.scorecard.rules import Reads, peek, record
+
+    t = Reads(_frames())
+    assert peek(t, "a").x.iloc[0] == 1.0 and peek(t, "c") is None and t.read == set()
+    record(t, ["a", "c"])  # a table not handed to the rule is never counted
+    assert t.read == {"a"}
+    plain = _frames()
+    assert peek(plain, "b").x.iloc[0] == 2.0
+    record(plain, ["a"])  # a plain dict records nothing and is left as it was
+    assert set(plain) == {"a", "b"}

@@ -20,7 +20,7 @@ import pandas as pd
 
 from vrlib.errors import VrlibError
 from vrlib.scorecard import achilles, domias, lost, mca
-from vrlib.scorecard.rules import VERDICTS, Claim, Outcome, verdict
+from vrlib.scorecard.rules import VERDICTS, Claim, Outcome, Reads, verdict
 
 PROFILES = ("paper", "quick")  # where a table is looked for, in this order
 MARK = {v: (v if v in ("not run", "not reproduced") else f"**{v}**") for v in VERDICTS}
@@ -74,24 +74,6 @@ class Row:
         return " + ".join(used) if used else "–"
 
 
-class _Reads(dict):
-    """The tables handed to a rule, remembering which ones it read (a table it only asked about is not read)."""
-
-    def __init__(self, tables):
-        super().__init__(tables)
-        self.read: set[str] = set()
-
-    def __getitem__(self, name):
-        value = super().__getitem__(name)
-        self.read.add(name)
-        return value
-
-    def get(self, name, default=None):
-        if name in self:
-            return self[name]
-        return default
-
-
 def _apply(claim: Claim, tables: dict[str, pd.DataFrame]) -> tuple[Outcome | None, str]:
     """The rule's outcome (None when it cannot run) and, when the tables are not shaped as it expects, why."""
     return _apply_reading(claim, tables)[:2]
@@ -103,7 +85,7 @@ def _apply_reading(claim: Claim, tables: dict[str, pd.DataFrame]) -> tuple[Outco
     a verdict look measured at the paper's sizes."""
     if not tables:
         return None, "", set()
-    seen = _Reads(tables)
+    seen = Reads(tables)
     try:
         return claim.rule(seen), "", seen.read
     except (KeyError, IndexError, ValueError, TypeError, AttributeError, VrlibError) as exc:

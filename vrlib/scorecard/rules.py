@@ -24,6 +24,9 @@ from __future__ import annotations
 
 import math
 
+import copy
+
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -51,6 +54,9 @@ __all__ = [
     "interval_side",
     "against_each",
     "most",
+    "Reads",
+    "peek",
+    "record",
 ]
 
 VERDICTS = ("holds", "holds in part", "inconclusive", "does not hold", "not run", "not reproduced")
@@ -302,3 +308,74 @@ def span(values, digits: int = 3) -> str:
 def signed(x: float, se: float, digits: int = 3) -> str:
     """A difference with its standard error: ``+0.012 ± 0.005 se``."""
     return f"{x:+.{digits}f} (se {se:.{digits}f})"
+
+
+# --------------------------------------------------------------------------- which tables a rule read
+
+
+class Reads(Mapping):
+    """The tables handed to a rule, remembering which ones it read: a row's size and commits are those tables' alone.
+
+    Every way of reading a table's value goes through ``__getitem__`` and is recorded: ``t[name]``, ``t.get``,
+    ``t.items()``, ``t.values()``, ``{**t}``, ``dict(t)``, ``t | other``, ``t.copy()``, ``copy.copy(t)`` (a plain
+    dict of every table: each read). Asking whether a table is there (``name in t``) or iterating over the names
+    reads no value and records nothing. The tables cannot be changed (``t[name] = df`` raises ``TypeError``).
+
+    :func:`peek` is the one way to look at a table without counting it read, for a rule that chooses between tables
+    (:func:`vrlib.scorecard.lost.settings`): it then records (:func:`record`) the ones whose values it kept.
+    """
+
+    def __init__(self, tables):
+        self._tables = dict(tables)
+        self.read: set[str] = set()
+
+    def __getitem__(self, name):
+        value = self._tables[name]
+        self.read.add(name)
+        return value
+
+    def __contains__(self, name):  # Mapping's reads the value; a table only asked about is not read
+        return name in self._tables
+
+    def __iter__(self):
+        return iter(self._tables)
+
+    def __len__(self):
+        return len(self._tables)
+
+    def __repr__(self):
+        return f"Reads({list(self._tables)}, read={sorted(self.read)})"
+
+    def copy(self) -> dict:
+        return dict(self)
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo) -> dict:
+        return copy.deepcopy(dict(self), memo)
+
+    def __or__(self, other) -> dict:
+        return dict(self) | dict(other)
+
+    def __ror__(self, other) -> dict:
+        return dict(other) | dict(self)
+
+    def peek(self, name, default=None):
+        """A table's value, not counted read (see :func:`peek`)."""
+        return self._tables.get(name, default)
+
+    def record(self, names) -> None:
+        """Count the named tables read (those it holds)."""
+        self.read.update(n for n in names if n in self._tables)
+
+
+def peek(t, name, default=None):
+    """``t.get(name, default)``, not counting the table read when ``t`` is a :class:`Reads`: for a rule that reads
+    a table to choose whether its values are used, and then records (:func:`record`) the ones that were."""
+    return t.peek(name, default) if isinstance(t, Reads) else t.get(name, default)
+
+
+def record(t, names) -> None:
+    """Count the named tables read when ``t`` is a :class:`Reads` (any other mapping records nothing)."""
+    if isinstance(t, Reads):
+        t.record(names)
