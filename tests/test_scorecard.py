@@ -703,3 +703,50 @@ def test_peek_reads_a_table_without_recording_it_and_record_counts_it():
     assert peek(plain, "b").x.iloc[0] == 2.0
     record(plain, ["a"])  # a plain dict records nothing and is left as it was
     assert set(plain) == {"a", "b"}
+
+
+def _lost_rmsd(name, epsilon=None):
+    df = pd.read_csv(PROJECT_ROOT / "figures" / "paper" / "tables" / f"{name}.csv")
+    return df if epsilon is None else df[np.isinf(df.epsilon)].reset_index(drop=True)
+
+
+def test_lost_table_whose_rows_are_all_replaced_is_not_read():
+    # Fig. 4's ε = ∞ row is the headline's Adult/BayNet setting on 250 of its 1,000 records: with Fig. 4 cut to that
+    # row, the headline's rows replace all of Fig. 4's, and no number of Fig. 4 enters the verdict. Before, Fig. 4
+    # counted as read (the rule had asked for it), and the row showed both tables.
+    head, inf_only = _lost_rmsd("lost_table_rmsd"), _lost_rmsd("lost_fig4_rmsd", epsilon="inf")
+    assert len(inf_only) == 1
+    tables = {"lost_table_rmsd": head, "lost_fig4_rmsd": inf_only}
+    assert _reads_of(lost.rmsd_above_floor, tables) == {"lost_table_rmsd"}
+    # Both contribute (Fig. 4's ε = 1 ... 1,000 are settings of its own): both count.
+    tables = {"lost_table_rmsd": head, "lost_fig4_rmsd": _lost_rmsd("lost_fig4_rmsd")}
+    assert _reads_of(lost.rmsd_above_floor, tables) == {"lost_table_rmsd", "lost_fig4_rmsd"}
+    # The Adult/Synthpop range reads the headline's Synthpop row alone: every Fig. 4 row is BayNet or PrivBayes.
+    assert _reads_of(lost.rmsd_in_range, tables) == {"lost_table_rmsd"}
+    # Without the headline table, Fig. 4's ε = ∞ row is the setting's only row, and Fig. 4 is read.
+    assert _reads_of(lost.rmsd_above_floor, {"lost_fig4_rmsd": inf_only}) == {"lost_fig4_rmsd"}
+
+
+def test_lost_row_size_is_that_of_the_table_whose_rows_were_used(root):
+    c = by_rule(lost.rmsd_above_floor)
+    put(root, "paper", "lost_table_rmsd", _lost_rmsd("lost_table_rmsd"), commit="3333333cccc")
+    put(root, "quick", "lost_fig4_rmsd", _lost_rmsd("lost_fig4_rmsd", epsilon="inf"), commit="4444444dddd")
+    row = scorecard.evaluate(c, root)
+    assert (row.size, row.commits) == ("paper", {"lost_table_rmsd": "3333333"}), (row.size, row.commits)
+    put(root, "quick", "lost_fig4_rmsd", _lost_rmsd("lost_fig4_rmsd"), commit="4444444dddd")
+    row = scorecard.evaluate(c, root)
+    assert row.size == "paper + quick" and row.commits == {"lost_table_rmsd": "3333333", "lost_fig4_rmsd": "4444444"}
+
+
+def test_mca_fig3_counts_read_only_when_they_give_the_se():
+    def committed(name):
+        return pd.read_csv(PROJECT_ROOT / "figures" / "paper" / "tables" / f"{name}.csv")
+
+    collisions, counts = committed("mca_collisions"), committed("mca_fig3")
+    assert _reads_of(mca.fig3, {"mca_collisions": collisions, "mca_fig3": counts}) == {"mca_collisions", "mca_fig3"}
+    # Counts without the WGAN-GP release give no se (NaN, 0 records): none of their numbers enter the row.
+    others = counts[counts.generator != "WGAN-GP"]
+    assert _reads_of(mca.fig3, {"mca_collisions": collisions, "mca_fig3": others}) == {"mca_collisions"}
+    assert _reads_of(mca.fig3, {"mca_collisions": collisions, "mca_fig3": counts.drop(columns="members")}) == {
+        "mca_collisions"
+    }

@@ -34,6 +34,8 @@ from vrlib.scorecard.rules import (
     equivalent,
     equivalent_interval,
     f,
+    peek,
+    record,
     replication_margin,
     span,
 )
@@ -98,16 +100,19 @@ def _records(rows: list, table: str) -> float:
     return float(sum(getattr(r, "n_high", 0) for r in rows))
 
 
-def settings(t: dict, names, key_columns=()) -> list[tuple[str, object]]:
+def settings(t: dict, names, key_columns=(), keep=None) -> list[tuple[str, object]]:
     """``(setting, row)`` for the rows of the named tables, each setting once (by :func:`setting_key`; miss tables
     once per setting and t). Where two tables show one setting (|D| = 1,000 of Fig. 3 and the headline; Fig. 4's
     ε = ∞ and the headline's BayNet), the rows of the table over the most records are kept (the other's records
     are a prefix of them, scored in the same games); the order is that of first appearance.
-    ``key_columns``: columns a table must have to be read."""
+    ``key_columns``: columns a table must have to be read; ``keep(setting, row)``: the rows the rule uses (all by
+    default). A table counts as read (:func:`~vrlib.scorecard.rules.record`) only when a row of it is returned: one
+    whose rows of every setting another table's replace, or ``keep`` drops, is not, so the row's size and commits
+    are never those of a table none of whose numbers entered the verdict."""
     chosen: dict = {}  # setting key -> (table, its rows)
     order: list = []
     for name in names:
-        df = t.get(name)
+        df = peek(t, name)  # read only if one of its rows is kept, below
         if df is None or not set(key_columns) <= set(df.columns):
             continue
         by: dict = {}
@@ -119,7 +124,10 @@ def settings(t: dict, names, key_columns=()) -> list[tuple[str, object]]:
                 chosen[key] = (name, rows)
             elif _records(rows, name) > _records(chosen[key][1], chosen[key][0]):
                 chosen[key] = (name, rows)
-    return [(setting_name(r, chosen[k][0]), r) for k in order for r in chosen[k][1]]
+    out = [(chosen[k][0], setting_name(r, chosen[k][0]), r) for k in order for r in chosen[k][1]]
+    out = [(name, s, r) for name, s, r in out if keep is None or keep(s, r)]
+    record(t, {name for name, _, _ in out})
+    return [(s, r) for _, s, r in out]
 
 
 def _interval(row, name: str):
@@ -243,17 +251,18 @@ ACROSS_END = "interval across an end of the range"
 MISS_KEY = ("t", "n_high", "n_high_traditional", "miss_rate")
 
 
-def adult_synthpop(rows):
-    """The settings of the summary's "Experimente auf dem Adult-Datensatz und dem Synthpop-Generator": Adult with
-    Synthpop (the headline table's Synthpop row and Fig. 3's sizes), not BayNet, PrivBayes or Census."""
-    return [(n, r) for n, r in rows if n.lower().startswith("adult, synthpop")]
+def is_adult_synthpop(setting: str, row=None) -> bool:
+    """A setting of the summary's "Experimente auf dem Adult-Datensatz und dem Synthpop-Generator": Adult with
+    Synthpop (the headline table's Synthpop row and Fig. 3's sizes), not BayNet, PrivBayes or Census (a ``keep``
+    of :func:`settings`)."""
+    return setting.lower().startswith("adult, synthpop")
 
 
 def rmsd_in_range(t):
     """Per Adult/Synthpop setting (the summary's range is stated for those), the RMSD inside the paper's range —
     judged only where it is beyond its noise floor (:func:`above_floor`; an RMSD the noise alone gives says nothing
     about the games)."""
-    rows = adult_synthpop(settings(t, LOST_RMSD, RMSD_KEY))
+    rows = settings(t, LOST_RMSD, RMSD_KEY, keep=is_adult_synthpop)
     if not rows:
         return None
     p = paper_value("rmsd")
@@ -296,9 +305,13 @@ def _bases(rows) -> str:
     return approx if boot == 0 else f"{boot} with the bootstrap's se of RMSD − floor, the others {approx}"
 
 
-def _miss_rows(t, t_value, names=LOST_MISS):
-    rows = settings(t, names, MISS_KEY)
-    return [(n, r) for n, r in rows if np.isclose(r.t, t_value) and pd.notna(r.miss_rate)]
+def _miss_rows(t, t_value, names=LOST_MISS, setting=None):
+    """The rows at threshold ``t_value`` with a miss rate (of the settings ``setting(name)`` keeps, all by default)."""
+
+    def keep(name, r):
+        return np.isclose(r.t, t_value) and pd.notna(r.miss_rate) and (setting is None or setting(name))
+
+    return settings(t, names, MISS_KEY, keep=keep)
 
 
 def _miss_text(rows, t_value):
@@ -312,7 +325,7 @@ def _miss_text(rows, t_value):
 def miss_in_range(t):
     """Per Adult/Synthpop setting at t = 0.8 (the summary's range is stated for those), the miss rate (its interval)
     inside the paper's range, where it is beyond noise alone."""
-    rows = adult_synthpop(_miss_rows(t, 0.8))
+    rows = _miss_rows(t, 0.8, setting=is_adult_synthpop)
     if not rows:
         return None
     p = paper_value("miss_rate")
@@ -388,7 +401,7 @@ def miss_above_at_06(t):
 
 def miss_beyond_noise(t):
     """Per setting and threshold with high-risk records (each once), the miss rate beyond noise alone."""
-    rows = [(n, r) for n, r in settings(t, LOST_MISS, MISS_KEY) if pd.notna(r.miss_rate)]
+    rows = settings(t, LOST_MISS, MISS_KEY, keep=lambda n, r: pd.notna(r.miss_rate))
     if not rows:
         return None
     v = [beyond_noise(r) for _, r in rows]
@@ -410,9 +423,8 @@ def miss_rises_with_t(t):
     every other miss rate read as a proportion: at t = 0.9 a setting has 2–15 high-risk records, whose bootstrap
     interval alone (every replicate missing all 4 of 4) would call a rise that those few records cannot show."""
     by: dict = {}
-    for name, r in settings(t, LOST_MISS, MISS_KEY):
-        if pd.notna(r.miss_rate):
-            by.setdefault(name, []).append(r)
+    for name, r in settings(t, LOST_MISS, MISS_KEY, keep=lambda n, r: pd.notna(r.miss_rate)):
+        by.setdefault(name, []).append(r)
     by = {k: sorted(v, key=lambda r: r.t) for k, v in by.items() if len(v) > 1}
     if not by:
         return None

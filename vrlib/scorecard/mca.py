@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vrlib.scorecard.rules import ABOUT, PAST_MARGIN, POINT, Claim, Outcome, equivalent, f, pct
+from vrlib.scorecard.rules import ABOUT, PAST_MARGIN, POINT, Claim, Outcome, equivalent, f, pct, peek, record
 
 PAPER = "mca"
 NB = "07"
@@ -68,13 +68,14 @@ def _share_se(t, member_share: float, frequencies) -> tuple[float, int, int]:
     √(Σ f² (y − p)²) / Σ f (y = 1 for a member value); for unique records (f = 1) it is the binomial one. (NaN, 0, 0)
     without the table: a share whose counts are unknown has no known noise, and
     :func:`~vrlib.scorecard.rules.equivalent` then never calls a match."""
-    df = t.get("mca_fig3")
+    df = peek(t, "mca_fig3")  # read only when its counts give the se, below
     if df is None or not {"frequency", "members", "non_members", "generator"} <= set(df.columns):
         return float("nan"), 0, 0
     rows = df[(df.generator == "WGAN-GP") & frequencies(df.frequency)]
     n = float(rows.members.sum() + rows.non_members.sum())
     if not n:
         return float("nan"), 0, 0
+    record(t, ["mca_fig3"])
     values_in, values_out = rows.members / rows.frequency, rows.non_members / rows.frequency
     p = member_share
     spread = (values_in * rows.frequency**2 * (1 - p) ** 2 + values_out * rows.frequency**2 * p**2).sum()
