@@ -403,13 +403,18 @@ PAPER_MARKS = {
 }
 
 
+def _paper_of(raw: str) -> str | None:
+    """The paper a lower-cased text is (the one whose marks it names most), or None if it names none."""
+    counts = {p: len(re.findall(m, raw)) for p, m in PAPER_MARKS.items()}
+    paper = max(counts, key=counts.get)
+    return paper if counts[paper] else None
+
+
 def _texts_by_paper(folder) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for path in sorted(folder.glob("*.txt")):
         raw = path.read_text(errors="replace").lower()
-        counts = {p: len(re.findall(m, raw)) for p, m in PAPER_MARKS.items()}
-        paper = max(counts, key=counts.get)
-        if counts[paper]:
+        if paper := _paper_of(raw):
             out.setdefault(paper, []).append(_letters(raw))
     return out
 
@@ -613,10 +618,9 @@ def _abstracts(folder) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for path in sorted(folder.glob("*.txt")):
         raw = path.read_text(errors="replace").lower()
-        counts = {p: len(re.findall(m, raw)) for p, m in PAPER_MARKS.items()}
-        paper = max(counts, key=counts.get)
+        paper = _paper_of(raw)
         ends = [i for i in (raw.find("introduction"), raw.find("- papier-id")) if i > 0]
-        if counts[paper] and ends:
+        if paper and ends:
             out.setdefault(paper, []).append(_letters(raw[: min(ends)]))
     return out
 

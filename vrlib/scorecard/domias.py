@@ -272,6 +272,15 @@ def kde_vs_flow(t):
     return out
 
 
+def _fig5_accuracy(t):
+    """Fig. 5's table and its accuracy per ``(subgroup, group)`` and attack: ``(df, mean, se)``, or None without
+    the columns the rules read."""
+    df = t["domias_fig5"]
+    if not {"subgroup", "group", "attack", "accuracy_mean", "accuracy_std", "n_seeds"} <= set(df.columns):
+        return None
+    return df, *_wide(df, ["subgroup", "group"], "accuracy")
+
+
 def _group_excess(mean, se, subgroup, attack) -> tuple[float, float]:
     """An attack's accuracy on the group minus outside it (``minority`` − ``majority`` of ``subgroup``), and its se
     (two independent means over the seeds)."""
@@ -282,12 +291,11 @@ def _group_excess(mean, se, subgroup, attack) -> tuple[float, float]:
 def minority(t):
     """Per group: the paper's DOMIAS more accurate on the group than outside it, and on the group more accurate
     than every baseline, each beyond the noise (the baseline named is the one that decides)."""
-    df = t["domias_fig5"]
-    if not {"subgroup", "group", "attack", "accuracy_mean", "accuracy_std", "n_seeds"} <= set(df.columns):
+    if (fig5 := _fig5_accuracy(t)) is None:
         return None
+    df, mean, se = fig5
     if (own := paper_domias(df, "accuracy_mean")) is None:
         return None
-    mean, se = _wide(df, ["subgroup", "group"], "accuracy")
     baselines = [a for a in BASELINES if a in mean.columns]
     parts, checks = [], []
     for sg in dict.fromkeys(mean.index.get_level_values(0)):
@@ -304,10 +312,9 @@ def minority(t):
 
 def baselines_understate(t):
     """Per group, most baselines less accurate on the group than outside it, beyond the noise."""
-    df = t["domias_fig5"]
-    if not {"subgroup", "group", "attack", "accuracy_mean", "accuracy_std", "n_seeds"} <= set(df.columns):
+    if (fig5 := _fig5_accuracy(t)) is None:
         return None
-    mean, se = _wide(df, ["subgroup", "group"], "accuracy")
+    _, mean, se = fig5
     baselines = [a for a in BASELINES if a in mean.columns]
     if not baselines:
         return None
@@ -458,20 +465,17 @@ def outperforms_on_most_generators(t):
 def reference_carries_the_excess(t):
     """Per group: the paper's DOMIAS's excess accuracy on the group (group − rest) above that of Eq. 1 with BNAF, the
     ablation without the reference set, beyond the noise (four independent means: the seeds' se of each)."""
-    df = t["domias_fig5"]
-    if not {"subgroup", "group", "attack", "accuracy_mean", "accuracy_std", "n_seeds"} <= set(df.columns):
+    if (fig5 := _fig5_accuracy(t)) is None:
         return None
+    df, mean, se = fig5
     if (own := paper_domias(df, "accuracy_mean")) is None or "eq1_flow" not in set(df.attack):
         return None
-    mean, se = _wide(df, ["subgroup", "group"], "accuracy")
     parts, checks = [], []
     for sg in dict.fromkeys(mean.index.get_level_values(0)):
-        mi, ma = (sg, "minority"), (sg, "majority")
-        excess = {a: mean.at[mi, a] - mean.at[ma, a] for a in (own, "eq1_flow")}
-        d = excess[own] - excess["eq1_flow"]
-        e = float(np.sqrt(sum(se.at[g, a] ** 2 for g in (mi, ma) for a in (own, "eq1_flow"))))
-        parts.append(f"{sg}: group − rest {label(own)} {excess[own]:+.3f}, {label('eq1_flow')} "
-                     f"{excess['eq1_flow']:+.3f}, difference {signed(d, e)}")  # fmt: skip
+        (d_own, e_own), (d_eq1, e_eq1) = (_group_excess(mean, se, sg, a) for a in (own, "eq1_flow"))
+        d, e = d_own - d_eq1, float(np.hypot(e_own, e_eq1))
+        parts.append(f"{sg}: group − rest {label(own)} {d_own:+.3f}, {label('eq1_flow')} "
+                     f"{d_eq1:+.3f}, difference {signed(d, e)}")  # fmt: skip
         checks.append((ahead(d, e), f"{sg}: {label(own)}'s excess − {label('eq1_flow')}'s {signed(d, e)}"))
     out = Outcome("; ".join(parts))
     for v, what in checks:
@@ -485,12 +489,11 @@ def only_calibrated_captures_the_excess(t):
     other baseline failing to: its excess (group − rest) below the paper's DOMIAS's beyond the noise (fails to
     capture it), or above 0 beyond the noise while not below DOMIAS's (captures it: the check fails); else
     inconclusive. Each excess is a difference of two means over the seeds; two excesses, of four."""
-    df = t["domias_fig5"]
-    if not {"subgroup", "group", "attack", "accuracy_mean", "accuracy_std", "n_seeds"} <= set(df.columns):
+    if (fig5 := _fig5_accuracy(t)) is None:
         return None
+    df, mean, se = fig5
     if (own := paper_domias(df, "accuracy_mean")) is None or "gan_leaks_cal" not in set(df.attack):
         return None
-    mean, se = _wide(df, ["subgroup", "group"], "accuracy")
     others = [a for a in BASELINES if a in mean.columns and a != "gan_leaks_cal"]
     if not others:
         return None
