@@ -1529,6 +1529,41 @@ def test_overall_higher_mia_reads_every_attack_not_domias_alone():
     assert verdict(committed_now.checks) == "holds in part" and "LOGAN D1 as published" in committed_now.why(10)
 
 
+def _n_syn_split(density_slope, logan_slope, std=0.005):
+    """The committed Fig. 4 table, its n_syn sweep with every AUC 0.5 + slope × the rank of n_syn: ``density_slope``
+    for the ablation's four density attacks (DOMIAS and Eq. 1, BNAF and KDE), ``logan_slope`` for LOGAN D1 (ours and
+    as published); every std ``std``."""
+
+    def f(t):
+        df = t["domias_fig4"].copy()
+        df["auc_std"] = std
+        rows = (df.ablation == "n_syn") & df.auc_mean.notna()
+        rank = df.loc[rows, "n_syn"].rank(method="dense")
+        slope = np.where(df.loc[rows, "attack"].str.startswith("logan_d1"), logan_slope, density_slope)
+        df.loc[rows, "auc_mean"] = 0.5 + slope * rank
+        return {"domias_fig4": df}
+
+    return f
+
+
+def test_n_syn_growth_is_judged_on_the_ablations_density_attacks():
+    # "MIA performance goes up with |D_syn| across methods due to the better p_G approximation": the methods whose p_G
+    # approximation improves are the ablation's density attacks. Before, LOGAN D1 (a classifier added beside them)
+    # was judged too: its published training falling gave "holds in part" while all four rose, and all four falling
+    # with LOGAN D1 rising gave "holds in part" too.
+    (claim,) = [c for c in JUDGED if c.paper == "domias" and c.quote.startswith("Also note")]
+    tables = tables_of(claim)
+    assert {"logan_d1", "logan_d1_published"} <= set(tables["domias_fig4"].attack)  # the case is the committed one
+    up = claim.rule({**tables, **_n_syn_split(0.02, -0.02)(tables)})
+    assert verdict(up.checks) == "holds", up.why(10)
+    assert len(up.checks) == 4 and "not judged (a classifier, no p_G estimate): LOGAN D1" in up.ours
+    down = claim.rule({**tables, **_n_syn_split(-0.02, 0.02)(tables)})
+    assert verdict(down.checks) == "does not hold", down.why(10)
+    # the committed table: all four rise beyond the noise; LOGAN D1 as published (0.530 to 0.499) shown, not judged
+    now = claim.rule(tables)
+    assert verdict(now.checks) == "holds" and "LOGAN D1 as published -0.031" in now.ours
+
+
 # --------------------------------------------------------------------------- lost: RMSD − floor, the floor's noise counted
 
 RMSD_TABLES = ("lost_table_rmsd", "lost_fig3_rmsd", "lost_fig4_rmsd", "lost_census_rmsd")
