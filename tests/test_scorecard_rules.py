@@ -1564,6 +1564,44 @@ def test_n_syn_growth_is_judged_on_the_ablations_density_attacks():
     assert verdict(now.checks) == "holds" and "LOGAN D1 as published -0.031" in now.ours
 
 
+def _understate_by(excess, std=0.005):
+    """The committed Fig. 5 table, every accuracy 0.55 outside each group and 0.55 + ``excess[attack]`` on it (0 for an
+    attack not named); each attack's std ``std`` apart by 1 % steps (so that no two attacks are made identical),
+    but MC's and GAN-Leaks 0's the same: given the same excess they keep identical rows, as committed."""
+
+    def f(t):
+        df = t["domias_fig5"].copy()
+        steps = {a: std * (1 + 0.01 * i) for i, a in enumerate(dict.fromkeys(df.attack))}
+        steps["gan_leaks"] = steps["mc"]
+        df["accuracy_std"] = df.attack.map(steps)
+        df.loc[df.group.isin(["minority", "majority"]), "accuracy_mean"] = 0.55
+        on = df.group == "minority"
+        df.loc[on, "accuracy_mean"] = 0.55 + df.loc[on, "attack"].map(excess).fillna(0.0)
+        return {"domias_fig5": df}
+
+    return f
+
+
+def test_most_baselines_counts_identical_baselines_once():
+    # MC and GAN-Leaks 0 have the same accuracy in every row of the committed table: one behaviour under two names.
+    # Before, they counted twice: 3 of 5 baselines lower on the group (those two and LOGAN 0) read as "most".
+    (claim,) = [c for c in JUDGED if c.paper == "domias" and c.quote.startswith("Importantly, most")]
+    tables = tables_of(claim)
+    acc = tables["domias_fig5"].set_index(["subgroup", "group", "attack"])[["accuracy_mean", "accuracy_std"]]
+    assert acc.xs("mc", level="attack").equals(acc.xs("gan_leaks", level="attack"))  # the case is the committed one
+    lower = {"mc": -0.1, "gan_leaks": -0.1, "logan_0": -0.1}
+    no = claim.rule({**tables, **_understate_by({**lower, "logan_d1": 0.1, "gan_leaks_cal": 0.1})(tables)})
+    assert verdict(no.checks) == "does not hold", no.ours
+    assert "2 of 4 distinct baselines" in no.ours and "GAN-Leaks 0 counted once with MC" in no.ours
+    yes = claim.rule({**tables, **_understate_by({**lower, "logan_d1": -0.1, "gan_leaks_cal": 0.1})(tables)})
+    assert verdict(yes.checks) == "holds", yes.ours
+    # made different, the two count as two: 3 of 5 lower is most
+    apart = _understate_by({**lower, "logan_d1": 0.1, "gan_leaks_cal": 0.1})(tables)["domias_fig5"]
+    apart.loc[apart.attack == "gan_leaks", "accuracy_std"] *= 1.001
+    two = claim.rule({**tables, "domias_fig5": apart})
+    assert verdict(two.checks) == "holds" and "3 of 5 distinct baselines" in two.ours, two.ours
+
+
 # --------------------------------------------------------------------------- lost: RMSD − floor, the floor's noise counted
 
 RMSD_TABLES = ("lost_table_rmsd", "lost_fig3_rmsd", "lost_fig4_rmsd", "lost_census_rmsd")
