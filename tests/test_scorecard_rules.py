@@ -698,6 +698,9 @@ CASES = {
     _case("domias", "§5.1 (Fig. 3a)", "For small"): {
         "holds": _ends("domias_fig3a", "n_mem", -0.2, 0.01), "does not hold": _ends("domias_fig3a", "n_mem", 0.2, 0.01),
         "inconclusive": _ends("domias_fig3a", "n_mem", 0.0, 0.05)},
+    _case("domias", "§6 (Discussion; Fig. 3a)", "We have seen"): {
+        "holds": _ends("domias_fig3a", "n_mem", -0.1, 0.01), "does not hold": _ends("domias_fig3a", "n_mem", 0.1, 0.01),
+        "inconclusive": _ends("domias_fig3a", "n_mem", -0.08, 0.1)},
     _case("domias", "§5.1 (Fig. 3b)", "Again"): {
         "holds": _ends("domias_fig3b", "epochs", 0.2, 0.01), "does not hold": _ends("domias_fig3b", "epochs", -0.2, 0.01),
         "inconclusive": _ends("domias_fig3b", "epochs", 0.0, 0.05)},

@@ -202,6 +202,26 @@ def _end_to_end(table: str, key: str, larger_at: str):
     return rule
 
 
+def all_near_chance_at_the_largest(t):
+    """ "For large number of training samples, the performance of all attackers goes down to almost 0.5" (§6, of
+    Fig. 3a): at the largest |D_mem|, every attack's AUC (DOMIAS and each baseline) equivalent to 0.5: its 95 %
+    interval inside 0.5 ± ABOUT (holds), wholly outside (fails), else inconclusive."""
+    if (read := _sweep(t["domias_fig3a"], "n_mem")) is None:
+        return None
+    own, mean, se = read
+    n = mean.index[-1]
+    attacks = [own] + [a for a in mean.columns if a != own and pd.notna(mean.at[n, a])]
+    out = Outcome(
+        f"at n_mem = {n}: " + ", ".join(f"{label(a)} {f(mean.at[n, a])}" for a in attacks)
+        + f"; furthest from 0.5: {label(max(attacks, key=lambda a: abs(mean.at[n, a] - 0.5)))}"
+    )  # fmt: skip
+    for a in attacks:
+        d, e = mean.at[n, a] - 0.5, float(se.at[n, a])
+        out.check(equivalent(d, e, ABOUT), f"{label(a)} at n_mem = {n} − 0.5 {signed(d, e)} against ± {ABOUT:g}",
+                  PAST_MARGIN)  # fmt: skip
+    return out
+
+
 def reference_set_gain(t):
     """ "The source of the largest gain is the use of Eq. 2 over Eq. 1": averaged over the settings of the ablation
     (each (n_ref, n_syn) once), the reference set's gain (DOMIAS − Eq. 1, per density estimator the table has) above
@@ -898,6 +918,12 @@ CLAIMS: tuple[Claim, ...] = (
           "every attack's AUC ('the overall higher MIA accuracy': DOMIAS and each baseline) at the smallest "
           "|D_mem| above that at the largest, beyond the noise" + JUDGED_ON_PAPER_DOMIAS,
           NB, S3A, "domias_fig3a"),
+    Claim(PAPER, "§6 (Discussion; Fig. 3a)", "We have seen that for large number of training samples, the performance "
+          "of all attackers goes down to almost 0.5.", "every attack's AUC about 0.5 at the largest |D_mem|",
+          ("domias_fig3a",), all_near_chance_at_the_largest,
+          f"at the largest |D_mem|, every attack's AUC ('all attackers': DOMIAS with either estimator, Eq. 1 and each "
+          f"baseline), its 95 % interval over seeds inside 0.5 ± {ABOUT:g} ('almost 0.5', no tolerance stated: the "
+          "shared one for 'about') (holds), wholly outside (fails), else inconclusive", NB, S3A, "domias_fig3a"),
     Claim(PAPER, "§5.1 (Fig. 3b)", "Again, we see TVAE starts overfitting, leading to higher MIA for large number of "
           "epochs.", "AUC higher after more epochs", ("domias_fig3b",),
           _end_to_end("domias_fig3b", "epochs", larger_at="last"),
