@@ -1549,6 +1549,29 @@ def test_mca_fig3_share_is_judged_with_its_count_noise():
     assert verdict(off.checks) == "holds in part" and off.checks[0] is False, off.why(10)
 
 
+def test_mca_notebook_row_says_how_far_its_lower_bound_se_can_grow_from_the_table():
+    # The rule text said "an se four times as large would still pass", typed in; from the committed numbers the
+    # precision's check (0.809 against 0.81, binomial se 0.0077 over 2,623 flagged) turns inconclusive at 3.3 times.
+    (claim,) = [c for c in JUDGED if c.paper == "mca" and c.result.startswith("authors' notebook")]
+    assert "four times" not in claim.rule_text
+    tables = tables_of(claim)
+    w = tables["mca_collisions"].set_index("generator").loc["WGAN-GP"]
+    se_p = np.sqrt(w.precision * (1 - w.precision) / w.n_flagged)
+    se_c = np.sqrt(w.collision_rate * (1 - w.collision_rate) / w.n_released)
+    by_hand = min((0.05 - abs(w.precision - MCA["wgan_gp_precision"])) / (1.96 * se_p),
+                  (0.05 - abs(w.collision_rate - MCA["wgan_gp_collision_rate"])) / (1.96 * se_c))  # fmt: skip
+    out = claim.rule(tables)
+    assert f"stands for an se up to {by_hand:.1f} times the binomial one" in out.ours and round(by_hand, 1) == 3.3
+    # precision 0.03 off the notebook's: room for a much smaller factor, read from the table again
+    df = tables["mca_collisions"].copy()
+    df.loc[df.generator == "WGAN-GP", "precision"] = MCA["wgan_gp_precision"] + 0.03
+    near = claim.rule({**tables, "mca_collisions": df})
+    p = MCA["wgan_gp_precision"] + 0.03
+    room = 0.02 / (1.96 * np.sqrt(p * (1 - p) / w.n_flagged))  # 1.4
+    assert verdict(near.checks) == "holds" and f"stands for an se up to {room:.1f} times" in near.ours, near.ours
+    assert room < 2
+
+
 def test_mca_cluster_se_by_hand():
     from vrlib.scorecard.mca import _share_se
 
