@@ -182,6 +182,29 @@ def _fig3a(spread, std):
     return f
 
 
+def test_range_over_k_fails_only_beyond_what_many_noisy_cells_give():
+    # "varies only slightly for different values of k": the range is the largest difference of the distinct cells, so
+    # noise alone widens it with their number. Before, a range of 0.1 (se 0.02) failed whether it came from 2 distinct
+    # cells or from 50; over 50 (1,225 pairs) chance alone can give it.
+    (claim,) = [c for c in JUDGED if c.paper == "achilles" and c.quote.startswith("The mean AUC of the top ten")]
+    tables = tables_of(claim)
+    std = 0.02 * 3 / np.sqrt(2)  # se of a difference of two cells of 10 targets: 0.02
+    two = _fig3a(0.1, std)(tables)["achilles_fig3a"]
+    assert verdict(claim.rule({"achilles_fig3a": two}).checks) == "does not hold"
+    many = two.assign(auc_mean=0.8 - 0.1 * np.arange(len(two)) / (len(two) - 1))
+    out = claim.rule({"achilles_fig3a": many})
+    assert verdict(out.checks) == "inconclusive" and f"{len(many)} distinct cells" in out.ours, out.ours
+    # far beyond it, the many cells fail too
+    assert (
+        verdict(
+            claim.rule(
+                {"achilles_fig3a": many.assign(auc_mean=many.auc_mean * 0 + np.linspace(0.5, 0.9, len(many)))}
+            ).checks
+        )
+        == "does not hold"
+    )
+
+
 def _fig3b(values, std=0.01):
     def f(t):
         df = t["achilles_fig3b"].copy()
