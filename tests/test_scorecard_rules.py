@@ -1238,6 +1238,8 @@ def test_in_both_plots_is_one_row_with_the_shared_setting_once():
     # made different (another run at 2,000 epochs), the two are two settings
     made["domias_fig3b"].loc[made["domias_fig3b"].epochs == 2000, "auc_std"] = 0.006
     assert len(claim.rule({**tables, **made}).checks) == n + 1
+    # one plot's table alone (a run of one section): judged on its settings
+    assert len(claim.rule({"domias_fig3b": b}).checks) == b.epochs.nunique()
 
 
 # --------------------------------------------------------------------------- the equivalence logic

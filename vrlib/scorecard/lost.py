@@ -436,7 +436,7 @@ def miss_rises_with_t(t):
         (lo1, hi1), (lo2, hi2) = _records_interval(v[0]), _records_interval(v[-1])
         x = True if lo2 > hi1 else (False if hi2 < lo1 else None)
         out.check(x, f"{k}: [{f(lo1, 2)}, {f(hi1, 2)}] at t = {v[0].t:g}, [{f(lo2, 2)}, {f(hi2, 2)}] at t = {v[-1].t:g} "
-                  f"({int(v[-1].n_high)} records)")  # fmt: skip
+                  f"({int(v[-1].n_high)} record{'' if int(v[-1].n_high) == 1 else 's'})")  # fmt: skip
     return out
 
 
