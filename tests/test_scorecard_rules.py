@@ -1720,6 +1720,9 @@ def test_most_baselines_counts_identical_baselines_once():
     apart.loc[apart.attack == "gan_leaks", "accuracy_std"] *= 1.001
     two = claim.rule({**tables, "domias_fig5": apart})
     assert verdict(two.checks) == "holds" and "3 of 5 distinct baselines" in two.ours, two.ours
+    # the caption's row counts the other baselines the same way (its verdict reads every one, so it is unchanged)
+    (caption,) = [c for c in JUDGED if c.paper == "domias" and c.quote.startswith("Except for GAN-leaks CAL")]
+    assert "of 3 distinct (GAN-Leaks 0 counted once with MC)" in caption.rule(tables).ours
 
 
 # --------------------------------------------------------------------------- lost: RMSD − floor, the floor's noise counted

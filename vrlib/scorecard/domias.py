@@ -598,10 +598,12 @@ def only_calibrated_captures_the_excess(t):
         unclear = [r for r in each if r[3] is None]
         a, d, e, _ = (failed or unclear or each)[0]
         v = False if failed else (None if unclear else True)
-        captures = [label(r[0]) for r in each if ahead(r[1], r[2])]
+        kept, same = _distinct_behaviours(mean, se, sg, others)  # one behaviour under two names counted once
+        captures = [label(r[0]) for r in each if r[0] in kept and ahead(r[1], r[2])]
         parts.append(f"{sg}: group − rest {label(own)} {signed(d_own, e_own)}, {label('gan_leaks_cal')} "
                      f"{signed(d_cal, e_cal)}; other baselines above 0 beyond the noise: "
-                     f"{', '.join(captures) or 'none'} of {len(others)}")  # fmt: skip
+                     f"{', '.join(captures) or 'none'} of {len(kept)} distinct"
+                     + "".join(f" ({label(y)} counted once with {label(x)})" for x, y in same))  # fmt: skip
         what = "captures the excess" if v is False else "not below DOMIAS's excess beyond the noise"
         checks.append((v, f"{sg}: {label(a)} group − rest {signed(d, e)} against {label(own)}'s {d_own:+.3f}: {what}"))
     out = Outcome("; ".join(parts))
