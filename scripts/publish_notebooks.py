@@ -91,6 +91,13 @@ def _reproduced(manifest: dict, reruns: dict, notebook: str, start: str | None, 
     })  # fmt: skip
 
 
+def _rerun_commits(reruns: dict, notebook: str, start: str | None, end: str | None) -> list[str]:
+    """The commits this run ran at, as its provenance log records them for the outputs it wrote again byte for byte."""
+    return sorted({
+        str(e["commit"]) for e in reruns.values() if e.get("notebook") == notebook and _during(e, start, end) and e.get("commit")
+    })  # fmt: skip
+
+
 def _neutral_paths(text: str, replacements: list[tuple[str, str]]) -> str:
     for old, new in replacements:
         text = text.replace(old, new)
@@ -143,15 +150,22 @@ def publish(
     nb.metadata["papermill"] = pm
 
     manifest, manifest_path = manifest
-    commits = _commits(manifest, name, pm.get("start_time"), pm.get("end_time"))
-    reproduced = [c for c in _reproduced(manifest, reruns, name, pm.get("start_time"), pm.get("end_time"))
-                  if c not in commits]  # fmt: skip
+    start, end = pm.get("start_time"), pm.get("end_time")
+    wrote = any(e.get("notebook") == name and _during(e, start, end) for e in manifest.values())
+    ran_at = _rerun_commits(reruns, name, start, end)
+    if ran_at and not wrote:
+        # every output reproduced: the run's own commit (from its provenance log), then the outputs' commits
+        commits = ran_at
+        reproduced = [c for c in _reproduced(manifest, reruns, name, start, end) if c not in commits]
+    else:
+        commits = _commits(manifest, name, start, end)
+        reproduced = [c for c in _reproduced(manifest, reruns, name, start, end) if c not in commits]
     when = (pm.get("end_time") or "")[:10] or "unknown date"
     nb.cells = [c for c in nb.cells if BANNER_TAG not in c.metadata.get("tags", [])]
     commit_text = ", ".join(f"`{c}`" for c in commits) if commits else "not recorded"
     if reproduced:
-        commit_text += (f"; its other outputs are byte for byte those committed at {', '.join(f'`{c}`' for c in reproduced)}"
-                        ", which the manifest keeps")  # fmt: skip
+        commit_text += (f"; its {'other ' if wrote else ''}outputs are byte for byte those committed at "
+                        f"{', '.join(f'`{c}`' for c in reproduced)}, which the manifest keeps")  # fmt: skip
     banner = nbformat.v4.new_markdown_cell(
         f"> **Executed notebook.** Profile `{params.get('profile', profile)}`, seed {params.get('seed', '?')}, "
         f"run {when}; commit {commit_text} (from `{manifest_path}`). "

@@ -85,6 +85,22 @@ def test_publish_keeps_what_a_reader_needs(executed, tmp_path):
     assert nb["metadata"]["vrlib"] == {"profile": "quick", "seed": 3, "commits": ["inrun111"]}
 
 
+def test_a_run_that_reproduced_every_output_names_its_own_commit(executed, tmp_path):
+    # every output of 03_x written before the run and rewritten by it byte for byte (its provenance log)
+    path, (manifest, shown) = executed
+    manifest = {k: v for k, v in manifest.items() if k != "a.png"}
+    reruns = {"b.png": {"notebook": "03_x", "commit": "thisrun2", "written": "2026-01-02T10:45:00"},
+              "c.png": {"notebook": "04_y", "commit": "thisrun2", "written": "2026-01-02T10:46:00"}}  # fmt: skip
+    out = publish_notebooks.publish(path, tmp_path / "out", "quick", (manifest, shown), max_width=1000, reruns=reruns)
+    nb = json.loads(out.read_text())
+    banner = "".join(nb["cells"][0]["source"])
+    assert "commit `thisrun2`; its outputs are byte for byte those committed at `earlier0`" in banner
+    assert nb["metadata"]["vrlib"] == {"profile": "quick", "seed": 3, "commits": ["thisrun2"], "reproduced": ["earlier0"]}
+    # without the log the run's commit is unknown: the outputs' commit, as before
+    out = publish_notebooks.publish(path, tmp_path / "out2", "quick", (manifest, shown), max_width=1000)
+    assert json.loads(out.read_text())["metadata"]["vrlib"]["commits"] == ["earlier0"]
+
+
 def test_banner_reruns_with_the_parameters_the_run_set(executed, tmp_path):
     import shlex
 
