@@ -95,7 +95,12 @@ def test_a_run_that_reproduced_every_output_names_its_own_commit(executed, tmp_p
     nb = json.loads(out.read_text())
     banner = "".join(nb["cells"][0]["source"])
     assert "commit `thisrun2`; its outputs are byte for byte those committed at `earlier0`" in banner
-    assert nb["metadata"]["vrlib"] == {"profile": "quick", "seed": 3, "commits": ["thisrun2"], "reproduced": ["earlier0"]}
+    assert nb["metadata"]["vrlib"] == {
+        "profile": "quick",
+        "seed": 3,
+        "commits": ["thisrun2"],
+        "reproduced": ["earlier0"],
+    }
     # without the log the run's commit is unknown: the outputs' commit, as before
     out = publish_notebooks.publish(path, tmp_path / "out2", "quick", (manifest, shown), max_width=1000)
     assert json.loads(out.read_text())["metadata"]["vrlib"]["commits"] == ["earlier0"]
