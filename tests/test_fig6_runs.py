@@ -13,9 +13,7 @@ POINTS = ("noise", "tvae", "baynet")
 
 
 def _parts(seeds=(0, 1, 2, 3), points=POINTS):
-    return [
-        sittings.Part(f"s{s}-{g}", f"key-{s}-{g}", {"seed": s, "label": g}, group=g) for s in seeds for g in points
-    ]
+    return [sittings.Part(f"s{s}-{g}", f"key-{s}-{g}", {"seed": s, "label": g}, group=g) for s in seeds for g in points]
 
 
 def _save(store, part, auc=0.5):

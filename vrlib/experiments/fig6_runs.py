@@ -63,7 +63,7 @@ class Runs:
 
     def describe(self) -> str:
         """``4 of 8 runs (seeds 0–3); pending: seeds 4–7 (seed 4: 2 of 29 parts saved; 5–7: none)``."""
-        held = f"{len(self.seeds)} of {len(self.planned)} runs"
+        held = f"{len(self.seeds)} of {len(self.planned)} run{'s' if len(self.planned) > 1 else ''}"
         if self.seeds:
             held += f" (seed{'s' if len(self.seeds) > 1 else ''} {_span(self.seeds)})"
         if self.complete:
@@ -73,7 +73,8 @@ class Runs:
         what = [f"seed {s}: {self.saved[s][0]} of {self.saved[s][1]} parts saved" for s in started]
         if empty:
             what.append(f"{'seed ' if len(empty) == 1 else 'seeds '}{_span(empty)}: none")
-        return f"{held}; pending: seeds {_span(self.pending)} ({'; '.join(what)})"
+        pending = f"seed{'s' if len(self.pending) > 1 else ''} {_span(self.pending)}"
+        return f"{held}; pending: {pending} ({'; '.join(what)})"
 
 
 def select(parts: list[sittings.Part], store: sittings.PartStore) -> Runs:
