@@ -52,3 +52,17 @@ def test_without_a_noise_curve_it_is_one_panel():
     df = _table()
     fig, labels, zoom_labels = fig6_figure.draw(df[df.family != "noise"], "domias_flow", title="t")
     assert len(fig.axes) == 1 and zoom_labels == []
+
+
+def _notes(ax):
+    return [t.get_text() for t in ax.texts if t.get_text().startswith(fig6_figure.MISSING_NOTE)]
+
+
+def test_a_curve_wholly_outside_the_window_is_not_called_missing_from_the_run():
+    df = _table()
+    df.loc[df.family == "adsgan", "wd_sliced"] = [3.0, 4.0]  # both λ outside the enlarged range
+    fig, _, zoom_labels = fig6_figure.draw(df, "domias_flow", title="t")
+    top, zoom = fig.axes
+    assert _notes(zoom) == [] and len(zoom_labels) == 4  # the noise levels' labels only
+    assert "ADS-GAN" not in " ".join(_notes(top)) and "NFlow" in " ".join(_notes(top))  # NFlow is the one lacking
+    assert "ADS-GAN λ=0.2, ADS-GAN λ=1.5" in zoom.get_title()
