@@ -243,3 +243,38 @@ def test_holdout_check_interval_holds_on_correct_splits():
     train, _, shifted = check_tables(pop.iloc[:400], pop.iloc[:50], population(400, 2, shifted=True), SCHEMA)
     res = holdout_check(train, shifted, SCHEMA, seed=0)
     assert res["shift"] and res["ci_low"] > 0.55
+
+
+def test_threat_model_without_wp29_is_refused(split):
+    train, holdout, other = split
+    with pytest.raises(VrlibError, match="drop --no-wp29"):
+        vrlib.audit(train, other.iloc[:300], holdout, SCHEMA, secret="zz", **FAST)
+    with pytest.raises(VrlibError, match="drop --no-wp29"):
+        vrlib.audit(train, other.iloc[:300], holdout, SCHEMA, known=["a"], **FAST)
+
+
+def _codes(*args, **kwargs):
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        info = {}
+        check_tables(*args, info=info, **kwargs)
+    return [getattr(w.message, "code", None) for w in caught], info
+
+
+def test_holdout_holding_training_records_is_told_from_population_duplicates(split):
+    train, holdout, other = split
+    release = other.iloc[:300]
+    # the same file twice, and a split made after training (half the holdout are training records)
+    for mixed in (train, pd.concat([train.iloc[:300], holdout.iloc[:300]], ignore_index=True)):
+        codes, info = _codes(train, release, mixed, SCHEMA)
+        assert codes == ["holdout_overlap"], codes
+    # counter-case: a population that repeats its records (drawn with replacement), split correctly:
+    # the holdout shares rows with the training data as often as training records share them
+    rng = np.random.default_rng(4)
+    pool = population(500, 9)
+    drawn = pool.iloc[rng.integers(0, len(pool), 3000)].reset_index(drop=True)
+    codes, info = _codes(drawn.iloc[:1000], drawn.iloc[2000:2300], drawn.iloc[1000:2000], SCHEMA)
+    assert codes == ["holdout_duplicates"] and info["n_holdout_in_train"] > 500, (codes, info)
+    assert info["n_train_repeated"] > 500

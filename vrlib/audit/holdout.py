@@ -90,6 +90,6 @@ def holdout_check(
             ses.append(one["se"])
     auc, se = float(np.mean(aucs)), float(np.mean(ses))
     z = stats.norm.ppf(0.5 + level / 2)
-    low, high = max(0.0, auc - z * se), min(1.0, auc + z * se)
+    low, high = float(max(0.0, auc - z * se)), float(min(1.0, auc + z * se))
     shift = bool(low > 0.5 and auc >= SHIFT_AUC)
     return {"auc": auc, "ci_low": low, "ci_high": high, "se": se, "n_each": n, "shift": shift}

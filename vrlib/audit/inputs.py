@@ -23,7 +23,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from vrlib.attacks.collision import occurs_in
+from vrlib.attacks.collision import count_in, occurs_in
 from vrlib.data import Schema, prepare, read_csv
 from vrlib.errors import VrlibError
 
@@ -276,10 +276,14 @@ def check_tables(
         )
     _warn_identifiers(train, schema)
     overlap = occurs_in(holdout, train, schema)
+    repeated = count_in(train, train, schema) > 1  # the population's own repeats, seen inside the training data
     info["unseen_categories"] = {role: counts for role, counts in unseen.items() if counts}
     info["respelled_categories"] = respelled
     info["n_holdout_in_train"] = int(overlap.sum())
-    if overlap.any():
+    info["n_train_repeated"] = int(repeated.sum())
+    if _warn_overlap(int(overlap.sum()), len(holdout), int(repeated.sum()), len(train)):
+        pass  # said: these are not the population's own duplicates
+    elif overlap.any():
         warnings.warn(
             AuditWarning(
                 "holdout_duplicates",
@@ -378,3 +382,33 @@ def _warn_identifiers(train: pd.DataFrame, schema: Schema) -> None:
             ),
             stacklevel=3,
         )
+
+
+def _warn_overlap(n_shared: int, n_holdout: int, n_repeated: int, n_train: int, alpha: float = 1e-6) -> bool:
+    """Warn when more holdout rows equal training rows than the population's own repeats explain.
+
+    A holdout record drawn apart from the training records equals one of them about as often
+    as a training record equals one of the others (``n_repeated`` of ``n_train``); far more
+    shared rows (one-sided binomial test at ``alpha``, and more than twice that rate) say that
+    the holdout holds training records themselves (the same file given twice, a split made
+    after training), which hides every leak: the membership figures then compare training
+    records with training records.  Returns whether it warned.
+    """
+    from scipy.stats import binom
+
+    rate = (n_repeated + 1) / (n_train + 1)
+    if n_shared <= 2 * rate * n_holdout or binom.sf(n_shared - 1, n_holdout, rate) >= alpha:
+        return False
+    warnings.warn(
+        AuditWarning(
+            "holdout_overlap",
+            f"{n_shared} of the holdout's {n_holdout} rows equal a training row, where the training data's own "
+            f"repeats ({n_repeated} of its {n_train} records equal another) lead to expect about "
+            f"{rate * n_holdout:.0f}: the holdout seems to hold training records themselves (the same file twice, "
+            "or a split made after training), and then the audit compares training records with training records "
+            "and cannot see a leak; give records that were not used for training (if the training data was "
+            "deduplicated, its repeats understate the population's and this warning may be wrong)",
+        ),
+        stacklevel=3,
+    )
+    return True

@@ -237,6 +237,8 @@ def audit(
     if combine not in pv.COMBINATIONS:
         raise VrlibError(f"unknown combination {combine!r}; choose one of {pv.COMBINATIONS}")
     check_integer("seed", seed, minimum=0)
+    if not wp29 and (known is not None or secret is not None):  # else a misspelt column passes unseen
+        raise VrlibError("--known and --secret describe the WP29 attacker: drop them or drop --no-wp29 (wp29=False)")
     if out is not None:
         check_out(out)  # before the long work
     with warnings.catch_warnings(record=True) as caught:
@@ -442,6 +444,7 @@ def _audit(
         "warnings": notes,
         "holdout_check": check,
         "n_holdout_in_train": info["n_holdout_in_train"],
+        "n_train_repeated": info["n_train_repeated"],
         "unseen_categories": info["unseen_categories"],
         "respelled_categories": info["respelled_categories"],
         "membership_auc": auc,
