@@ -191,7 +191,7 @@ def test_verbatim_non_members_are_not_read_as_copying():
     assert s["verbatim_excess"] is False and s["n_flagged"] == 0
     assert not any("copied verbatim" in sentence for sentence in s["disagreements"])
     page = render_html(res)
-    assert "no evidence of copying" in page and f"{s['n_verbatim_null']:,} of the" in page
+    assert "does not show copying" in page and f"against {s['n_verbatim_null']:,} of the" in page
     # counter-case: training records verbatim where non-members are not
     assert verbatim_excess(80, 400, 0, 1000) and not verbatim_excess(400, 400, 1000, 1000)
     shares = {"dcr_safe": True, "dcr_share": 0.5}

@@ -10,8 +10,14 @@ checked here, so that an attack never fails deep inside on a bad input:
 * a category of the release or the holdout that the training data never has (a generator
   with a public or differentially private domain produces them) is kept and counted: every
   table then shares the training categories followed by the unseen ones, in sorted order;
+* a value of the release or the holdout that the training data spells otherwise (``1.0``
+  for ``1``, ``true`` for ``True``) is read as the training spelling, counted and warned about;
+* columns that look like identifiers are named in a warning;
 * holdout rows equal to training rows (the population's own duplicates) are kept and
-  counted, with a warning;
+  counted, with a warning; far more of them than the training data's own repeats explain
+  give another warning (the holdout holds training records themselves);
+* files may order their columns differently, use ``;``, tabs or ``|`` instead of commas,
+  and hold columns left out with ``ignore``;
 * each table is large enough for the attacks (the holdout is split in two halves of at
   least ``MIN_HALF`` records: one is the attacks' reference data, the other the null).
 """
@@ -181,8 +187,7 @@ def _separator(header: str) -> str:
 def _columns_of(header: str, sep: str) -> list[str]:
     import csv
 
-    row = next(csv.reader([header.lstrip("\ufeff").rstrip("\r\n")], delimiter=sep), [])
-    return [c for c in row]
+    return next(csv.reader([header.lstrip("\ufeff").rstrip("\r\n")], delimiter=sep), [])
 
 
 def check_tables(

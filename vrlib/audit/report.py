@@ -128,11 +128,11 @@ def render_html(result) -> str:
     verbatim = s["n_verbatim"]
     null_verbatim, n_null = s.get("n_verbatim_null"), st.get("n_null", 0)
     beside = (
-        f" ({null_verbatim:,} of the {n_null:,} holdout records, which the generator never saw, do too"
+        f" (against {null_verbatim:,} of the {n_null:,} holdout records, which the generator never saw"
         + (
             ""
             if s.get("verbatim_excess")
-            else ": no significantly smaller share, so verbatim occurrence alone is no evidence of copying here"
+            else "; not significantly more often, so verbatim occurrence alone does not show copying here"
         )
         + ")"
         if verbatim and null_verbatim is not None
