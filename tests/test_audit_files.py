@@ -278,3 +278,18 @@ def test_holdout_holding_training_records_is_told_from_population_duplicates(spl
     codes, info = _codes(drawn.iloc[:1000], drawn.iloc[2000:2300], drawn.iloc[1000:2000], SCHEMA)
     assert codes == ["holdout_duplicates"] and info["n_holdout_in_train"] > 500, (codes, info)
     assert info["n_train_repeated"] > 500
+
+
+def test_unnamed_row_index_column_is_left_out(split, tmp_path):
+    train, holdout, other = split
+    release = other.iloc[:300]  # its index starts at 1400: written as pandas writes it by default
+    train.to_csv(tmp_path / "t.csv", index=False)
+    release.to_csv(tmp_path / "s.csv")
+    holdout.to_csv(tmp_path / "h.csv", index=False)
+    t, s, h, _ = read_tables(*[tmp_path / f"{n}.csv" for n in "tsh"], ["a", "b", "c"], ["x", "y"])
+    assert list(s.columns) == ["a", "b", "c", "x", "y"] and s.index.tolist() == list(range(300))
+    assert s["x"].tolist() == release["x"].tolist()
+    # a named first column is data: undeclared, it is refused as before
+    release.rename_axis("rowid").to_csv(tmp_path / "s.csv")
+    with pytest.raises(VrlibError, match=r"\['rowid'\] are neither"):
+        read_tables(*[tmp_path / f"{n}.csv" for n in "tsh"], ["a", "b", "c"], ["x", "y"])

@@ -17,7 +17,8 @@ checked here, so that an attack never fails deep inside on a bad input:
   counted, with a warning; far more of them than the training data's own repeats explain
   give another warning (the holdout holds training records themselves);
 * files may order their columns differently, use ``;``, tabs or ``|`` instead of commas,
-  and hold columns left out with ``ignore``;
+  begin with an unnamed row index (as pandas writes them) and hold columns left out with
+  ``ignore``;
 * each table is large enough for the attacks (the holdout is split in two halves of at
   least ``MIN_HALF`` records: one is the attacks' reference data, the other the null).
 """
@@ -127,11 +128,14 @@ def read_tables(
     for role, path, enc in zip(ROLES, (train, synthetic, holdout), encodings):
         header = _header(path, enc)
         sep = _separator(header)  # a file written with ';' (spreadsheets in many locales), tabs or '|'
-        present = [c for c in ignore if c in _columns_of(header, sep)]
+        names = _columns_of(header, sep)
+        present = [c for c in ignore if c in names]
         found |= set(present)
+        # a first column without a name is a row index (pandas' to_csv writes one by default): not a record value
+        index = {"index_col": 0} if len(names) > 1 and names[0] == "" else {}
         try:
             df, schema = read_csv(
-                path, categorical, continuous, na_values=na_values, encoding=enc, ignore=present, sep=sep
+                path, categorical, continuous, na_values=na_values, encoding=enc, ignore=present, sep=sep, **index
             )
         except VrlibError as exc:
             raise VrlibError(f"{role} ({path}): {_advice(exc)}") from None
