@@ -293,3 +293,24 @@ def test_unnamed_row_index_column_is_left_out(split, tmp_path):
     release.rename_axis("rowid").to_csv(tmp_path / "s.csv")
     with pytest.raises(VrlibError, match=r"\['rowid'\] are neither"):
         read_tables(*[tmp_path / f"{n}.csv" for n in "tsh"], ["a", "b", "c"], ["x", "y"])
+
+
+# --------------------------------------------------------------------------- warnings once
+
+
+def test_tails_failing_in_several_views_give_one_warning(split, monkeypatch):
+    """Each warning code appears once in summary.json, however many views' tail models fail their check."""
+    from vrlib.audit import evidence
+
+    real_check = evidence.NullTail.check
+
+    def failing(self, *args, **kwargs):
+        return {**real_check(self, *args, **kwargs), "passed": False}
+
+    monkeypatch.setattr(evidence.NullTail, "check", failing)
+    train, holdout, other = split
+    result = vrlib.audit(train, other.iloc[:600], holdout, SCHEMA, seed=0, **FAST)
+    codes = [w["code"] for w in result.summary["warnings"]]
+    assert codes.count("tail_miscalibrated") == 1
+    message = next(w["message"] for w in result.summary["warnings"] if w["code"] == "tail_miscalibrated")
+    assert "(all view)" in message and "(continuous view)" in message
