@@ -1,0 +1,192 @@
+"""The audit's holdout check on every scenario of the validation benchmark: cross-fitted against the former pooled check.
+
+``vrlib audit`` first asks whether the holdout is a sample of the training data's population
+(:func:`vrlib.audit.holdout.holdout_check`); a shift gives the ``holdout_shift`` warning and
+withholds every flag.  The check reads the training records and the holdout only, never the
+release, so it can be rerun on the validation benchmark's scenarios
+(``benchmarks/bench_audit_validation.py``) without making a single release: each scenario's
+builder is called as the benchmark calls it (same functions, same seeds, same splits), with its
+releases replaced by real records of the generator's data (the scenario's ``make_release``
+with no generator).  Its training records and holdout are then checked as :func:`vrlib.audit`
+checks them (:func:`vrlib.audit.inputs.check_tables`, then the holdout check at seed 0).
+
+Per scenario: the cross-fitted check (the audit's: a model fitted on each half scores the
+other, the mean of the two halves' AUCs with the mean of their DeLong standard errors) and the
+former check (5-fold cross-validation, the scores pooled into one DeLong interval; the audit's
+until commit fdd323d, recomputed here from the same subsample, encoding, model and folds' seed),
+each with its AUC, interval and whether it calls the holdout shifted (interval above 0.5 and
+AUC at least ``SHIFT_AUC``), and the codes of the input warnings ``check_tables`` gives.
+A training/holdout pair shared by several scenarios is checked once.
+
+``--small`` runs the validation benchmark's small version (a synthetic mixed table, seconds).
+The last line printed is one JSON object.
+
+Run: ``VRLIB_DATA_DIR=... python benchmarks/bench_audit_holdout_check.py [--small] [--only adult,census]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+import warnings
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_audit_validation as validation  # noqa: E402
+
+SEED = 0  # the validation benchmark audits at seed 0
+LEVEL = 0.95
+
+
+def pooled_check(train, holdout, schema, seed: int = 0, level: float = LEVEL, max_rows: int = 2500, folds: int = 5):
+    """The former holdout check: ``folds``-fold cross-validated scores pooled into one DeLong interval.
+
+    The subsample, encoding, model and folds' seed are the audit's (:func:`vrlib.audit.holdout.holdout_check`
+    before commit fdd323d), so it differs from the cross-fitted check only in how the folds' scores are used.
+    """
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+    from threadpoolctl import threadpool_limits
+
+    from vrlib.audit.holdout import SHIFT_AUC
+    from vrlib.audit.scores import density_view
+    from vrlib.parallel import derive_seed
+    from vrlib.uncertainty import delong_auc
+
+    rng = np.random.default_rng(derive_seed(seed, "audit holdout check"))
+    n = min(len(train), len(holdout), max_rows)
+    parts = [df.iloc[np.sort(rng.permutation(len(df))[:n])] for df in (train, holdout)]
+    cont = parts[0][list(schema.continuous)].to_numpy(np.float64)
+    mean = cont.mean(axis=0) if cont.shape[1] else np.zeros(0)
+    std = cont.std(axis=0) if cont.shape[1] else np.ones(0)
+    std = np.where(std > 0, std, 1.0)
+    X = np.vstack([density_view(p, schema, mean, std) for p in parts])
+    y = np.r_[np.ones(n), np.zeros(n)]
+    model = HistGradientBoostingClassifier(max_iter=50, random_state=derive_seed(seed, "audit holdout model") % 2**31)
+    split = StratifiedKFold(folds, shuffle=True, random_state=derive_seed(seed, "audit holdout folds") % 2**31)
+    with threadpool_limits(1):
+        scores = cross_val_predict(model, X, y, cv=split, method="predict_proba")[:, 1]
+    auc = delong_auc(y, scores, level)
+    shift = bool(auc["ci_low"] > 0.5 and auc["auc"] >= SHIFT_AUC)
+    return {"auc": auc["auc"], "ci_low": auc["ci_low"], "ci_high": auc["ci_high"], "se": auc["se"], "shift": shift}
+
+
+@contextmanager
+def real_releases():
+    """The validation benchmark's releases replaced by real records of the generator's data (no fit, no cache)."""
+    original = validation.make_release
+
+    def stand_in(df, schema, rows, generator, n, seed, small):
+        return original(df, schema, rows, None, n, seed, small)
+
+    validation.make_release = stand_in
+    try:
+        yield
+    finally:
+        validation.make_release = original
+
+
+def _fingerprint(train: pd.DataFrame, holdout: pd.DataFrame) -> tuple:
+    return tuple(int(pd.util.hash_pandas_object(t, index=False).sum()) & (2**63 - 1) for t in (train, holdout))
+
+
+def check_pair(train, release, holdout, schema) -> dict:
+    """Both checks on the tables as the audit sees them (after :func:`vrlib.audit.inputs.check_tables`)."""
+    from vrlib.audit.holdout import holdout_check
+    from vrlib.audit.inputs import AuditWarning, check_tables
+
+    info = {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        train, release, holdout = check_tables(train, release, holdout, schema, info=info)
+    codes = sorted({w.message.code for w in caught if isinstance(w.message, AuditWarning)})
+    out = {"input_warnings": codes, "n_holdout_in_train": info["n_holdout_in_train"]}
+    for name, fn in (("cross_fitted", holdout_check), ("pooled", pooled_check)):
+        start = time.perf_counter()
+        res = fn(train, holdout, schema, seed=SEED, level=LEVEL)
+        out[name] = {k: res[k] for k in ("auc", "ci_low", "ci_high", "se", "shift")} | {
+            "seconds": time.perf_counter() - start
+        }
+    out["n_each"] = min(len(train), len(holdout), 2500)
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--small", action="store_true", help="the validation benchmark's small version")
+    parser.add_argument("--only", default=None, help="run only the datasets named (comma-separated)")
+    args = parser.parse_args(argv)
+    rows, done, start = [], {}, time.perf_counter()
+    with real_releases():
+        for name, df, schema, sizes, shift, generators in validation.datasets(args.small):
+            if args.only and name not in args.only.split(","):
+                continue
+            first_train = None
+            for scenario, kind, generator, builder in validation.scenarios(
+                name, df, schema, sizes, shift, generators, args.small
+            ):
+                train, release, holdout, _ = builder()
+                first_train = train if first_train is None else first_train
+                key = (name, *_fingerprint(train, holdout))
+                if key not in done:
+                    done[key] = check_pair(train, release, holdout, schema)
+                res = done[key]
+                row = {
+                    "dataset": name,
+                    "scenario": scenario,
+                    "kind": kind,
+                    "n_train": len(train),
+                    "n_holdout": len(holdout),
+                    # planting changes the release only: the training records are the first scenario's
+                    "train_as_first_split": bool(train.equals(first_train)),
+                    **res,
+                }
+                rows.append(row)
+                cf, po = res["cross_fitted"], res["pooled"]
+                print(
+                    f"{name:9s} {scenario:48s} cross-fitted {cf['auc']:.4f} [{cf['ci_low']:.3f}, {cf['ci_high']:.3f}]"
+                    f"{' SHIFT' if cf['shift'] else '      '}  pooled {po['auc']:.4f} [{po['ci_low']:.3f}, "
+                    f"{po['ci_high']:.3f}]{' SHIFT' if po['shift'] else ''}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    print("| dataset | scenario | cross-fitted AUC [95 %] | shift | pooled 5-fold AUC [95 %] | shift |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        cf, po = r["cross_fitted"], r["pooled"]
+        print(
+            f"| {r['dataset']} | {r['scenario']} | {cf['auc']:.3f} [{cf['ci_low']:.3f}, {cf['ci_high']:.3f}] | "
+            f"{'yes' if cf['shift'] else 'no'} | {po['auc']:.3f} [{po['ci_low']:.3f}, {po['ci_high']:.3f}] | "
+            f"{'yes' if po['shift'] else 'no'} |"
+        )
+    summary = {
+        "n_scenarios": len(rows),
+        "n_pairs_checked": len(done),
+        "disagreements": [f"{r['dataset']}: {r['scenario']}" for r in rows if r["cross_fitted"]["shift"] != r["pooled"]["shift"]],
+        "shift_scenarios_called_shifted": all(r["cross_fitted"]["shift"] for r in rows if r["kind"] == "shift"),
+        "others_called_shifted": [
+            f"{r['dataset']}: {r['scenario']}" for r in rows if r["kind"] != "shift" and r["cross_fitted"]["shift"]
+        ],
+    }
+    out = {
+        "benchmark": "bench_audit_holdout_check",
+        "small": args.small,
+        "rows": rows,
+        "summary": summary,
+        "seconds": time.perf_counter() - start,
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
+    }
+    print(json.dumps(out, allow_nan=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
