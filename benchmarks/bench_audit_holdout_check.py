@@ -18,10 +18,16 @@ each with its AUC, interval and whether it calls the holdout shifted (interval a
 AUC at least ``SHIFT_AUC``), and the codes of the input warnings ``check_tables`` gives.
 A training/holdout pair shared by several scenarios is checked once.
 
+``--heldout`` checks instead the training/holdout pairs of the held-out scenarios of
+``docs/audit.md`` (not in the benchmark): Adult's split 0 (the benchmark's, with BayNet and TVAE
+releases and other planting fractions) and split 7, each 10,000 / 10,000; Census's 10,000-record
+random subset (``load("census", variant="random10000")``) split 3,000 / 3,000 (4,000 other
+records) with seeds 0 and 5; every split by :func:`vrlib.experiments.audit.split_rows`, the
+release from the other records (here: those records themselves).
 ``--small`` runs the validation benchmark's small version (a synthetic mixed table, seconds).
 The last line printed is one JSON object.
 
-Run: ``VRLIB_DATA_DIR=... python benchmarks/bench_audit_holdout_check.py [--small] [--only adult,census]``
+Run: ``VRLIB_DATA_DIR=... python benchmarks/bench_audit_holdout_check.py [--small | --heldout] [--only adult,census]``
 """
 
 from __future__ import annotations
@@ -119,45 +125,83 @@ def check_pair(train, release, holdout, schema) -> dict:
     return out
 
 
+def heldout():
+    """``(dataset, scenario, kind, builder, schema)`` for the held-out scenarios' training/holdout pairs."""
+    from vrlib.data import load
+    from vrlib.experiments.audit import split_rows
+
+    def pair(df, sizes, seed):
+        n_other = len(df) - sizes["train"] - sizes["holdout"]
+        tr, ho, ot = split_rows(len(df), (sizes["train"], sizes["holdout"], n_other), seed)
+        rel = validation.make_release(df, None, ot, None, sizes["release"], seed, False)
+        return df.iloc[tr].reset_index(drop=True), rel, df.iloc[ho].reset_index(drop=True), np.array([], int)
+
+    df, schema = load("adult")
+    sizes = {"train": 10000, "holdout": 10000, "release": 10000}
+    for seed in (0, 7):
+        yield "adult", f"split {seed}", "null", lambda seed=seed: pair(df, sizes, seed), schema
+    dfc, schc = load("census", variant="random10000")
+    sizes_c = {"train": 3000, "holdout": 3000, "release": 4000}
+    for seed in (0, 5):
+        yield (
+            "census",
+            f"random10000, 3,000 / 3,000, split {seed}",
+            "null",
+            lambda seed=seed: pair(dfc, sizes_c, seed),
+            schc,
+        )
+
+
+def todo(args):
+    """``(dataset, scenario, kind, builder, schema)`` of every scenario to check."""
+    if args.heldout:
+        yield from heldout()
+        return
+    for name, df, schema, sizes, shift, generators in validation.datasets(args.small):
+        for scenario, kind, _, builder in validation.scenarios(name, df, schema, sizes, shift, generators, args.small):
+            yield name, scenario, kind, builder, schema
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--small", action="store_true", help="the validation benchmark's small version")
+    parser.add_argument("--heldout", action="store_true", help="the held-out scenarios' splits instead")
     parser.add_argument("--only", default=None, help="run only the datasets named (comma-separated)")
     args = parser.parse_args(argv)
     rows, done, start = [], {}, time.perf_counter()
+    if args.small and args.heldout:
+        parser.error("--small and --heldout exclude each other")
+    first = {}
     with real_releases():
-        for name, df, schema, sizes, shift, generators in validation.datasets(args.small):
+        for name, scenario, kind, builder, schema in todo(args):
             if args.only and name not in args.only.split(","):
                 continue
-            first_train = None
-            for scenario, kind, generator, builder in validation.scenarios(
-                name, df, schema, sizes, shift, generators, args.small
-            ):
-                train, release, holdout, _ = builder()
-                first_train = train if first_train is None else first_train
-                key = (name, *_fingerprint(train, holdout))
-                if key not in done:
-                    done[key] = check_pair(train, release, holdout, schema)
-                res = done[key]
-                row = {
+            train, release, holdout, _ = builder()
+            first.setdefault(name, train)
+            key = (name, *_fingerprint(train, holdout))
+            if key not in done:
+                done[key] = check_pair(train, release, holdout, schema)
+            res = done[key]
+            rows.append(
+                {
                     "dataset": name,
                     "scenario": scenario,
                     "kind": kind,
                     "n_train": len(train),
                     "n_holdout": len(holdout),
-                    # planting changes the release only: the training records are the first scenario's
-                    "train_as_first_split": bool(train.equals(first_train)),
+                    # planting changes the release only: these scenarios' training records are the first one's
+                    "train_as_first_scenario": bool(train.equals(first[name])),
                     **res,
                 }
-                rows.append(row)
-                cf, po = res["cross_fitted"], res["pooled"]
-                print(
-                    f"{name:9s} {scenario:48s} cross-fitted {cf['auc']:.4f} [{cf['ci_low']:.3f}, {cf['ci_high']:.3f}]"
-                    f"{' SHIFT' if cf['shift'] else '      '}  pooled {po['auc']:.4f} [{po['ci_low']:.3f}, "
-                    f"{po['ci_high']:.3f}]{' SHIFT' if po['shift'] else ''}",
-                    file=sys.stderr,
-                    flush=True,
-                )
+            )
+            cf, po = res["cross_fitted"], res["pooled"]
+            print(
+                f"{name:9s} {scenario:48s} cross-fitted {cf['auc']:.4f} [{cf['ci_low']:.3f}, {cf['ci_high']:.3f}]"
+                f"{' SHIFT' if cf['shift'] else '      '}  pooled {po['auc']:.4f} [{po['ci_low']:.3f}, "
+                f"{po['ci_high']:.3f}]{' SHIFT' if po['shift'] else ''}",
+                file=sys.stderr,
+                flush=True,
+            )
     print("| dataset | scenario | cross-fitted AUC [95 %] | shift | pooled 5-fold AUC [95 %] | shift |")
     print("|---|---|---|---|---|---|")
     for r in rows:
@@ -170,7 +214,9 @@ def main(argv=None) -> int:
     summary = {
         "n_scenarios": len(rows),
         "n_pairs_checked": len(done),
-        "disagreements": [f"{r['dataset']}: {r['scenario']}" for r in rows if r["cross_fitted"]["shift"] != r["pooled"]["shift"]],
+        "disagreements": [
+            f"{r['dataset']}: {r['scenario']}" for r in rows if r["cross_fitted"]["shift"] != r["pooled"]["shift"]
+        ],
         "shift_scenarios_called_shifted": all(r["cross_fitted"]["shift"] for r in rows if r["kind"] == "shift"),
         "others_called_shifted": [
             f"{r['dataset']}: {r['scenario']}" for r in rows if r["kind"] != "shift" and r["cross_fitted"]["shift"]
@@ -179,6 +225,7 @@ def main(argv=None) -> int:
     out = {
         "benchmark": "bench_audit_holdout_check",
         "small": args.small,
+        "heldout": args.heldout,
         "rows": rows,
         "summary": summary,
         "seconds": time.perf_counter() - start,
