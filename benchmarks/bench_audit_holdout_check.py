@@ -26,10 +26,14 @@ records) with seeds 0 and 5; every split by :func:`vrlib.experiments.audit.split
 release from the other records (here: those records themselves); and the split of the cost run
 (:func:`vrlib.experiments.audit.adult_release` at 30,000 / 15,222, seed 0, its holdout less the
 records with a category its training records lack, the release here the training records).
+``--null-splits N`` checks instead ``N`` further random splits of each dataset at the benchmark's
+sizes (split seeds 100 to 99 + N): the calibration of both checks where the holdout is correct
+(per dataset: the AUC's standard deviation over the splits against the mean standard error, and
+how many intervals lie above or below 0.5 and how many splits are called shifted).
 ``--small`` runs the validation benchmark's small version (a synthetic mixed table, seconds).
 The last line printed is one JSON object.
 
-Run: ``VRLIB_DATA_DIR=... python benchmarks/bench_audit_holdout_check.py [--small | --heldout] [--only adult,census]``
+Run: ``VRLIB_DATA_DIR=... python benchmarks/bench_audit_holdout_check.py [--small] [--heldout | --null-splits N] [--only adult,census]``
 """
 
 from __future__ import annotations
@@ -163,10 +167,56 @@ def heldout():
         )
 
 
+def null_splits(small: bool, n: int):
+    """``(dataset, scenario, kind, builder, schema)`` for ``n`` further random splits of each dataset (seeds 100 on)."""
+    from vrlib.experiments.audit import split_rows
+
+    def pair(df, sizes, seed):
+        n_other = len(df) - sizes["train"] - sizes["holdout"]
+        tr, ho, ot = split_rows(len(df), (sizes["train"], sizes["holdout"], n_other), seed)
+        rel = validation.make_release(df, None, ot, None, sizes["release"], seed, False)
+        return df.iloc[tr].reset_index(drop=True), rel, df.iloc[ho].reset_index(drop=True), np.array([], int)
+
+    for name, df, schema, sizes, _, _ in validation.datasets(small):
+        for seed in range(100, 100 + n):
+            yield (
+                name,
+                f"null split {seed}",
+                "null split",
+                lambda df=df, sizes=sizes, seed=seed: pair(df, sizes, seed),
+                schema,
+            )
+
+
+def calibration(rows) -> dict:
+    """Per dataset and check, over the null splits: the AUC's spread against its standard error, and the calls."""
+    out = {}
+    for name in sorted({r["dataset"] for r in rows}):
+        for check in ("cross_fitted", "pooled"):
+            res = [r[check] for r in rows if r["dataset"] == name]
+            auc = np.array([x["auc"] for x in res])
+            se = np.array([x["se"] for x in res])
+            out[f"{name} {check}"] = {
+                "n_splits": len(res),
+                "auc_mean": float(auc.mean()),
+                "auc_sd": float(auc.std(ddof=1)) if len(res) > 1 else None,
+                "se_mean": float(se.mean()),
+                "sd_over_se": float(auc.std(ddof=1) / se.mean()) if len(res) > 1 else None,
+                "sd_of_z": float(np.std((auc - 0.5) / se, ddof=1)) if len(res) > 1 else None,
+                "ci_low_above_half": int(sum(x["ci_low"] > 0.5 for x in res)),
+                "ci_high_below_half": int(sum(x["ci_high"] < 0.5 for x in res)),
+                "called_shifted": int(sum(x["shift"] for x in res)),
+            }
+    return out
+
+
 def todo(args):
     """``(dataset, scenario, kind, builder, schema)`` of every scenario to check."""
     if args.heldout:
         yield from heldout()
+        return
+    if args.null_splits:
+        yield from null_splits(args.small, args.null_splits)
         return
     for name, df, schema, sizes, shift, generators in validation.datasets(args.small):
         for scenario, kind, _, builder in validation.scenarios(name, df, schema, sizes, shift, generators, args.small):
@@ -179,11 +229,16 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--heldout", action="store_true", help="the held-out scenarios' and the cost run's splits instead"
     )
+    parser.add_argument(
+        "--null-splits", type=int, default=0, help="instead: this many further random splits of each dataset"
+    )
     parser.add_argument("--only", default=None, help="run only the datasets named (comma-separated)")
     args = parser.parse_args(argv)
     rows, done, start = [], {}, time.perf_counter()
-    if args.small and args.heldout:
-        parser.error("--small and --heldout exclude each other")
+    if args.heldout and (args.small or args.null_splits):
+        parser.error("--heldout excludes --small and --null-splits")
+    if args.null_splits < 0:
+        parser.error("--null-splits must be 0 or more")
     first = {}
     with real_releases():
         for name, scenario, kind, builder, schema in todo(args):
@@ -235,10 +290,13 @@ def main(argv=None) -> int:
             f"{r['dataset']}: {r['scenario']}" for r in rows if r["kind"] != "shift" and r["cross_fitted"]["shift"]
         ],
     }
+    if args.null_splits:
+        summary["calibration"] = calibration(rows)
     out = {
         "benchmark": "bench_audit_holdout_check",
         "small": args.small,
         "heldout": args.heldout,
+        "null_splits": args.null_splits,
         "rows": rows,
         "summary": summary,
         "seconds": time.perf_counter() - start,
