@@ -160,7 +160,14 @@ def test_a_missing_paper_copy_is_said_on_the_page(tmp_path):
     assert "domias_fig3a.png" in figures and all(f.endswith(".png") for f in figures)
     assert all(f"`figures/paper/{f}`" in staged["cells"][1]["source"] for f in figures)
     assert "figures/paper/domias" not in build.smaller_run_note("05_domias", "quick")  # none named: none claimed
-    assert "shows each beside the claims" in staged["cells"][1]["source"]  # every Fig. of 05 is on a claim's row
+    # the scorecard shows a figure beside the claims judged on it: 05's noise trace is on no row, so the note
+    # names the figures it shows instead of "each"; with only figures on rows it says "each"
+    judged = {f"{c.figure}.png" for c in build.scorecard.CLAIMS if c.figure}
+    on_card = [f for f in figures if f in judged]
+    assert "domias_fig6.png" in on_card and "domias_fig6_noise_trace.png" in figures
+    assert "domias_fig6_noise_trace.png" not in on_card
+    assert f"shows {', '.join(f'`{f}`' for f in on_card)} beside the claims" in staged["cells"][1]["source"]
+    assert "shows each beside the claims" in build.smaller_run_note("05_domias", "quick", on_card)
     # lost's Fig. 1 is on no row of the scorecard: the note names the ones it shows, not "each"
     note = build.smaller_run_note("06_lost_model_seeded", "quick", ["lost_fig1.png", "lost_fig2.png"])
     assert "`figures/paper/lost_fig1.png`" in note and "shows `lost_fig2.png` beside" in note, note

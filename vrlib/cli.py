@@ -177,6 +177,13 @@ def _add_audit(sub) -> None:
     )
     a.add_argument("--categorical", type=_columns, default=[], metavar="A,B", help="categorical columns")
     a.add_argument("--continuous", type=_columns, default=[], metavar="C,D", help="continuous columns")
+    a.add_argument(
+        "--ignore",
+        type=_columns,
+        default=[],
+        metavar="E,F",
+        help="columns to leave out of whichever files hold them (an id, a column one file alone has)",
+    )
     a.add_argument("--out", required=True, metavar="DIR", help="folder for report.html, summary.json, records.csv")
     a.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     a.add_argument("--fdr", type=float, default=0.05, help="false-discovery rate of the flag (default 0.05)")
@@ -236,6 +243,13 @@ def _add_audit(sub) -> None:
     )
 
 
+def _null_verbatim(summary: dict) -> str:
+    """How many holdout records (non-members) occur verbatim too, when some training records do."""
+    if not summary.get("n_verbatim") or summary.get("n_verbatim_null") is None:
+        return ""
+    return f" (and {summary['n_verbatim_null']} of {summary['settings']['n_null']} holdout records, non-members)"
+
+
 def _audit(args) -> tuple[str, int]:
     from pathlib import Path
 
@@ -257,6 +271,7 @@ def _audit(args) -> tuple[str, int]:
         args.na_values,
         encoding,
         check=False,  # audit() checks them, and gives each warning once
+        ignore=args.ignore,
     )
     result = audit(
         train,
@@ -281,10 +296,20 @@ def _audit(args) -> tuple[str, int]:
     )
     s = result.summary
     auc = s["membership_auc"]
+    interval = f"{auc['auc']:.3f} [{auc['ci_low']:.3f}, {auc['ci_high']:.3f}]"
+    if s["flag_withheld"]:  # the holdout is from another population: no flag, no leak claimed
+        first = (
+            "no record flagged: the holdout is not a sample of the training data's population (holdout_shift), "
+            f"so the audit cannot tell whether records leak; {s['n_verbatim']} copied verbatim; "
+            f"training vs holdout AUC of the attacks {interval}: a population difference, not a leak"
+        )
+    else:
+        first = (
+            f"{s['n_flagged']} of {s['settings']['n_train']} training records flagged at {args.fdr:.0%} FDR; "
+            f"{s['n_verbatim']} copied verbatim{_null_verbatim(s)}; membership AUC {interval}"
+        )
     lines = [
-        f"{s['n_flagged']} of {s['settings']['n_train']} training records flagged at {args.fdr:.0%} FDR; "
-        f"{s['n_verbatim']} copied verbatim; membership AUC {auc['auc']:.3f} [{auc['ci_low']:.3f}, "
-        f"{auc['ci_high']:.3f}]",
+        first,
         s["flag_resolution"]["note"],
         *s["disagreements"],
         f"wrote {Path(args.out) / 'report.html'}, summary.json, records.csv",

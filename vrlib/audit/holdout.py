@@ -6,8 +6,14 @@ training records look "remembered" by the release because the release resembles
 *their* population, and the audit would present a distribution shift as a leak.
 
 The test: a gradient-boosted classifier learns to tell training records (1) from
-holdout records (0) on a balanced, seeded subsample; its cross-validated scores give an
-AUC with DeLong's interval (:func:`vrlib.uncertainty.delong_auc`).  Without a shift the AUC
+holdout records (0) on a balanced, seeded subsample, cross-fitted: fitted on one half
+and scored on the other, then the other way round.  Each half's scores come from a model
+that never saw them, so DeLong's interval (:func:`vrlib.uncertainty.delong_auc`) holds for
+each half's AUC; the AUC is their mean and its standard error the mean of theirs (a bound
+on the mean's, whatever their correlation).  Pooling the scores of k-fold
+cross-validation instead gives intervals too narrow: its models share training records,
+and on correctly split holdouts of 600 records the pooled AUC's spread was 1.4 times its
+DeLong standard error, calling about one split in twenty shifted.  Without a shift the AUC
 is 0.5 up to noise; the holdout is called *shifted* when the interval's lower end is
 above 0.5 and the AUC is at least ``SHIFT_AUC`` (a shift too small to matter is not
 called one).  Holdout rows equal to training rows (the population's own duplicates)
@@ -36,7 +42,7 @@ def holdout_check(
     seed: int = 0,
     level: float = 0.95,
     max_rows: int = 2500,
-    folds: int = 5,
+    folds: int = 2,
 ) -> dict:
     """Cross-validated AUC of a classifier telling training from holdout records, and whether that is a shift.
 
@@ -52,15 +58,16 @@ def holdout_check(
     max_rows : int
         Records drawn from each table (the smaller table's size at most).
     folds : int
-        Cross-validation folds.
+        Cross-fitting folds (2: each half scored by a model fitted on the other).
 
     Returns
     -------
     dict
         ``auc``, ``ci_low``, ``ci_high``, ``n_each`` and ``shift`` (bool).
     """
+    from scipy import stats
     from sklearn.ensemble import HistGradientBoostingClassifier
-    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+    from sklearn.model_selection import StratifiedKFold
     from threadpoolctl import threadpool_limits
 
     rng = np.random.default_rng(derive_seed(seed, "audit holdout check"))
@@ -74,8 +81,15 @@ def holdout_check(
     y = np.r_[np.ones(n), np.zeros(n)]
     model = HistGradientBoostingClassifier(max_iter=50, random_state=derive_seed(seed, "audit holdout model") % 2**31)
     split = StratifiedKFold(folds, shuffle=True, random_state=derive_seed(seed, "audit holdout folds") % 2**31)
+    aucs, ses = [], []
     with threadpool_limits(1):  # OpenMP threads spin when the cores are shared: one is faster here
-        scores = cross_val_predict(model, X, y, cv=split, method="predict_proba")[:, 1]
-    auc = delong_auc(y, scores, level)
-    shift = bool(auc["ci_low"] > 0.5 and auc["auc"] >= SHIFT_AUC)
-    return {"auc": auc["auc"], "ci_low": auc["ci_low"], "ci_high": auc["ci_high"], "n_each": n, "shift": shift}
+        for fit, score in split.split(X, y):
+            scores = model.fit(X[fit], y[fit]).predict_proba(X[score])[:, 1]
+            one = delong_auc(y[score], scores, level)
+            aucs.append(one["auc"])
+            ses.append(one["se"])
+    auc, se = float(np.mean(aucs)), float(np.mean(ses))
+    z = stats.norm.ppf(0.5 + level / 2)
+    low, high = float(max(0.0, auc - z * se)), float(min(1.0, auc + z * se))
+    shift = bool(low > 0.5 and auc >= SHIFT_AUC)
+    return {"auc": auc, "ci_low": low, "ci_high": high, "se": se, "n_each": n, "shift": shift}

@@ -10,8 +10,15 @@ checked here, so that an attack never fails deep inside on a bad input:
 * a category of the release or the holdout that the training data never has (a generator
   with a public or differentially private domain produces them) is kept and counted: every
   table then shares the training categories followed by the unseen ones, in sorted order;
+* a value of the release or the holdout that the training data spells otherwise (``1.0``
+  for ``1``, ``true`` for ``True``) is read as the training spelling, counted and warned about;
+* columns that look like identifiers are named in a warning;
 * holdout rows equal to training rows (the population's own duplicates) are kept and
-  counted, with a warning;
+  counted, with a warning; far more of them than the training data's own repeats explain
+  give another warning (the holdout holds training records themselves);
+* files may order their columns differently, use ``;``, tabs or ``|`` instead of commas,
+  begin with an unnamed row index (as pandas writes them) and hold columns left out with
+  ``ignore``;
 * each table is large enough for the attacks (the holdout is split in two halves of at
   least ``MIN_HALF`` records: one is the attacks' reference data, the other the null).
 """
@@ -23,7 +30,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from vrlib.attacks.collision import occurs_in
+from vrlib.attacks.collision import count_in, occurs_in
 from vrlib.data import Schema, prepare, read_csv
 from vrlib.errors import VrlibError
 
@@ -33,12 +40,23 @@ MIN_HALF = 10  # records in each half of the holdout
 MIN_TRAIN = 10
 MIN_RELEASE = 10
 ROLES = ("training data", "release", "holdout")
-# prepare()'s advice names the options of `vrlib rank`; `vrlib audit` keeps every row (row i = record i)
-_RANK_ADVICE = "drop those rows (--dropna, or dropna=True) or fill them first"
-_AUDIT_ADVICE = (
-    "fill or remove those rows in the file first (the audit keeps every row, so that row i is record i), "
-    "or name the spellings of a missing value with --na-values"
+# prepare()'s and read_csv()'s advice names the options of `vrlib rank`; `vrlib audit` keeps every row
+# (row i = record i) and refuses missing values, so naming a spelling with --na-values makes it missing
+_ADVICE = (
+    (
+        "drop those rows (--dropna, or dropna=True) or fill them first",
+        "fill or remove those rows in the file first (the audit keeps every row, so that row i is record i; "
+        "a spelling named with --na-values is missing too); in a categorical column a missing value can be a "
+        "category of its own: write it as a word such as 'missing' in all three files",
+    ),
+    (
+        "declare it categorical, clean it, or name its missing-value spellings (na_values / --na-values)",
+        "declare it categorical or clean it (the audit refuses missing values, so these cannot be left out "
+        "with --na-values)",
+    ),
+    ("or leave it out with ignore (`vrlib rank --ignore`)", "or leave it out with --ignore (ignore=...)"),
 )
+_SEPARATORS = (";", "\t", "|")
 
 
 class AuditWarning(UserWarning):
@@ -56,7 +74,16 @@ def _rows(index, limit: int = 5) -> str:
 
 
 def read_tables(
-    train, synthetic, holdout, categorical, continuous, na_values=(), encoding="utf-8", check: bool = True, info=None
+    train,
+    synthetic,
+    holdout,
+    categorical,
+    continuous,
+    na_values=(),
+    encoding="utf-8",
+    check: bool = True,
+    info=None,
+    ignore=(),
 ):
     """Read the three CSV files with declared column types and check them (:func:`check_tables`).
 
@@ -75,6 +102,9 @@ def read_tables(
         :func:`vrlib.audit.audit`, which checks them anyway (so its warnings are given once).
     info : dict, optional
         Filled by :func:`check_tables`.
+    ignore : sequence of str
+        Columns to leave out of whichever files hold them (an identifier, a column one file
+        alone has); each must be in at least one file.
 
     Returns
     -------
@@ -90,22 +120,78 @@ def read_tables(
         raise VrlibError(
             f"give one text encoding for all three files or one per file (train, release, holdout), got {encodings}"
         )
-    tables = []
+    _check_names(categorical, continuous)
+    both = sorted(set(ignore) & (set(categorical) | set(continuous)))
+    if both:
+        raise VrlibError(f"column(s) {both} are both declared and ignored (--ignore); name each column once")
+    tables, found = [], set()
     for role, path, enc in zip(ROLES, (train, synthetic, holdout), encodings):
+        header = _header(path, enc)
+        sep = _separator(header)  # a file written with ';' (spreadsheets in many locales), tabs or '|'
+        names = _columns_of(header, sep)
+        present = [c for c in ignore if c in names]
+        found |= set(present)
+        # a first column without a name is a row index (pandas' to_csv writes one by default): not a record value
+        index = {"index_col": 0} if len(names) > 1 and names[0] == "" else {}
         try:
-            df, schema = read_csv(path, categorical, continuous, na_values=na_values, encoding=enc)
+            df, schema = read_csv(
+                path, categorical, continuous, na_values=na_values, encoding=enc, ignore=present, sep=sep, **index
+            )
         except VrlibError as exc:
             raise VrlibError(f"{role} ({path}): {_advice(exc)}") from None
         except LookupError:
             raise VrlibError(f"{role} ({path}): unknown text encoding {enc!r} (e.g. utf-8, latin-1, cp1252)") from None
         tables.append(df.reset_index(drop=True))
+    absent = [c for c in ignore if c not in found]
+    if absent:
+        raise VrlibError(f"--ignore names column(s) {absent} that none of the three files has")
     if not check:
         return (*tables, schema)
     return (*check_tables(*tables, schema, info=info), schema)
 
 
 def _advice(exc) -> str:
-    return str(exc).replace(_RANK_ADVICE, _AUDIT_ADVICE)
+    text = str(exc)
+    for rank, audit in _ADVICE:
+        text = text.replace(rank, audit)
+    return text
+
+
+def _check_names(categorical, continuous) -> None:
+    """Refuse a column named twice in one list (both lists at once is refused by :class:`Schema`)."""
+    for option, names in (("--categorical", categorical), ("--continuous", continuous)):
+        twice = sorted({str(c) for c in names if list(names).count(c) > 1})
+        if twice:
+            raise VrlibError(f"column(s) {twice} are named more than once in {option}; name each column once")
+
+
+def _header(path, encoding: str) -> str:
+    """The first line of a CSV file (empty when it cannot be read: read_csv then says why)."""
+    import gzip
+    from pathlib import Path
+
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt", encoding=encoding, newline="") as fh:
+            return fh.readline()
+    except (OSError, UnicodeDecodeError, LookupError, EOFError):
+        return ""
+
+
+def _separator(header: str) -> str:
+    """``,`` unless the header holds no comma but another usual separator (``;``, tab, ``|``)."""
+    if "," in header:
+        return ","
+    counts = {sep: header.count(sep) for sep in _SEPARATORS}
+    best = max(counts, key=counts.get)
+    return best if counts[best] else ","
+
+
+def _columns_of(header: str, sep: str) -> list[str]:
+    import csv
+
+    return next(csv.reader([header.lstrip("\ufeff").rstrip("\r\n")], delimiter=sep), [])
 
 
 def check_tables(
@@ -136,6 +222,7 @@ def check_tables(
     """
     if not isinstance(schema, Schema):
         raise VrlibError(f"schema must be a vrlib.Schema, got {type(schema).__name__}")
+    _check_names(schema.categorical, schema.continuous)
     checked = []
     for role, df in zip(ROLES, (train, synthetic, holdout)):
         if not isinstance(df, pd.DataFrame):
@@ -160,6 +247,7 @@ def check_tables(
                 + ("(the holdout is split into a reference half and a null half)" if role == "holdout" else "")
             )
     info = {} if info is None else info
+    synthetic, holdout, respelled = _respell(train, synthetic, holdout, schema)
     unseen = {"release": {}, "holdout": {}}
     categories = {}
     for c in schema.categorical:
@@ -179,21 +267,32 @@ def check_tables(
             df[c] = pd.Categorical(df[c].astype(object), categories=categories[c])
         out.append(df)
     train, synthetic, holdout = out
-    for role in ("release", "holdout"):
-        if unseen[role]:
-            counts = ", ".join(f"{c}: {n}" for c, n in unseen[role].items())
-            warnings.warn(
-                AuditWarning(
-                    "unseen_categories",
-                    f"the {role} has values the training data never has, in {sum(unseen[role].values())} "
-                    f"row-column(s) ({counts}); they are audited as categories of their own",
-                ),
-                stacklevel=2,
-            )
+    where = [
+        f"the {role} in {sum(unseen[role].values())} row-column(s) ("
+        + ", ".join(f"{c}: {n}" for c, n in unseen[role].items())
+        + ")"
+        for role in ("release", "holdout")
+        if unseen[role]
+    ]
+    if where:  # one warning (one code) for both tables
+        warnings.warn(
+            AuditWarning(
+                "unseen_categories",
+                f"values the training data never has, in {' and '.join(where)}; they are audited as categories "
+                "of their own",
+            ),
+            stacklevel=2,
+        )
+    _warn_identifiers(train, schema)
     overlap = occurs_in(holdout, train, schema)
+    repeated = count_in(train, train, schema) > 1  # the population's own repeats, seen inside the training data
     info["unseen_categories"] = {role: counts for role, counts in unseen.items() if counts}
+    info["respelled_categories"] = respelled
     info["n_holdout_in_train"] = int(overlap.sum())
-    if overlap.any():
+    info["n_train_repeated"] = int(repeated.sum())
+    if _warn_overlap(int(overlap.sum()), len(holdout), int(repeated.sum()), len(train)):
+        pass  # said: these are not the population's own duplicates
+    elif overlap.any():
         warnings.warn(
             AuditWarning(
                 "holdout_duplicates",
@@ -204,3 +303,121 @@ def check_tables(
             stacklevel=2,
         )
     return train, synthetic, holdout
+
+
+def _spelling(value):
+    """What two spellings of one category share: the number for numbers (``1``, ``1.0``, ``01``), else the
+    text without case or surrounding blanks (``True``, ``true``)."""
+    text = str(value).strip()
+    try:
+        number = float(text)
+    except ValueError:
+        return ("text", text.casefold())
+    return ("number", number) if np.isfinite(number) else ("text", text.casefold())
+
+
+def _respell(train, synthetic, holdout, schema):
+    """Read a release or holdout value that the training data spells otherwise as the training spelling.
+
+    A generator or an export often writes category ``1`` as ``1.0`` or ``True`` as ``true``;
+    audited as categories of their own, such values would match no training record and hide
+    every copy.  A value the training data never has is read as the training category with
+    the same :func:`_spelling`, when exactly one training category has it; the rows are
+    counted and a ``respelled_categories`` warning names the spellings.
+
+    Returns
+    -------
+    synthetic, holdout : DataFrame
+    respelled : dict
+        ``{role: {column: rows}}``, only columns with such rows.
+    """
+    respelled = {"release": {}, "holdout": {}}
+    examples = []
+    tables = {"release": synthetic, "holdout": holdout}
+    for c in schema.categorical:
+        known = list(train[c].cat.categories)
+        keys = {}
+        for value in known:
+            keys.setdefault(_spelling(value), []).append(value)
+        for role, df in tables.items():
+            values = df[c].astype(object)
+            unknown = pd.unique(values[~values.isin(known)])
+            mapping = {v: keys[_spelling(v)][0] for v in unknown if len(keys.get(_spelling(v), ())) == 1}
+            if not mapping:
+                continue
+            hit = values.isin(list(mapping))
+            respelled[role][c] = int(hit.sum())
+            examples += [f"{c}: {v!r} as {t!r}" for v, t in list(mapping.items())[:3]]
+            df = df.copy()
+            df[c] = values.where(~hit, values.map(mapping))
+            tables[role] = df
+    respelled = {role: counts for role, counts in respelled.items() if counts}
+    if respelled:
+        where = "; ".join(
+            f"the {role}: " + ", ".join(f"{c} in {n} row(s)" for c, n in counts.items())
+            for role, counts in respelled.items()
+        )
+        warnings.warn(
+            AuditWarning(
+                "respelled_categories",
+                f"categories spelled otherwise than in the training data were read as the training spelling "
+                f"({where}; e.g. {', '.join(examples[:5])}); if they are distinct categories, spell them apart",
+            ),
+            stacklevel=3,
+        )
+    return tables["release"], tables["holdout"], respelled
+
+
+def _warn_identifiers(train: pd.DataFrame, schema: Schema) -> None:
+    """Warn about columns that look like identifiers: they make every record unique and hide every copy."""
+    if len(train) < 2 * MIN_HALF:
+        return
+    found = []
+    for c in schema.categorical:
+        if train[c].nunique() == len(train):
+            found.append(f"{c!r} (a different category in every training record)")
+    for c in schema.continuous:
+        x = train[c].to_numpy()
+        if np.all(x == np.round(x)) and len(np.unique(x)) == len(x) and x.max() - x.min() == len(x) - 1:
+            found.append(f"{c!r} (the consecutive whole numbers {x.min():.0f} to {x.max():.0f}, a row number)")
+    if found:
+        warnings.warn(
+            AuditWarning(
+                "identifier_column",
+                f"column(s) {', '.join(found)} look like identifiers: a release cannot share them with the "
+                "training records by chance or by leak alike, so they make every record look unique and hide "
+                "copies; leave them out (--ignore, or drop them from the tables) unless the generator "
+                "releases them",
+            ),
+            stacklevel=3,
+        )
+
+
+def _warn_overlap(n_shared: int, n_holdout: int, n_repeated: int, n_train: int, alpha: float = 1e-6) -> bool:
+    """Warn when more holdout rows equal training rows than the population's own repeats explain.
+
+    A holdout record drawn apart from the training records equals one of them about as often
+    as a training record equals one of the others (``n_repeated`` of ``n_train``); far more
+    shared rows (one-sided binomial test at ``alpha``, and more than twice that rate) say that
+    the holdout holds training records themselves (the same file given twice, a split made
+    after training), which hides every leak: the membership figures then compare training
+    records with training records.  Returns whether it warned.
+    """
+    from scipy.stats import binom
+
+    rate = (n_repeated + 1) / (n_train + 1)
+    if n_shared <= 2 * rate * n_holdout or binom.sf(n_shared - 1, n_holdout, rate) >= alpha:
+        return False
+    warnings.warn(
+        AuditWarning(
+            "holdout_overlap",
+            f"{n_shared} of the holdout's {n_holdout} rows equal a training row, where the training data's own "
+            f"repeats ({n_repeated} of its {n_train} records equal another) lead to expect about "
+            f"{rate * n_holdout:.0f}: the holdout seems to hold training records themselves (the same file twice, "
+            "or a split made after training), and then the audit compares training records with training records "
+            "and cannot see a leak; give records that were not used for training (if the training data was "
+            "deduplicated, its repeats understate the population's and this warning may be wrong)",
+        ),
+        stacklevel=3,
+    )
+    return True

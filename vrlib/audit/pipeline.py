@@ -30,7 +30,14 @@ from vrlib.audit.holdout import holdout_check
 from vrlib.audit.inputs import AuditWarning, check_tables
 from vrlib.audit.policy import check_policy
 from vrlib.audit.records import records_table
-from vrlib.audit.release import auc_by_decile, disagreements, distance_shares, membership_auc, tpr_at_fpr
+from vrlib.audit.release import (
+    auc_by_decile,
+    disagreements,
+    distance_shares,
+    membership_auc,
+    tpr_at_fpr,
+    verbatim_excess,
+)
 from vrlib.audit.scores import ATTACKS, membership_scores
 from vrlib.audit.wp29 import threat_model, wp29_risks
 from vrlib.data import Schema
@@ -230,6 +237,8 @@ def audit(
     if combine not in pv.COMBINATIONS:
         raise VrlibError(f"unknown combination {combine!r}; choose one of {pv.COMBINATIONS}")
     check_integer("seed", seed, minimum=0)
+    if not wp29 and (known is not None or secret is not None):  # else a misspelt column passes unseen
+        raise VrlibError("--known and --secret describe the WP29 attacker: drop them or drop --no-wp29 (wp29=False)")
     if out is not None:
         check_out(out)  # before the long work
     with warnings.catch_warnings(record=True) as caught:
@@ -356,8 +365,8 @@ def _audit(
     ev_train, ev_holdout, evidence = copy_evidence(
         train, holdout, synthetic, schema, k=k, resolution=resolution, seed=seed
     )
-    for sentence in evidence["warnings"]:
-        notes.append({"code": "tail_miscalibrated", "message": sentence})
+    if evidence["warnings"]:  # one warning however many views' tails failed their check
+        notes.append({"code": "tail_miscalibrated", "message": "; ".join(evidence["warnings"])})
     p_value = ev_train["p_value"].to_numpy()
     q_values, flagged = pv.benjamini_hochberg(p_value, fdr)
     n_flagged_unchecked = int(flagged.sum())
@@ -402,9 +411,16 @@ def _audit(
     deciles = auc_by_decile(member_scores["combined"], null_scores["combined"], vk, null_vk, level=level)
     shares = distance_shares(train, synthetic, holdout, schema, seed=seed)
     n_verbatim = int((member_scores["copies"] > 0).sum()) if "copies" in member_scores else None
+    # non-members occur verbatim too where the population repeats its records
+    n_verbatim_null = int((null_scores["copies"] > 0).sum()) if "copies" in null_scores else None
     n_flagged = int(flagged.sum())
     seconds["release"] = time.perf_counter() - t
     resolution_info = copy_resolution(evidence, len(train), fdr)
+    if check["shift"]:  # the sentence is about a trusted holdout; this one flags nothing
+        resolution_info["note"] = (
+            "No record is flagged while the holdout is not a sample of the training data's population. With one "
+            "that is: " + resolution_info["note"][0].lower() + resolution_info["note"][1:]
+        )
     summary = {
         "vrlib_version": vrlib.__version__,
         "seed": int(seed),
@@ -428,7 +444,9 @@ def _audit(
         "warnings": notes,
         "holdout_check": check,
         "n_holdout_in_train": info["n_holdout_in_train"],
+        "n_train_repeated": info["n_train_repeated"],
         "unseen_categories": info["unseen_categories"],
+        "respelled_categories": info["respelled_categories"],
         "membership_auc": auc,
         "membership_auc_ci": [auc["ci_low"], auc["ci_high"]],
         "attack_auc": per_attack,
@@ -439,6 +457,10 @@ def _audit(
         "n_flagged_if_holdout_trusted": n_flagged_unchecked,
         "n_verbatim": n_verbatim,
         "n_verbatim_copies": int(member_scores["copies"].sum()) if "copies" in member_scores else None,
+        "n_verbatim_null": n_verbatim_null,
+        "verbatim_excess": None
+        if n_verbatim is None
+        else verbatim_excess(n_verbatim, len(train), n_verbatim_null, len(null)),
         "at_risk": records.loc[records["flagged"], "index"].astype(int).tolist(),
         "copy_evidence": {
             "views": {
@@ -451,7 +473,11 @@ def _audit(
         "auc_by_vk_decile": deciles.to_dict(orient="records"),
         "distance_shares": shares,
     }
-    summary["disagreements"] = [] if check["shift"] else disagreements(shares, n_verbatim or 0, n_flagged, auc, fdr)
+    summary["disagreements"] = (
+        []
+        if check["shift"]
+        else disagreements(shares, n_verbatim or 0, n_flagged, auc, fdr, len(train), n_verbatim_null, len(null))
+    )
     if wp29:
         t = time.perf_counter()
         summary["wp29"] = wp29_risks(

@@ -30,7 +30,15 @@ from vrlib.parallel import derive_seed
 from vrlib.params import check_number
 from vrlib.uncertainty import clopper_pearson, delong_auc
 
-__all__ = ["DCR_SAFE", "membership_auc", "tpr_at_fpr", "auc_by_decile", "distance_shares", "disagreements"]
+__all__ = [
+    "DCR_SAFE",
+    "membership_auc",
+    "tpr_at_fpr",
+    "auc_by_decile",
+    "distance_shares",
+    "disagreements",
+    "verbatim_excess",
+]
 
 DCR_SAFE = 0.6
 
@@ -199,14 +207,54 @@ def _ratio(d: np.ndarray) -> np.ndarray:
     return np.divide(d[:, 0], d[:, 1], out=np.zeros(len(d)), where=d[:, 1] > 0)
 
 
-def disagreements(shares: dict, n_verbatim: int, n_flagged: int, auc: dict, fdr: float) -> list[str]:
-    """Sentences for each way the distance shares and the attacks disagree (empty when they agree)."""
+def verbatim_excess(
+    n_verbatim: int, n_train: int, n_verbatim_null: int | None, n_null: int, alpha: float = 0.05
+) -> bool:
+    """Whether training records occur verbatim in the release more often than non-members do.
+
+    Where the population repeats its records (all-categorical data, small domains), holdout
+    records the generator never saw occur verbatim too: a training record's verbatim
+    occurrence is evidence of copying only beyond that rate (Fisher's exact test, one-sided,
+    at ``alpha``).  Without the non-members' count, any verbatim training record counts.
+    """
+    if not n_verbatim:
+        return False
+    if n_verbatim_null is None or not n_null:
+        return True
+    from scipy.stats import fisher_exact
+
+    table = [[n_verbatim, n_train - n_verbatim], [n_verbatim_null, n_null - n_verbatim_null]]
+    return bool(fisher_exact(table, alternative="greater")[1] < alpha)
+
+
+def disagreements(
+    shares: dict,
+    n_verbatim: int,
+    n_flagged: int,
+    auc: dict,
+    fdr: float,
+    n_train: int | None = None,
+    n_verbatim_null: int | None = None,
+    n_null: int = 0,
+) -> list[str]:
+    """Sentences for each way the distance shares and the attacks disagree (empty when they agree).
+
+    With ``n_train``, ``n_verbatim_null`` and ``n_null`` (the null holdout records that occur
+    verbatim in the release, of ``n_null``), verbatim training records count against DCR only
+    where they exceed what non-members get (:func:`verbatim_excess`).
+    """
     out = []
+    copied = verbatim_excess(n_verbatim, n_train or 0, n_verbatim_null, n_null) if n_train else bool(n_verbatim)
     if shares["dcr_safe"]:
-        if n_verbatim:
+        if copied:
             out.append(
                 f"DCR calls this release safe (share {shares['dcr_share']:.3f} <= {DCR_SAFE}); "
-                f"{n_verbatim} training records are copied verbatim."
+                f"{n_verbatim} training records are copied verbatim"
+                + (
+                    f" (against {n_verbatim_null} of {n_null} holdout records, which the generator never saw)."
+                    if n_verbatim_null is not None and n_null
+                    else "."
+                )
             )
         if n_flagged:
             out.append(
@@ -218,7 +266,7 @@ def disagreements(shares: dict, n_verbatim: int, n_flagged: int, auc: dict, fdr:
                 f"DCR calls this release safe; the membership AUC is {auc['auc']:.3f} "
                 f"[{auc['ci_low']:.3f}, {auc['ci_high']:.3f}], above 0.5."
             )
-    elif not n_verbatim and not n_flagged and auc["ci_low"] <= 0.5:
+    elif not copied and not n_flagged and auc["ci_low"] <= 0.5:
         out.append(
             f"DCR calls this release unsafe (share {shares['dcr_share']:.3f} > {DCR_SAFE}); "
             "the attacks find no record at risk and no membership signal."

@@ -126,6 +126,18 @@ def render_html(result) -> str:
     which = ", ".join(str(int(i)) for i in shown["index"])
     more = f" and {len(flagged) - len(shown)} more (see records.csv)" if len(flagged) > len(shown) else ""
     verbatim = s["n_verbatim"]
+    null_verbatim, n_null = s.get("n_verbatim_null"), st.get("n_null", 0)
+    beside = (
+        f" (against {null_verbatim:,} of the {n_null:,} holdout records, which the generator never saw"
+        + (
+            ""
+            if s.get("verbatim_excess")
+            else "; not significantly more often, so verbatim occurrence alone does not show copying here"
+        )
+        + ")"
+        if verbatim and null_verbatim is not None
+        else ""
+    )
     shifted = bool(s.get("flag_withheld"))
     auc = s["membership_auc"]
     if shifted:
@@ -146,7 +158,7 @@ def render_html(result) -> str:
         headline = (
             f"No training record is flagged as at risk at a {st['fdr']:.0%} false-discovery rate "
             f"(of {n_train:,} records)"
-            + (f", but {verbatim:,} of them occur verbatim in the release." if verbatim else ".")
+            + (f", but {verbatim:,} of them occur verbatim in the release{beside}." if verbatim else ".")
         )
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>vrlib audit: privacy report</title>",
@@ -157,7 +169,7 @@ def render_html(result) -> str:
         "<p>",
     ]
     if verbatim is not None:
-        parts.append(_e(f"{verbatim:,} training records occur verbatim in the release. "))
+        parts.append(_e(f"{verbatim:,} training records occur verbatim in the release{beside}. "))
     if shifted:
         parts.append(
             _e(f"Training vs holdout AUC of the attacks: {_ci(auc)} ({level} interval): a population difference.")

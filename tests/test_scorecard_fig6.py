@@ -1,0 +1,138 @@
+"""DOMIAS Fig. 6's scorecard rules on tables of the shape notebook 05 writes from the paper profile's parts.
+
+Each row states the runs it rests on; every comparison uses the runs' noise (the AUC's and, where the table
+has it, W1's standard error over the seeds), so that fewer runs, or a noisier W1, make a verdict inconclusive.
+The holds / does-not-hold cases of every rule are in test_scorecard_rules.py (``_fig6_shape``).
+"""
+
+import numpy as np
+import pytest
+
+from test_scorecard_rules import _fig6_shape
+from vrlib.scorecard import domias
+from vrlib.scorecard.rules import verdict
+
+FIG6_RULES = [c for c in domias.CLAIMS if c.tables == ("domias_fig6",)]
+
+
+def test_every_fig6_rule_reads_the_paper_shaped_table():
+    assert len(FIG6_RULES) == 7
+    for c in FIG6_RULES:
+        assert c.rule({"domias_fig6": _fig6_shape()}) is not None, c.statement
+
+
+@pytest.mark.parametrize("claim", FIG6_RULES, ids=lambda c: c.statement[:40])
+def test_every_fig6_row_states_the_runs_it_rests_on(claim):
+    interim = claim.rule({"domias_fig6": _fig6_shape(n_seeds=4, planned=8)})
+    assert interim.ours.startswith("On 4 of the paper's 8 runs (4 of the profile's 8 pending). "), interim.ours
+    whole = claim.rule({"domias_fig6": _fig6_shape(n_seeds=8, planned=8)})
+    assert whole.ours.startswith("On 8 of the paper's 8 runs. "), whole.ours
+    # a table without the planned count (the quick profile's, made before the column): the runs alone
+    quick = claim.rule({"domias_fig6": _fig6_shape(n_seeds=3).drop(columns="n_seeds_planned")})
+    assert quick.ours.startswith("On 3 of the paper's 8 runs. "), quick.ours
+
+
+def _trade_off(delta, std, n_seeds):
+    """The noise curve's AUC at the least noise ``delta`` above that at the most (linear between), AUC std ``std``."""
+    df = _fig6_shape(n_seeds=n_seeds, std=std)
+    noise = df.family == "noise"
+    rank = df.loc[noise].groupby("attack").privacy_param.rank(method="dense") - 1
+    df.loc[noise, "auc_mean"] = 0.5 + delta * (1 - rank / 11)
+    return {"domias_fig6": df}
+
+
+def test_fewer_runs_make_the_same_difference_inconclusive():
+    # +0.03 with a std of 0.02: se of the difference 0.02 √2 / √(n − 1): 0.011 over 8 runs, 0.028 over 2
+    assert verdict(domias.noise_trade_off(_trade_off(0.03, 0.02, 8)).checks) == "holds"
+    assert verdict(domias.noise_trade_off(_trade_off(0.03, 0.02, 2)).checks) == "inconclusive"
+    assert verdict(domias.noise_trade_off(_trade_off(-0.03, 0.02, 8)).checks) == "does not hold"
+
+
+def _one_point(family, auc_delta, w1_std):
+    """The shape table with ``family``'s DOMIAS rows at W1 0.8 (on the falling noise curve: AUC 0.5545 there),
+    ``auc_delta`` off the curve, W1 std ``w1_std``; every other generator far from the curve's range."""
+    df = _fig6_shape()
+    own = df.attack.isin(["domias_flow", "domias_kde"])
+    others = (df.family != "noise") & (df.family != family)
+    df.loc[others, "wd_sliced"] = 5.0  # beyond the noise levels: not judged
+    df.loc[others, "auc_mean"] = 0.5
+    at = 0.6 - 0.1 * 5 / 11  # the curve at W1 0.8
+    point = own & (df.family == family)
+    df.loc[point, "wd_sliced"], df.loc[point, "auc_mean"], df.loc[point, "wd_sliced_std"] = 0.8, at + auc_delta, w1_std
+    return {"domias_fig6": df}
+
+
+def test_a_point_too_noisy_in_w1_to_place_along_the_curve_is_within_the_noise():
+    # CTGAN 0.01 above the curve at its W1, AUC se 0.005/√3 each: beyond the noise of the AUCs
+    sure = domias.noise_curve_sides(_one_point("ctgan", 0.01, 0.001))
+    assert verdict(sure.checks) == "holds", sure.why()
+    # the same, but W1's se 0.2/√3 ≈ 0.115: ± 0.23 along a curve falling 0.1 per 1.1 of W1 moves it ± 0.02
+    noisy = domias.noise_curve_sides(_one_point("ctgan", 0.01, 0.2))
+    assert verdict(noisy.checks) == "inconclusive", noisy.why()
+    # below the curve beyond both noises: the paper's CTGAN is above, so it fails
+    below = domias.noise_curve_sides(_one_point("ctgan", -0.05, 0.001))
+    assert verdict(below.checks) == "does not hold", below.why()
+    # without W1's spread in the table the point's W1 is read as exact (a table of before the column)
+    exact = domias.noise_curve_sides({"domias_fig6": _one_point("ctgan", 0.01, 0.2)["domias_fig6"].drop(
+        columns="wd_sliced_std")})  # fmt: skip
+    assert verdict(exact.checks) == "holds"
+
+
+def _dominance(w1_gap, w1_std):
+    """GAN (off the paper's frontier) at W1 0.5 + ``w1_gap``, AUC 0.6; TVAE at W1 0.5, AUC 0.4 (lower beyond the
+    noise); every other point far away and on a clean trade-off (none dominating another)."""
+    df = _fig6_shape()
+    own = df.attack.isin(["domias_flow", "domias_kde"])
+    df["wd_sliced_std"] = w1_std
+    rest = own & ~df.family.isin(["gan", "tvae"])
+    for a in ("domias_flow", "domias_kde"):
+        rows = df.index[rest & (df.attack == a)]
+        df.loc[rows, "wd_sliced"] = 2.0 + 0.1 * np.arange(len(rows))
+        df.loc[rows, "auc_mean"] = 0.9 - 0.01 * np.arange(len(rows))
+    df.loc[own & (df.family == "gan"), ["wd_sliced", "auc_mean"]] = 0.5 + w1_gap, 0.6
+    df.loc[own & (df.family == "tvae"), ["wd_sliced", "auc_mean"]] = 0.5, 0.4
+    return {"domias_fig6": df}
+
+
+def test_dominated_beyond_the_noise_needs_w1_lower_beyond_its_noise_too():
+    # TVAE's W1 0.1 below GAN's, W1 se 0.005/√3: GAN dominated beyond the noise
+    sure = domias.pareto_frontier(_dominance(0.1, 0.005))
+    assert "GAN: dominated beyond the noise (by TVAE)" in sure.ours
+    # 0.01 below, W1 se 0.05/√3 ≈ 0.029: TVAE's quality not better beyond the noise, so within the noise
+    noisy = domias.pareto_frontier(_dominance(0.01, 0.05))
+    assert "GAN: dominated within the noise" in noisy.ours, noisy.ours
+    # a table without W1's spread reads W1 as exact: dominated
+    exact = domias.pareto_frontier({"domias_fig6": _dominance(0.01, 0.05)["domias_fig6"].drop(columns="wd_sliced_std")})
+    assert "GAN: dominated beyond the noise (by TVAE)" in exact.ours
+
+
+def _lambda_w1(values, std):
+    df = _fig6_shape()
+    df["wd_sliced_std"] = std
+    ads = df.family == "adsgan"
+    rank = df.loc[ads, "privacy_param"].rank(method="dense").astype(int) - 1
+    df.loc[ads, "wd_sliced"] = [values[k] for k in rank]
+    return {"domias_fig6": df}
+
+
+def test_quality_best_at_an_end_fails_only_beyond_the_noise():
+    # W1 lowest at the largest λ (as the 4-run paper-size table has it): 0.20 against the best intermediate 0.25
+    at_end = [0.30, 0.27, 0.29, 0.38, 0.25, 0.26, 0.20]
+    out = domias.quality_over_lambda(_lambda_w1(at_end, 0.005))
+    assert verdict(out.checks) == "does not hold" and "the lowest intermediate W1 at λ = 1.1" in out.ours
+    # the same means, W1 too noisy to order (std 0.1 over 4 runs: se 0.058)
+    assert verdict(domias.quality_over_lambda(_lambda_w1(at_end, 0.1)).checks) == "inconclusive"
+    # a dip at an intermediate λ, both ends above it beyond the noise
+    dip = [0.30, 0.27, 0.20, 0.25, 0.28, 0.30, 0.35]
+    assert verdict(domias.quality_over_lambda(_lambda_w1(dip, 0.005)).checks) == "holds"
+    # no spread of W1: not run, and it says why
+    none = domias.quality_over_lambda({"domias_fig6": _lambda_w1(dip, 0.005)["domias_fig6"].drop(
+        columns="wd_sliced_std")})  # fmt: skip
+    assert verdict(none.checks) == "not run" and "without its spread" in none.why()
+
+
+def test_the_run_count_reads_rows_that_differ():
+    df = _fig6_shape(n_seeds=4, planned=8)
+    df.loc[df.family == "noise", "n_seeds"] = 3
+    out = domias.noise_curve_sides({"domias_fig6": df})
+    assert out.ours.startswith("On 3–4 of the paper's 8 runs (5 of the profile's 8 pending). ")
