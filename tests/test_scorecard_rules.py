@@ -16,7 +16,7 @@ import pytest
 from conftest import PROJECT_ROOT
 from vrlib.experiments.mca import PAPER as MCA
 from vrlib.scorecard import CLAIMS, headline
-from vrlib.scorecard.rules import verdict
+from vrlib.scorecard.rules import FAILS, PAST_MARGIN, verdict
 
 JUDGED = [c for c in CLAIMS if c.reproduced]
 
@@ -1903,3 +1903,28 @@ def test_fig5_caption_baseline_above_a_negative_excess_does_not_capture_it():
     # the same with the others at +0.1, above 0 beyond the noise: they capture an excess, and the check fails
     out = claim.rule({**tables, **_calibrated(-0.1, 0.0, 0.1, 0.01)(tables)})
     assert verdict(out.checks) == "does not hold" and "captures the excess" in out.why(10), out.why(10)
+
+
+@pytest.mark.parametrize("result", ["§6.1 (Fig. 1)", "§6.2 (Fig. 2)"])
+def test_median_claim_says_which_comparison_decided(result):
+    """A gap above 0 but short of the stated one fails against the stated gap alone (the words must not say it
+    failed against 0); a gap equal to 0 is not taken for the stated one, and the words say so when that decides."""
+    (claim,) = [c for c in JUDGED if c.result == result and c.quote.startswith("The median")]
+    name = "achilles_fig1_targets" if "Fig. 1" in result else "achilles_fig2_targets"
+    short = claim.rule(_targets(name, 0.03, 0.05, 0.01)({}))  # clearly above 0, far below 0.186 / 0.1089
+    (said,) = [w for w in short.failed if "census/baynet: ours" in w]
+    assert said.startswith(f"{FAILS}: ") and "against 0" not in said and "above 0" not in said
+    for spread in (0.1, 0.2, 0.4):  # a median gap of 0 with noise up to as large as the claim: never "holds"
+        noisy = claim.rule(_targets(name, 0.0, 0.25, spread)({}))
+        (said,) = [w for w in noisy.failed if "census/baynet: ours" in w]
+        decided_by_zero = said.startswith("within the stated gap's margin but not above 0 beyond the noise: ")
+        assert decided_by_zero or said.startswith((f"{FAILS}: ", f"{PAST_MARGIN}: "))
+
+
+def test_median_claim_inconclusive_by_zero_says_so():
+    """§6.2: a median gap of 0 whose interval sits inside the stated gap's margin is inconclusive because it is
+    not above 0, and says that, not that its interval reaches past the margin."""
+    (claim,) = [c for c in JUDGED if c.result == "§6.2 (Fig. 2)" and c.quote.startswith("The median")]
+    noisy = claim.rule(_targets("achilles_fig2_targets", 0.0, 0.25, 0.4)({}))
+    (said,) = [w for w in noisy.failed if "census/baynet: ours" in w]
+    assert said.startswith("within the stated gap's margin but not above 0 beyond the noise: ")
