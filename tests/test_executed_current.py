@@ -215,9 +215,6 @@ KNOWN_OLDER_THAN_SOURCE: set[str] = {
     # the 0b5b4d0 run; a run of the current source misses the achilles cache (about 2 min per ε and dataset, ten of
     # them, then the interval seeds' games: over 15 min on 2 shared cores)
     "quick/04_achilles_privbayes_epsilon",
-    # the 752c9b3 run; the source since gained Fig. 6's noise trace and enlarged panel (920736b, 4f53e7d), and its
-    # Fig. 6 is still being run
-    "quick/05_domias",
 }
 _RUN_ONLY = ("vrlib-provenance", "injected-parameters")  # cells the run and the publisher add
 
