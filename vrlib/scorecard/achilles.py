@@ -30,6 +30,8 @@ from vrlib.scorecard.rules import (
     Claim,
     Outcome,
     against_each,
+    family_note,
+    family_z,
     ahead,
     equivalent,
     equivalent_interval,
@@ -134,16 +136,24 @@ def _versus_others(g: pd.DataFrame):
     ]
 
 
-def _per_setting(df: pd.DataFrame, keys) -> list:
+def _per_setting(df: pd.DataFrame, keys) -> tuple[list, int]:
     """Per setting (``keys``), :func:`against_each` of distance against every other method: ``(setting, check,
-    method that decides, difference, se)``."""
-    rows = []
+    method that decides, difference, se)``, and the number of comparisons over all settings. The claim is about
+    every one of them, so "behind" is judged at their :func:`family_z` (ahead at :data:`Z`)."""
+    groups = []
     for key, g in df.groupby(list(keys), sort=False):
         g = g.set_index("method")
         if "distance" not in g.index or len(g) < 2:
             continue
-        rows.append((key, *against_each(_versus_others(g))))
-    return rows
+        groups.append((key, _versus_others(g)))
+    m = sum(len(d) for _, d in groups)
+    fail_z = family_z(m) if m else None
+    return [(key, *against_each(d, fail_z=fail_z)) for key, d in groups], m
+
+
+def _with_note(what: str, m: int) -> str:
+    note = family_note(m)
+    return f"{what} ({note})" if note else what
 
 
 def distance_ahead_per_setting(df: pd.DataFrame) -> Outcome | None:
@@ -153,14 +163,17 @@ def distance_ahead_per_setting(df: pd.DataFrame) -> Outcome | None:
         return None
     if "distance" not in set(df.method):
         return None
-    rows = _per_setting(df, ["dataset", "generator"])
+    rows, n = _per_setting(df, ["dataset", "generator"])
     out = Outcome(
-        f"distance ahead of every other method beyond the noise in {sum(v is True for _, v, *_ in rows)} of "
-        f"{len(rows)} settings (the method that decides): "
-        + "; ".join(f"{d}/{g} {signed(x, e)} vs {m}" for (d, g), _, m, x, e in rows)
+        _with_note(
+            f"distance ahead of every other method beyond the noise in {sum(v is True for _, v, *_ in rows)} of "
+            f"{len(rows)} settings (the method that decides): "
+            + "; ".join(f"{d}/{g} {signed(x, e)} vs {m}" for (d, g), _, m, x, e in rows),
+            n,
+        )
     )
     for (d, g), v, m, x, e in rows:
-        out.check(v, f"{d}/{g}: distance − {m} {signed(x, e)}")
+        out.check(v, _with_note(f"{d}/{g}: distance − {m} {signed(x, e)}", n))
     return out
 
 
@@ -409,7 +422,7 @@ def robust_in_k(t):
     v = equivalent(spread, se, ABOUT)
     cells = len(df[["auc_mean", "auc_std"]].round(12).drop_duplicates())
     pairs = cells * (cells - 1) // 2
-    z_max = float(stats.norm.isf(0.025 / max(pairs, 1)))
+    z_max = family_z(max(pairs, 1))
     if v is False and spread - z_max * se <= ABOUT:
         v = None  # above the margin by less than the largest of `pairs` noisy differences can be by chance
     out.ours += f"; {cells} distinct cells, {pairs} pairs: the range fails only beyond {f(z_max, 2)} se"
@@ -469,15 +482,18 @@ def _ahead_under_dp(t, larger_only: bool):
         return None
     if larger_only:
         df = df[df.epsilon > df.epsilon.min()]
-    rows = [(dataset, eps, m, x, e, v) for (dataset, eps), v, m, x, e in _per_setting(
-        df.sort_values(["dataset", "epsilon"]), ["dataset", "epsilon"])]  # fmt: skip
+    per, n = _per_setting(df.sort_values(["dataset", "epsilon"]), ["dataset", "epsilon"])
+    rows = [(dataset, eps, m, x, e, v) for (dataset, eps), v, m, x, e in per]
     out = Outcome(
-        f"distance ahead of every other method beyond the noise in {sum(v is True for *_, v in rows)}, behind one in "
-        f"{sum(v is False for *_, v in rows)}, within the noise of one in {sum(v is None for *_, v in rows)} of "
-        f"{len(rows)} (dataset, ε) settings"
+        _with_note(
+            f"distance ahead of every other method beyond the noise in {sum(v is True for *_, v in rows)}, behind one "
+            f"in {sum(v is False for *_, v in rows)}, within the noise of one in {sum(v is None for *_, v in rows)} of "
+            f"{len(rows)} (dataset, ε) settings",
+            n,
+        )
     )
     for dataset, eps, best, x, se, v in rows:
-        out.check(v, f"{dataset}, ε = {eps:g}: distance − {best} {signed(x, se)}")
+        out.check(v, _with_note(f"{dataset}, ε = {eps:g}: distance − {best} {signed(x, se)}", n))
     return out
 
 

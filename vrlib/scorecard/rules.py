@@ -32,6 +32,7 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 __all__ = [
     "VERDICTS",
@@ -46,6 +47,8 @@ __all__ = [
     "se_difference",
     "se_mean",
     "ahead",
+    "family_z",
+    "family_note",
     "within",
     "replication_margin",
     "equivalent",
@@ -158,27 +161,52 @@ def se_difference(std_a: float, n_a: float, std_b: float, n_b: float) -> float:
     return float(np.hypot(se_mean(std_a, n_a), se_mean(std_b, n_b)))
 
 
-def ahead(difference: float, se: float, z: float = Z):
-    """True when ``difference`` > 0 by more than ``z`` standard errors, False when < 0 by as much, else None."""
+def ahead(difference: float, se: float, z: float = Z, fail_z: float | None = None):
+    """True when ``difference`` > 0 by more than ``z`` standard errors, False when < 0 by more than ``fail_z`` of them
+    (``z`` when not given; a family's :func:`family_z`), else None."""
+    fail_z = z if fail_z is None else fail_z
     if pd.isna(difference):
         return None
     if pd.isna(se):  # no noise recorded: the sign alone, but never a verdict on an exact tie
         return None if difference == 0 else bool(difference > 0)
     if difference > z * se:
         return True
-    if difference < -z * se:
+    if difference < -fail_z * se:
         return False
     return None
 
 
-def against_each(differences):
+def family_z(m: int, alpha: float = 0.05) -> float:
+    """The Bonferroni z of a family of ``m`` comparisons: Φ⁻¹(1 − α / (2m)), :data:`Z` (to rounding) for one.
+
+    A claim about every one of many comparisons ("above every baseline at every setting") fails when any one of
+    them is behind; with no true difference, one of ``m`` independent comparisons is behind beyond :data:`Z` by
+    chance with probability 1 − 0.975^m (84 % for 72). Judging each one's *fail* side at this z keeps the chance of
+    a spurious failure of the family at most α / 2 (Bonferroni holds whatever the comparisons' dependence). The
+    *holds* side keeps :data:`Z` per comparison: every one of them must be ahead, which noise alone makes rarer,
+    not more likely, as ``m`` grows."""
+    m = int(m)
+    if m < 1:
+        raise ValueError(f"a family has at least one comparison, got {m}")
+    return float(stats.norm.isf(alpha / 2 / m))
+
+
+def family_note(m: int) -> str:
+    """The fail threshold of a family of ``m`` comparisons in words, for the evidence; empty for one (:data:`Z`)."""
+    return "" if m <= 1 else f"fails only beyond {family_z(m):.2f} se, Bonferroni over {m} comparisons"
+
+
+def against_each(differences, fail_z: float | None = None):
     """One check of "ahead of every other": ``differences`` is ``(name, difference, se)`` per other, each
     judged by :func:`ahead`. Returns ``(check, name, difference, se)`` of the comparison that decides:
     ``False`` (the one furthest behind) when any other is ahead beyond the noise; ``True`` (the one
     closest, in standard errors) when every other is behind beyond the noise; else ``None`` (the
     closest of those within the noise). The other with the best mean is not always the one that decides:
-    a lower mean with a larger se can stay within the noise while the best one is cleared."""
-    rows = [(name, d, e, ahead(d, e)) for name, d, e in differences]
+    a lower mean with a larger se can stay within the noise while the best one is cleared.
+
+    ``fail_z``: the threshold of "behind" (:func:`ahead`), the :func:`family_z` of the claim's comparisons where
+    it is one of many; "ahead" stays at :data:`Z`."""
+    rows = [(name, d, e, ahead(d, e, fail_z=fail_z)) for name, d, e in differences]
     if not rows:
         raise ValueError("against_each needs at least one other to compare with")
 
