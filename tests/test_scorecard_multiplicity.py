@@ -1,0 +1,116 @@
+"""A claim about every one of many comparisons ("DOMIAS outperforms every baseline at every setting") must not fail
+from noise alone: its "below one" side is judged at the Bonferroni z of the family (:func:`family_z`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from vrlib.scorecard import CLAIMS
+from vrlib.scorecard.domias import BASELINES, CONSISTENTLY
+from vrlib.scorecard.rules import Z, verdict
+
+N_SEEDS = 8
+STD = 0.02  # population std over the seeds: se of one mean STD / √7
+SE = STD / np.sqrt(N_SEEDS - 1)
+SE_DIFF = float(np.hypot(SE, SE))  # se of DOMIAS − one baseline
+ATTACKS = ("domias_flow", *BASELINES)  # DOMIAS and six baselines
+N_MEM = (30, 50, 100, 200, 500, 1000)
+EPOCHS = (100, 300, 1000, 1500, 2500, 3000)  # six settings each: 6 × 12 = 72 comparisons
+
+
+def _rule():
+    (claim,) = [c for c in CLAIMS if c.paper == "domias" and c.quote == CONSISTENTLY]
+    return claim.rule
+
+
+def _tables(means: dict) -> dict[str, pd.DataFrame]:
+    """Figs. 3a and 3b from ``means[(key, x, attack)]``, every mean with the same std over ``N_SEEDS`` seeds."""
+    out = {}
+    for table, key, xs in (("domias_fig3a", "n_mem", N_MEM), ("domias_fig3b", "epochs", EPOCHS)):
+        out[table] = pd.DataFrame(
+            [
+                {key: x, "attack": a, "auc_mean": means[(key, x, a)], "auc_std": STD, "n_seeds": N_SEEDS}
+                for x in xs
+                for a in ATTACKS
+            ]
+        )
+    return out
+
+
+def _keys():
+    return [(k, x, a) for k, xs in (("n_mem", N_MEM), ("epochs", EPOCHS)) for x in xs for a in ATTACKS]
+
+
+def _base(k) -> float:
+    """A level per setting, the same for every attack: no two settings' values repeat (the rule counts a setting
+    of Fig. 3b with Fig. 3a's values once, as the same runs)."""
+    key, x, _ = k
+    return 0.6 + 0.001 * (N_MEM + EPOCHS).index(x) + (0.0005 if key == "epochs" else 0.0)
+
+
+def _verdict(means: dict) -> str:
+    return verdict(_rule()(_tables(means)).checks)
+
+
+def test_family_z_against_scipy():
+    from vrlib.scorecard.rules import family_note, family_z
+
+    for m in (1, 2, 6, 12, 72, 1000):
+        assert family_z(m) == pytest.approx(stats.norm.ppf(1 - 0.025 / m), rel=1e-12)
+    assert family_z(1) == pytest.approx(Z, abs=1e-3)
+    assert round(family_z(72), 2) == 3.39  # the threshold quoted on the scorecard for Figs. 3a and 3b
+    assert family_note(1) == ""
+    assert family_note(72) == "fails only beyond 3.39 se, Bonferroni over 72 comparisons"
+    with pytest.raises(ValueError, match="at least one"):
+        family_z(0)
+
+
+def test_against_each_fails_only_beyond_the_family_z():
+    from vrlib.scorecard.rules import against_each, family_z
+
+    z = family_z(72)
+    behind = [("a", -2.5, 1.0), ("b", 5.0, 1.0)]  # beyond 1.96 se, not beyond 3.39
+    assert against_each(behind)[0] is False
+    assert against_each(behind, fail_z=z)[0] is None
+    assert against_each([("a", -3.5, 1.0), ("b", 5.0, 1.0)], fail_z=z)[:2] == (False, "a")
+    assert against_each([("a", 2.5, 1.0), ("b", 5.0, 1.0)], fail_z=z)[0] is True  # ahead stays at Z
+
+
+def test_no_signal_rarely_fails():
+    """All 7 attacks equal in truth at all 12 settings, each mean drawn at its se: a spurious "does not hold" in at
+    most ~5 % of 400 replicates (Bonferroni: at most 2.5 % in expectation; measured 6 of 400, 1.5 %). Run against
+    the rule before the family z (each comparison's fail side at 1.96), the same 400 replicates gave "does not hold"
+    in 286 (71.5 %; less than 1 − 0.975^72 = 84 % because the 6 comparisons of a setting share DOMIAS's mean)."""
+    rng = np.random.default_rng(39)
+    keys = _keys()
+    base = np.array([_base(k) for k in keys])
+    verdicts = [_verdict(dict(zip(keys, base + SE * rng.standard_normal(len(keys))))) for _ in range(400)]
+    rate = np.mean([v == "does not hold" for v in verdicts])
+    assert rate <= 0.05, rate
+
+
+def test_one_comparison_far_below_fails():
+    """Equal everywhere but one baseline 8 se of a difference above DOMIAS at one setting: "does not hold"."""
+    means = {k: _base(k) for k in _keys()}
+    means[("epochs", 1000, "mc")] += 8 * SE_DIFF
+    out = _rule()(_tables(means))
+    assert verdict(out.checks) == "does not hold"
+    assert "fails: epochs = 1000: DOMIAS (BNAF) − MC" in out.why()
+    assert "Bonferroni over 72 comparisons" in out.why()
+
+
+def test_one_comparison_between_the_two_thresholds_is_inconclusive():
+    """One baseline 2.5 se above DOMIAS (beyond 1.96, within 3.39), the rest tied: inconclusive, not "does not hold"
+    (the rule before the family z said "does not hold")."""
+    means = {k: _base(k) for k in _keys()}
+    means[("n_mem", 100, "logan_0")] += 2.5 * SE_DIFF
+    assert _verdict(means) == "inconclusive"
+
+
+def test_every_comparison_ahead_still_holds():
+    """DOMIAS 2.5 se of a difference above every baseline at every setting: holds (the ahead side stays at 1.96)."""
+    means = {k: _base(k) + (2.5 * SE_DIFF if k[2] == "domias_flow" else 0.0) for k in _keys()}
+    assert _verdict(means) == "holds"
