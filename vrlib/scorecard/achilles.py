@@ -377,7 +377,8 @@ def std_halved(t):
 
 
 def loglik_below_distance(t):
-    """Per generator and reading of the log-likelihood baseline, distance's mean above it beyond the noise."""
+    """Per generator and reading of the log-likelihood baseline, distance's mean above it beyond the noise; below it
+    fails only beyond the :func:`family_z` of the pairs (any one of them below would fail the claim)."""
     df = t["achilles_loglik_readings"]
     if not {"generator", "setting", "auc_mean", "auc_std", "n_targets", "gap_to_distance"} <= set(df.columns):
         return None
@@ -385,19 +386,20 @@ def loglik_below_distance(t):
     readings = df[df.setting != "distance"].dropna(subset=["gap_to_distance"])
     if not len(readings) or not len(dist):
         return None
-    rows = []
+    rows, fail_z = [], family_z(len(readings))
     for r in readings.itertuples():
         d = dist.loc[r.generator]
         se = se_difference(d.auc_std, d.n_targets, r.auc_std, r.n_targets)
-        rows.append((r, r.gap_to_distance, se, ahead(r.gap_to_distance, se)))
+        rows.append((r, r.gap_to_distance, se, ahead(r.gap_to_distance, se, fail_z=fail_z)))
     paper = readings.drop_duplicates("generator").set_index("generator").paper_gap
     out = Outcome(
         f"distance above log-likelihood beyond the noise in {sum(v is True for *_, v in rows)} of {len(rows)} "
         "(generator, reading) pairs; below it beyond the noise in "
         f"{sum(v is False for *_, v in rows)}; the paper's gap " + ", ".join(f"{g} {v:+.3f}" for g, v in paper.items())
     )
+    out.ours = _with_note(out.ours, len(rows))
     for r, g, se, v in rows:
-        out.check(v, f"{r.generator}, {r.setting}: {signed(g, se)}")
+        out.check(v, _with_note(f"{r.generator}, {r.setting}: {signed(g, se)}", len(rows)))
     return out
 
 

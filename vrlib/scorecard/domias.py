@@ -200,17 +200,18 @@ def _end_to_end(table: str, key: str, larger_at: str):
         attacks = [own] + [
             a for a in mean.columns if a != own and pd.notna(mean.at[high, a]) and pd.notna(mean.at[low, a])
         ]
-        rows = []
+        rows, fail_z = [], family_z(len(attacks))  # every attack: one behind fails only beyond the family's z
         for a in attacks:
             d, e = mean.at[high, a] - mean.at[low, a], float(np.hypot(se.at[high, a], se.at[low, a]))
-            rows.append((a, d, e, ahead(d, e)))
+            rows.append((a, d, e, ahead(d, e, fail_z=fail_z)))
+        note = f" ({family_note(len(attacks))})" if family_note(len(attacks)) else ""
         out = Outcome(
             f"{label(own)}: {f(mean.at[first, own])} at {key} = {first}, {f(mean.at[last, own])} at {last}; AUC at "
             f"{key} = {high} − at {low} above 0 beyond the noise for {sum(v is True for *_, v in rows)} of {len(rows)} "
-            "attacks"
+            f"attacks{note}"
         )
         for a, d, e, v in rows:
-            out.check(v, f"{label(a)}: AUC at {key} = {high} − at {low} {signed(d, e)}")
+            out.check(v, f"{label(a)}: AUC at {key} = {high} − at {low} {signed(d, e)}{note}")
         return out
 
     return rule
@@ -641,8 +642,12 @@ def only_calibrated_captures_the_excess(t):
     others = [a for a in BASELINES if a in mean.columns and a != "gan_leaks_cal"]
     if not others:
         return None
+    groups = list(dict.fromkeys(mean.index.get_level_values(0)))
+    n = len(groups) * len(others)
+    fail_z = family_z(n)
+    note = f" ({family_note(n)})" if family_note(n) else ""
     parts, checks = [], []
-    for sg in dict.fromkeys(mean.index.get_level_values(0)):
+    for sg in groups:
 
         def excess(a, sg=sg):
             return _group_excess(mean, se, sg, a)
@@ -654,8 +659,9 @@ def only_calibrated_captures_the_excess(t):
             d, e = excess(a)
             below = ahead(d_own - d, float(np.hypot(e_own, e)))  # True: below DOMIAS's excess beyond the noise
             # fails only where it captures the excess (above 0 beyond the noise): above DOMIAS's alone is not that
-            # when DOMIAS's is at or below 0
-            each.append((a, d, e, True if below else (False if ahead(d, e) else None)))
+            # when DOMIAS's is at or below 0; any one of the (group, baseline) pairs capturing it fails the claim, so
+            # "captures" is judged at their family z
+            each.append((a, d, e, True if below else (False if ahead(d, e, z=fail_z) else None)))
         failed = [r for r in each if r[3] is False]
         unclear = [r for r in each if r[3] is None]
         a, d, e, _ = (failed or unclear or each)[0]
@@ -667,7 +673,8 @@ def only_calibrated_captures_the_excess(t):
                      f"{', '.join(captures) or 'none'} of {len(kept)} distinct"
                      + "".join(f" ({label(y)} counted once with {label(x)})" for x, y in same))  # fmt: skip
         what = "captures the excess" if v is False else "not below DOMIAS's excess beyond the noise"
-        checks.append((v, f"{sg}: {label(a)} group − rest {signed(d, e)} against {label(own)}'s {d_own:+.3f}: {what}"))
+        checks.append((v, f"{sg}: {label(a)} group − rest {signed(d, e)} against {label(own)}'s {d_own:+.3f}: {what}"
+                       f"{note}"))  # fmt: skip
     out = Outcome("; ".join(parts))
     for v, what in checks:
         out.check(v, what)
