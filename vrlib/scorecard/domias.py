@@ -486,17 +486,22 @@ def noise_curve_sides(t):
     from vrlib.scorecard import rules
 
     w_se = _w1_se(others)
+    # Every setting of the paper's generators on its side: one on the wrong side fails the claim, so the wrong side
+    # counts only beyond the family z of their number (the side the paper says, at Z).
+    n = sum(_fig6_name(fa, g) is not None for fa, g in zip(others.family, others.generator))
+    fail_z = family_z(max(n, 1))
     rows, not_drawn = [], []
     for k, r in enumerate(others.itertuples()):
         name = _fig6_name(r.family, r.generator)
         if name is None:
             not_drawn.append(r.generator)
             continue
+        above_z, below_z = (rules.Z, fail_z) if name in FIG6_WRONG_SIDE else (fail_z, rules.Z)
 
-        def side_at(w, r=r):
+        def side_at(w, r=r, above_z=above_z, below_z=below_z):
             at, at_se = float(np.interp(w, x, y)), float(np.interp(w, x, ys))
             d, e = r.auc_mean - at, float(np.hypot(se_mean(r.auc_std, r.n_seeds), at_se))
-            return d, e, ahead(d, e)  # True: above the curve
+            return d, e, ahead(d, e, z=above_z, fail_z=below_z)  # True: above the curve
 
         d, e, v = side_at(r.wd_sliced)
         if w_se is not None and x[0] <= r.wd_sliced <= x[-1] and not pd.isna(w_se[k]):
@@ -528,13 +533,15 @@ def noise_curve_sides(t):
         f"{g} {side(v)} ({signed(d, e)})" for g, _, d, e, v in rows
     )
     ours += f". The paper's generators not in the table: {', '.join(missing) or 'none'}"
+    note = f" ({family_note(n)})" if family_note(n) else ""
+    ours += note
     if not_drawn:
         ours += f"; in the table, not in the paper's figure (not judged): {', '.join(map(str, not_drawn))}"
     out = Outcome(ours)
     for g, name, d, e, v in judged:
         want_above = name in FIG6_WRONG_SIDE
         out.check(None if v is None else (v is want_above), f"{g}: {side(v)} ({signed(d, e)}); the paper: "
-                  f"{'above' if want_above else 'below'}")  # fmt: skip
+                  f"{'above' if want_above else 'below'}{note}")  # fmt: skip
     return out
 
 

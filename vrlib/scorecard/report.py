@@ -20,7 +20,7 @@ import pandas as pd
 
 from vrlib.errors import VrlibError
 from vrlib.scorecard import achilles, domias, lost, mca
-from vrlib.scorecard.rules import VERDICTS, Claim, Outcome, Reads, verdict
+from vrlib.scorecard.rules import VERDICTS, Claim, Outcome, Reads, family_z, verdict
 
 PROFILES = ("paper", "quick")  # where a table is looked for, in this order
 MARK = {v: (v if v in ("not run", "not reproduced") else f"**{v}**") for v in VERDICTS}
@@ -373,7 +373,10 @@ def scorecard_markdown(root: Path | str = ".", links: Links = Links()) -> str:
         "the summary counts them apart, not as claims. A rule is a set "
         "of checks (its *check* column), each made against the noise the run has (seeds, targets, records, repeated "
         "games): a difference counts only beyond 1.96 standard errors (or where the two 95 % intervals are apart); "
-        "one within the noise is *inconclusive*. A check that two values match (ours and the paper's, \"not "
+        'one within the noise is *inconclusive*. Where a claim is about every one of many comparisons ("above '
+        'every baseline at every setting"), one of them against the claim fails it only beyond the Bonferroni z '
+        f"of their number ({family_z(72):.2f} standard errors for 72), which the evidence states, so that noise alone fails such "
+        "a claim at most 2.5 % of the time. A check that two values match (ours and the paper's, \"not "
         'significantly different", "equivalently") is an equivalence test against a margin its check states, '
         "taken from the paper's own precision: it passes only when the 95 % interval of the difference lies inside "
         'the margin, fails when the interval lies wholly outside it (or, for "not significantly different", when '
