@@ -114,3 +114,34 @@ def test_every_comparison_ahead_still_holds():
     """DOMIAS 2.5 se of a difference above every baseline at every setting: holds (the ahead side stays at 1.96)."""
     means = {k: _base(k) + (2.5 * SE_DIFF if k[2] == "domias_flow" else 0.0) for k in _keys()}
     assert _verdict(means) == "holds"
+
+
+def _readings(gaps_in_se: list[float]) -> dict[str, pd.DataFrame]:
+    """achilles' log-likelihood readings: one generator, distance and len(gaps_in_se) readings, each reading's gap
+    to distance ``gap × se`` of their difference (every std 0.06 over 10 targets)."""
+    std, n = 0.06, 10
+    se = float(np.hypot(std / 3, std / 3))  # se_mean: std / √(n − 1)
+    rows = [{"generator": "synthpop", "setting": "distance", "auc_mean": 0.8, "auc_std": std, "n_targets": n,
+             "gap_to_distance": np.nan, "paper_gap": 0.062}]  # fmt: skip
+    for i, g in enumerate(gaps_in_se):
+        rows.append({"generator": "synthpop", "setting": f"reading {i}", "auc_mean": 0.8 - g * se, "auc_std": std,
+                     "n_targets": n, "gap_to_distance": g * se, "paper_gap": 0.062})  # fmt: skip
+    return {"achilles_loglik_readings": pd.DataFrame(rows)}
+
+
+@pytest.mark.parametrize(
+    "gaps, expected",
+    [
+        ([-2.5] + [0.0] * 13, "inconclusive"),  # beyond 1.96, within 2.91 (14 pairs): "does not hold" before
+        ([-4.0] + [0.0] * 13, "does not hold"),  # beyond 2.91
+        ([2.5] * 14, "holds"),  # every reading behind distance at 1.96
+        ([-2.5], "does not hold"),  # one reading: its z is 1.96
+    ],
+)
+def test_loglik_readings_family(gaps, expected):
+    from vrlib.scorecard.achilles import loglik_below_distance
+
+    out = loglik_below_distance(_readings(gaps))
+    assert verdict(out.checks) == expected
+    if len(gaps) == 14:
+        assert "Bonferroni over 14 comparisons" in out.ours
