@@ -145,3 +145,27 @@ def test_loglik_readings_family(gaps, expected):
     assert verdict(out.checks) == expected
     if len(gaps) == 14:
         assert "Bonferroni over 14 comparisons" in out.ours
+
+
+def _fig5(logan_d1_excess_in_se: float) -> dict[str, pd.DataFrame]:
+    """DOMIAS Fig. 5 with two groups, every attack as accurate on the group as outside it, except LOGAN D1 on the
+    first group: its excess (group − rest) ``logan_d1_excess_in_se`` se of that difference."""
+    rows = []
+    for sg in ("race=A", "race=B"):
+        for a in ("domias_flow", "gan_leaks_cal", "logan_0", "logan_d1", "logan_d1_published", "mc"):
+            for g in ("minority", "majority"):
+                up = g == "minority" and sg == "race=A" and a == "logan_d1"
+                rows.append({"subgroup": sg, "group": g, "attack": a, "n_seeds": N_SEEDS, "accuracy_std": STD,
+                             "accuracy_mean": 0.5 + (logan_d1_excess_in_se * SE_DIFF if up else 0.0)})  # fmt: skip
+    return {"domias_fig5": pd.DataFrame(rows)}
+
+
+@pytest.mark.parametrize("excess, expected", [(2.2, "inconclusive"), (4.0, "does not hold")])
+def test_fig5_caption_family(excess, expected):
+    """ "Except for GAN-leaks CAL, baselines fail to capture the excess": 4 other baselines × 2 groups = 8 pairs,
+    one of them capturing the excess fails the caption only beyond 2.73 se (2.2 se said "does not hold" before)."""
+    from vrlib.scorecard.domias import only_calibrated_captures_the_excess
+
+    out = only_calibrated_captures_the_excess(_fig5(excess))
+    assert verdict(out.checks) == expected
+    assert "Bonferroni over 8 comparisons" in out.why(shown=10)
