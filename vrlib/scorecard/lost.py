@@ -31,6 +31,8 @@ from vrlib.scorecard.rules import (
     Claim,
     Outcome,
     ahead,
+    family_note,
+    family_z,
     equivalent,
     equivalent_interval,
     f,
@@ -219,12 +221,13 @@ def excess(row) -> tuple[float, float, str]:
     return d, se, f"se ≈ hypot(RMSD se, floor se {f(_floor_se_of(row), 4)} scaled from it), no covariance term"
 
 
-def above_floor(row):
-    """The RMSD beyond its noise floor: ``rmsd − floor`` above 0 by more than Z se (True), below it by as much
-    (False), else None (the floor's own noise included, :func:`excess`)."""
+def above_floor(row, fail_z=None):
+    """The RMSD beyond its noise floor: ``rmsd − floor`` above 0 by more than Z se (True), below it by more than
+    ``fail_z`` se (False; Z when not given, the :func:`family_z` of a claim about every setting), else None (the
+    floor's own noise included, :func:`excess`)."""
     d, se, _ = excess(row)
     # the noise unknown (or an interval of zero width, which no finite run gives): never judged on the point values
-    return None if pd.isna(se) or se <= 0 else ahead(d, se)
+    return None if pd.isna(se) or se <= 0 else ahead(d, se, fail_z=fail_z)
 
 
 def excess_text(row) -> str:
@@ -285,13 +288,14 @@ def rmsd_above_floor(t):
     rows = settings(t, LOST_RMSD, RMSD_KEY)
     if not rows:
         return None
-    v = [above_floor(r) for _, r in rows]
+    v = [above_floor(r, fail_z=family_z(len(rows))) for _, r in rows]  # every setting: below fails at the family z
+    note = f" ({family_note(len(rows))})" if family_note(len(rows)) else ""
     out = Outcome(
         f"RMSD above its noise floor beyond the noise of both in {sum(x is True for x in v)} of {len(rows)} settings"
-        f" ({_bases(r for _, r in rows)})"
+        f" ({_bases(r for _, r in rows)}){note}"
     )
     for (name, r), x in zip(rows, v):
-        out.check(x, f"{name}: RMSD {f(r.rmsd)}, floor {f(r.floor)}, {excess_text(r)}")
+        out.check(x, f"{name}: RMSD {f(r.rmsd)}, floor {f(r.floor)}, {excess_text(r)}{note}")
     return out
 
 
@@ -475,8 +479,10 @@ def gap_at_largest_size(t):
     out = Outcome("; ".join(f"{setting_name(r, 'lost_fig3')}: RMSD {f(r.rmsd)} [{f(_interval(r, 'rmsd')[0])}, "
                             f"{f(_interval(r, 'rmsd')[1])}], floor {f(r.floor)}, {excess_text(r)}"
                             for r in rows))  # fmt: skip
+    note = f" ({family_note(len(rows))})" if family_note(len(rows)) else ""
+    out.ours += note
     for r in rows:
-        out.check(above_floor(r), f"{setting_name(r, 'lost_fig3')}: {excess_text(r)}")
+        out.check(above_floor(r, fail_z=family_z(len(rows))), f"{setting_name(r, 'lost_fig3')}: {excess_text(r)}{note}")
     return out
 
 
