@@ -315,6 +315,10 @@ def grows_with_n_syn(t):
     judged = [r for r in rows if r[0] in N_SYN_JUDGED]
     if not judged:
         return None
+    # every judged attack goes up: one going down fails the claim only beyond the family z of their number
+    n = len(judged)
+    judged = [(a, lo, hi, x, e, ahead(x, e, fail_z=family_z(n))) for a, lo, hi, x, e, _ in judged]
+    note = f" ({family_note(n)})" if family_note(n) else ""
 
     def show(rs):
         return ", ".join(f"{label(a)} {signed(x, e)} from n_syn = {lo} to {hi}" for a, lo, hi, x, e, _ in rs)
@@ -322,8 +326,9 @@ def grows_with_n_syn(t):
     out = Outcome(show(judged))
     if shown := [r for r in rows if r[0] not in N_SYN_JUDGED]:
         out.ours += f"; not judged (a classifier, no p_G estimate): {show(shown)}"
+    out.ours += note
     for a, lo, hi, x, e, v in judged:
-        out.check(v, f"{label(a)} {signed(x, e)} ({lo} → {hi})")
+        out.check(v, f"{label(a)} {signed(x, e)} ({lo} → {hi}){note}")
     return out
 
 
