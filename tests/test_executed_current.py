@@ -209,9 +209,6 @@ KNOWN_OLDER_THAN_SOURCE: set[str] = {
     "paper/03_achilles_robustness",  # before the run-times cell and the n_targets wording
     "paper/04_achilles_privbayes_epsilon",  # before achilles_figures.plot_fig4 drew Fig. 4
     "paper/07_mca_membership_collisions",  # before mca_figures drew Fig. 3 and the precision-recall panels
-    # the 6bb994a run, before the census section, the intervals and the verdicts cell; a run of the current source
-    # misses the cache (about 7 s per record's attack on 2 shared cores, 100 records per generator: over 15 min)
-    "quick/06_lost_model_seeded",
     # the 0b5b4d0 run; a run of the current source misses the achilles cache (about 2 min per ε and dataset, ten of
     # them, then the interval seeds' games: over 15 min on 2 shared cores)
     "quick/04_achilles_privbayes_epsilon",
