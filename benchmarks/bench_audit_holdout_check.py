@@ -68,20 +68,11 @@ def pooled_check(train, holdout, schema, seed: int = 0, level: float = LEVEL, ma
     from sklearn.model_selection import StratifiedKFold, cross_val_predict
     from threadpoolctl import threadpool_limits
 
-    from vrlib.audit.holdout import SHIFT_AUC
-    from vrlib.audit.scores import density_view
+    from vrlib.audit.holdout import SHIFT_AUC, design
     from vrlib.parallel import derive_seed
     from vrlib.uncertainty import delong_auc
 
-    rng = np.random.default_rng(derive_seed(seed, "audit holdout check"))
-    n = min(len(train), len(holdout), max_rows)
-    parts = [df.iloc[np.sort(rng.permutation(len(df))[:n])] for df in (train, holdout)]
-    cont = parts[0][list(schema.continuous)].to_numpy(np.float64)
-    mean = cont.mean(axis=0) if cont.shape[1] else np.zeros(0)
-    std = cont.std(axis=0) if cont.shape[1] else np.ones(0)
-    std = np.where(std > 0, std, 1.0)
-    X = np.vstack([density_view(p, schema, mean, std) for p in parts])
-    y = np.r_[np.ones(n), np.zeros(n)]
+    X, y = design(train, holdout, schema, seed, max_rows)  # the same subsample and encoding as the audit's
     model = HistGradientBoostingClassifier(max_iter=50, random_state=derive_seed(seed, "audit holdout model") % 2**31)
     split = StratifiedKFold(folds, shuffle=True, random_state=derive_seed(seed, "audit holdout folds") % 2**31)
     with threadpool_limits(1):

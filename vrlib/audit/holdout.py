@@ -35,6 +35,23 @@ __all__ = ["SHIFT_AUC", "holdout_check"]
 SHIFT_AUC = 0.55
 
 
+def design(
+    train: pd.DataFrame, holdout: pd.DataFrame, schema: Schema, seed: int = 0, max_rows: int = 2500
+) -> tuple[np.ndarray, np.ndarray]:
+    """The classifier's data: a seeded subsample of ``max_rows`` records of each table at most (the smaller
+    table's size), encoded as the density attacks see records (continuous columns standardised on the
+    training subsample), with labels 1 for training and 0 for holdout records."""
+    rng = np.random.default_rng(derive_seed(seed, "audit holdout check"))
+    n = min(len(train), len(holdout), max_rows)
+    parts = [df.iloc[np.sort(rng.permutation(len(df))[:n])] for df in (train, holdout)]
+    cont = parts[0][list(schema.continuous)].to_numpy(np.float64)
+    mean = cont.mean(axis=0) if cont.shape[1] else np.zeros(0)
+    std = cont.std(axis=0) if cont.shape[1] else np.ones(0)
+    std = np.where(std > 0, std, 1.0)
+    X = np.vstack([density_view(p, schema, mean, std) for p in parts])
+    return X, np.r_[np.ones(n), np.zeros(n)]
+
+
 def holdout_check(
     train: pd.DataFrame,
     holdout: pd.DataFrame,
@@ -70,15 +87,8 @@ def holdout_check(
     from sklearn.model_selection import StratifiedKFold
     from threadpoolctl import threadpool_limits
 
-    rng = np.random.default_rng(derive_seed(seed, "audit holdout check"))
-    n = min(len(train), len(holdout), max_rows)
-    parts = [df.iloc[np.sort(rng.permutation(len(df))[:n])] for df in (train, holdout)]
-    cont = parts[0][list(schema.continuous)].to_numpy(np.float64)
-    mean = cont.mean(axis=0) if cont.shape[1] else np.zeros(0)
-    std = cont.std(axis=0) if cont.shape[1] else np.ones(0)
-    std = np.where(std > 0, std, 1.0)
-    X = np.vstack([density_view(p, schema, mean, std) for p in parts])
-    y = np.r_[np.ones(n), np.zeros(n)]
+    X, y = design(train, holdout, schema, seed, max_rows)
+    n = len(y) // 2
     model = HistGradientBoostingClassifier(max_iter=50, random_state=derive_seed(seed, "audit holdout model") % 2**31)
     split = StratifiedKFold(folds, shuffle=True, random_state=derive_seed(seed, "audit holdout folds") % 2**31)
     aucs, ses = [], []
