@@ -206,12 +206,8 @@ def test_notebook_sources_state_no_verdict_by_a_rule_of_their_own():
 # corrected, a figure since drawn otherwise). Copies known to differ from their source, until they are run again; the
 # paper ones cost hours each (docs/run_times.csv). The list must shrink: a listed copy that matches its source fails.
 KNOWN_OLDER_THAN_SOURCE: set[str] = {
-    "paper/03_achilles_robustness",  # before the run-times cell and the n_targets wording
     "paper/04_achilles_privbayes_epsilon",  # before achilles_figures.plot_fig4 drew Fig. 4
     "paper/07_mca_membership_collisions",  # before mca_figures drew Fig. 3 and the precision-recall panels
-    # the 0b5b4d0 run; a run of the current source misses the achilles cache (about 2 min per ε and dataset, ten of
-    # them, then the interval seeds' games: over 15 min on 2 shared cores)
-    "quick/04_achilles_privbayes_epsilon",
 }
 _RUN_ONLY = ("vrlib-provenance", "injected-parameters")  # cells the run and the publisher add
 
