@@ -8,7 +8,7 @@ The holds / does-not-hold cases of every rule are in test_scorecard_rules.py (``
 import numpy as np
 import pytest
 
-from test_scorecard_rules import _fig6_shape
+from test_scorecard_rules import _fig6_shape, _quality
 from vrlib.scorecard import domias
 from vrlib.scorecard.rules import verdict
 
@@ -107,12 +107,7 @@ def test_dominated_beyond_the_noise_needs_w1_lower_beyond_its_noise_too():
 
 
 def _lambda_w1(values, std):
-    df = _fig6_shape()
-    df["wd_sliced_std"] = std
-    ads = df.family == "adsgan"
-    rank = df.loc[ads, "privacy_param"].rank(method="dense").astype(int) - 1
-    df.loc[ads, "wd_sliced"] = [values[k] for k in rank]
-    return {"domias_fig6": df}
+    return _quality(values, std)({})
 
 
 def test_quality_best_at_an_end_fails_only_beyond_the_noise():
