@@ -36,7 +36,8 @@ run with the attacks ``copies,distance`` and without WP29 (their figures are not
 validated here).
 
 ``--small`` runs a few seconds' version on a synthetic mixed table (the tests run it).
-``--cache DIR`` keeps each finished scenario's row, so an interrupted run resumes.
+``--cache DIR`` keeps each finished scenario's row, so an interrupted run resumes; the rows are named
+by a hash of the audit's code (:func:`code_hash`), so that rows made by other code are made again.
 The last line printed is one JSON object.
 
 Run: ``VRLIB_DATA_DIR=... python benchmarks/bench_audit_validation.py [--small] [--cache DIR]``
@@ -333,6 +334,20 @@ def table(rows) -> str:
     return "\n".join(lines)
 
 
+def code_hash() -> str:
+    """A hash of the code a scenario's row depends on: the audit's modules, the scenario builders and this file.
+    It names the cached rows, so that a row made by other code is made again, not read as current."""
+    import importlib
+    import pkgutil
+
+    import vrlib.audit
+    from vrlib.cache import source_hash
+    from vrlib.experiments import audit as experiments_audit
+
+    modules = [importlib.import_module(f"vrlib.audit.{m.name}") for m in pkgutil.iter_modules(vrlib.audit.__path__)]
+    return source_hash(vrlib.audit, *modules, experiments_audit, sys.modules[__name__])[:12]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--small", action="store_true", help="a few seconds' version on a synthetic table")
@@ -343,11 +358,13 @@ def main(argv=None) -> int:
     if cache:
         cache.mkdir(parents=True, exist_ok=True)
     rows, start = [], time.perf_counter()
+    code = code_hash() if cache else None
     for name, df, schema, sizes, shift, generators in datasets(args.small):
         if args.only and name not in args.only.split(","):
             continue
         for scenario, kind, generator, builder in scenarios(name, df, schema, sizes, shift, generators, args.small):
-            key = cache / (f"{name}-{scenario}".replace(" ", "_").replace("/", "_") + ".json") if cache else None
+            slug = f"{name}-{scenario}".replace(" ", "_").replace("/", "_")
+            key = cache / f"{slug}-{code}.json" if cache else None
             if key is not None and key.exists():
                 row = json.loads(key.read_text())
             else:
