@@ -1,0 +1,99 @@
+"""The GPU paths against the CPU ones: run only where CUDA is present (skipped elsewhere).
+
+The CPU tests (test_bnaf_ensemble.py, test_wgan_ensemble.py) show that a stacked member is its
+single fit on a CPU; these show what the CUDA paths add — the CUDA-graph step against the
+plain step, a stacked member against its single fit on the GPU, and the GPU's fits against the
+CPU's of the same seeds (the same to rounding where the draws are the same, else the same in
+distribution).  Run them on a machine with a GPU: ``pytest tests/test_cuda_paths.py``.
+"""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device", allow_module_level=True)
+
+from vrlib.density import BNAF  # noqa: E402
+from vrlib.density import bnaf_ensemble as be  # noqa: E402
+from vrlib.generators.wgan import WGANGP  # noqa: E402
+from vrlib.generators.wgan_ensemble import fit_wgan_ensemble  # noqa: E402
+
+from test_wgan_ensemble import SCHEMA, gap, table  # noqa: E402
+
+FLOW = dict(n_flows=2, n_layers=2, hidden_per_dim=8, epochs=4, batch_size=64, compile=False)
+
+
+def _data(n, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, d)) @ rng.normal(size=(d, d)) + rng.normal(size=d)
+
+
+def _query(d=3):
+    return np.random.default_rng(99).normal(size=(200, d)) * 1.5
+
+
+def _flows(device, graphs):
+    datasets = [_data(300, seed=1), _data(257, seed=2), _data(420, seed=3)]
+    params = [dict(FLOW, seed=11), dict(FLOW, seed=12, epochs=2), dict(FLOW, seed=13, lr=3e-3)]
+    stacked = be.fit_bnaf_ensemble([BNAF(**p) for p in params], datasets, device=device, graphs=graphs)
+    return params, datasets, stacked
+
+
+def test_bnaf_stack_with_cuda_graphs_is_the_plain_cuda_stack():
+    _, _, graphed = _flows("cuda", graphs=True)
+    _, _, plain = _flows("cuda", graphs=False)
+    for a, b in zip(graphed, plain):
+        assert a.best_epoch_ == b.best_epoch_
+        np.testing.assert_allclose(a.log_density(_query()), b.log_density(_query()), rtol=1e-4, atol=1e-4)
+
+
+def test_bnaf_cuda_stack_members_are_their_single_fits_on_cpu():
+    params, datasets, stacked = _flows("cuda", graphs=True)
+    singles = [BNAF(**p, device="cpu").fit(X) for p, X in zip(params, datasets)]
+    for one, member in zip(singles, stacked):
+        assert member.best_epoch_ == one.best_epoch_
+        # another device's float32 kernels: a looser tolerance than the CPU stack's 1e-4
+        np.testing.assert_allclose(member.log_density(_query()), one.log_density(_query()), rtol=1e-3, atol=1e-3)
+
+
+def test_a_wrong_seed_is_told_apart_on_cuda():
+    # the tolerance above must be able to fail: another seed gives another flow
+    params, datasets, stacked = _flows("cuda", graphs=True)
+    other = BNAF(**dict(params[0], seed=99), device="cpu").fit(datasets[0])
+    assert np.abs(stacked[0].log_density(_query()) - other.log_density(_query())).max() > 1e-2
+
+
+def _wgans(device, rng, graph, seeds=(11, 12, 13)):
+    dfs = [table(s, n) for s, n in zip((0, 1, 2), (230, 330, 240))]
+    return fit_wgan_ensemble(
+        [WGANGP(epochs=3, batch_size=50) for _ in seeds], dfs, SCHEMA, list(seeds), device=device, rng=rng, graph=graph
+    )
+
+
+def test_wgan_stack_cuda_graph_is_the_plain_cuda_step():
+    graphed = _wgans("cuda", "shared", True)
+    plain = _wgans("cuda", "shared", False)
+    for a, b in zip(graphed, plain):
+        assert gap(a, b) < 5e-4
+        np.testing.assert_allclose(a.losses_.to_numpy(), b.losses_.to_numpy(), atol=1e-4)
+
+
+def test_wgan_member_draws_on_cuda_are_the_cpu_stack():
+    # rng="member": every draw is the member's single fit's, made on the host, so the GPU must
+    # follow the CPU stack to float rounding
+    gpu = _wgans("cuda", "member", False)
+    cpu = _wgans("cpu", "member", False)
+    for a, b in zip(gpu, cpu):
+        assert gap(a, b) < 5e-3
+    assert gap(gpu[0], cpu[1]) > 5e-2  # and the check can fail: another member is far
+
+
+def test_wgan_on_cuda_learns_what_it_learns_on_cpu():
+    # a longer single fit each way; the marginals of what they sample must agree with the data's
+    df = table(0, 2000)
+    fits = {d: WGANGP(epochs=40, batch_size=100, device=d).fit(df, SCHEMA, 0) for d in ("cpu", "cuda")}
+    for d, fit in fits.items():
+        s = fit.sample(2000, seed=1)
+        assert abs(s["c"].mean() - df["c"].mean()) < 0.3, d
+        assert abs((s["a"] == "x").mean() - (df["a"] == "x").mean()) < 0.15, d
