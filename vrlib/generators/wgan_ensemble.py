@@ -519,7 +519,9 @@ def _train(members, dev, rng: str, graph: bool) -> list[np.ndarray]:
     def step():
         if shared:
             draw_shared()
-        idx = perm.index_select(1, counter * B + arange_b)
+        # within an epoch the index stays below the rows (steps * batch <= rows); the modulo keeps
+        # a CUDA graph's warm-up steps, taken past a short epoch's end, inside the buffer
+        idx = perm.index_select(1, torch.remainder(counter * B + arange_b, n_max))
         real = data[rows_k, idx]
         counter.add_(1)
         PG, PC = G.leaves, C.leaves
@@ -598,6 +600,7 @@ def _capture(step, state, dev):
     set back and the plain step runs from then on.
     """
     saved = [t.clone() for t in state]
+    rng_state = torch.cuda.get_rng_state(dev)
     try:
         side = torch.cuda.Stream(dev)
         side.wait_stream(torch.cuda.current_stream(dev))
@@ -605,14 +608,17 @@ def _capture(step, state, dev):
             for _ in range(3):  # warm-up on a side stream, as capture needs
                 step()
         torch.cuda.current_stream(dev).wait_stream(side)
+        # the warm-up's draws given back: the replays then draw what the plain steps would
+        torch.cuda.set_rng_state(rng_state, dev)
         g = torch.cuda.CUDAGraph()
         with torch.cuda.graph(g):
             step()
     except Exception as exc:  # noqa: BLE001  (any failure: the plain step computes the same)
         _warn_once(f"CUDA graph capture of the stacked GAN step failed ({type(exc).__name__}: {exc}); plain steps")
         g = None
-    for t, s in zip(state, saved):  # undo the warm-up steps (their random draws are spent, as seeded)
+    for t, s in zip(state, saved):  # undo the warm-up steps
         t.copy_(s)
+    torch.cuda.set_rng_state(rng_state, dev)
     if g is None:
         return None
     chosen = []
