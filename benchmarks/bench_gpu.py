@@ -137,7 +137,7 @@ def bnaf_times(X_all, k: int, rows: int, epochs: tuple[int, int], device: str, p
 # The target attention attack on the GPU: targets trained together (the paper's size: Adult,
 # 4,000 shadow + 200 test datasets of 1,000 records, top_x 100, batch 20, 500 epochs).
 ATTENTION_GROUP = 128
-ATTENTION_COMPARE_GROUP = 32  # the two ways of computing gradients, side by side
+ATTENTION_COMPARE_GROUP = ATTENTION_GROUP  # the two ways of computing gradients, side by side, at the size trained
 
 
 def bootstrap_batch(df, schema, target_pos: int, n_datasets: int, n_records: int, rng):
