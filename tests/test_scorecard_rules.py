@@ -591,7 +591,10 @@ def _miss(at_t, rate, low, high, noise, n_low, n_high, names=MISS, n_records=50)
     return f
 
 
-def _miss_vs_noise(rate, noise):
+def _miss_vs_noise(rate, noise, n_records=2000):
+    """Every cell with a miss rate at ``rate`` ± 0.05 and noise alone at ``noise`` ± 0.05, over ``n_records``
+    high-risk records (the rule reads each share with its records' binomial interval too)."""
+
     def f(t):
         out = {}
         for name in MISS:
@@ -601,6 +604,7 @@ def _miss_vs_noise(rate, noise):
             df.loc[has, "miss_rate"], df.loc[has, "miss_rate_noise"] = rate - off, noise
             df.loc[has, "miss_rate_low"], df.loc[has, "miss_rate_high"] = rate - 0.05 - off, rate + 0.05 - off
             df.loc[has, "miss_rate_noise_low"], df.loc[has, "miss_rate_noise_high"] = noise - 0.05, noise + 0.05
+            df.loc[has, "n_high"] = n_records
             out[name] = df
         return out
 
