@@ -284,9 +284,10 @@ def equivalent(
     return equivalent_interval(low, high, margin)
 
 
-def not_below(difference: float, se: float, margin: float, z: float = Z):
+def not_below(difference: float, se: float, margin: float, z: float = Z, fail_z: float | None = None):
     """Non-inferiority ("more or equivalently"): ``difference`` ± ``z`` se wholly above −``margin`` (True), wholly
-    below it (False), else None."""
+    below it at ``fail_z`` se (False; ``z`` when not given, a family's :func:`family_z` for a claim about every one of
+    many comparisons), else None."""
     if pd.isna(difference):
         return None
     if margin < 0:
@@ -296,7 +297,7 @@ def not_below(difference: float, se: float, margin: float, z: float = Z):
     se = float(se)
     if difference - z * se >= -margin:
         return True
-    if difference + z * se < -margin:
+    if difference + (z if fail_z is None else fail_z) * se < -margin:
         return False
     return None
 
