@@ -336,7 +336,7 @@ def _minority(delta, std):
     def f(t):
         df = t["domias_fig5"].copy()
         df["accuracy_std"] = std
-        df.loc[df.group.isin(["minority", "majority"]), "accuracy_mean"] = 0.55
+        df.loc[df.group.isin(["minority", "majority", "all"]), "accuracy_mean"] = 0.55
         df.loc[df.attack.isin(OWN) & (df.group == "minority"), "accuracy_mean"] = 0.55 + delta
         return {"domias_fig5": df}
 
@@ -347,7 +347,7 @@ def _understate(delta, std):
     def f(t):
         df = t["domias_fig5"].copy()
         df["accuracy_std"] = std
-        df.loc[df.group == "majority", "accuracy_mean"] = 0.55
+        df.loc[df.group.isin(["majority", "all"]), "accuracy_mean"] = 0.55
         df.loc[df.group == "minority", "accuracy_mean"] = 0.55 + delta
         return {"domias_fig5": df}
 
@@ -505,7 +505,7 @@ def _minority_excess(std, excesses):
     def f(t):
         df = t["domias_fig5"].copy()
         df["accuracy_std"] = std
-        df.loc[df.group.isin(["minority", "majority"]), "accuracy_mean"] = 0.55
+        df.loc[df.group.isin(["minority", "majority", "all"]), "accuracy_mean"] = 0.55
         mi = df.group == "minority"
         for attacks, excess in excesses:
             df.loc[mi & df.attack.isin(attacks), "accuracy_mean"] = 0.55 + excess
@@ -1743,7 +1743,7 @@ def _understate_by(excess, std=0.005):
         steps = {a: std * (1 + 0.01 * i) for i, a in enumerate(dict.fromkeys(df.attack))}
         steps["gan_leaks"] = steps["mc"]
         df["accuracy_std"] = df.attack.map(steps)
-        df.loc[df.group.isin(["minority", "majority"]), "accuracy_mean"] = 0.55
+        df.loc[df.group.isin(["minority", "majority", "all"]), "accuracy_mean"] = 0.55
         on = df.group == "minority"
         df.loc[on, "accuracy_mean"] = 0.55 + df.loc[on, "attack"].map(excess).fillna(0.0)
         return {"domias_fig5": df}
@@ -1958,3 +1958,24 @@ def test_median_claim_inconclusive_by_zero_says_so():
     noisy = claim.rule(_targets("achilles_fig2_targets", 0.0, 0.25, 0.4)({}))
     (said,) = [w for w in noisy.failed if "census/baynet: ours" in w]
     assert said.startswith("within the stated gap's margin but not above 0 beyond the noise: ")
+
+
+# --------------------------------------------------------------------------- DOMIAS §5.3: the group against the overall population
+
+
+def test_minority_is_compared_with_the_overall_population():
+    """ "Better at attacking this vulnerable group compared to the overall population": the committed Fig. 5 table with
+    every accuracy 0.55 and DOMIAS's on the group 0.6 (every std 0.005 over 8 seeds). With its overall row at 0.55
+    the group check holds; with the overall row at 0.6 (as on the group) it is not "holds" any more, though the
+    group is still 0.05 above the rest: the rule reads the overall population, as the sentence says. A table without
+    the overall rows falls back to the rest, and says so."""
+    (claim,) = [c for c in JUDGED if c.paper == "domias" and c.quote.startswith("DOMIAS is significantly better")]
+    tables = tables_of(claim)
+    base = _minority(0.05, 0.005)(tables)["domias_fig5"]
+    assert verdict(claim.rule({**tables, "domias_fig5": base}).checks) == "holds"
+    high = base.copy()
+    high.loc[high.attack.isin(OWN) & (high.group == "all"), "accuracy_mean"] = 0.6
+    out = claim.rule({**tables, "domias_fig5": high})
+    assert verdict(out.checks) != "holds" and "group − overall +0.000" in out.why(10), out.why(10)
+    rest = claim.rule({**tables, "domias_fig5": high[high.group != "all"]})
+    assert verdict(rest.checks) == "holds" and "group − rest" in rest.ours
