@@ -479,20 +479,22 @@ def _vae(tvae_auc, std):
     return f
 
 
-def _pareto(frontier_first):
-    """Points on a clean trade-off (W1 from 0.01 up, AUC from 0.40 down) for one group of models, every setting of
-    the others at W1 0.5 and AUC 0.6 (dominated beyond the noise, std 0.005): the paper's frontier (noise, TVAE,
-    NFlow, PrivBayes) first, or the other models."""
+def _pareto(frontier_first, auc_step=0.01, n_seeds=4):
+    """Points on a clean trade-off (W1 from 0.01 up by 0.01, AUC from 0.40 down by ``auc_step``) for one group of
+    models, every setting of the others at W1 0.5 and AUC 0.6 (dominated beyond the noise, std 0.005 over
+    ``n_seeds`` seeds: a difference's se 0.004 at 4): the paper's frontier (noise, TVAE, NFlow, PrivBayes) first, or
+    the other models. With ``auc_step`` 0.001 neighbours' AUCs lie within the noise: only the point of the lowest W1
+    is undominated beyond it."""
 
     def f(t):
-        df = _fig6_shape()
+        df = _fig6_shape(n_seeds=n_seeds)
         df["auc_std"] = 0.005
         on = df.family.isin(["noise", "tvae", "nflow", "privbayes"])
         good = on if frontier_first else (~on & (df.family != "baynet"))
         for own in OWN:
             rows = df.index[(df.attack == own) & good]
             df.loc[rows, "wd_sliced"] = 0.01 + 0.01 * np.arange(len(rows))
-            df.loc[rows, "auc_mean"] = 0.40 - 0.001 * np.arange(len(rows))
+            df.loc[rows, "auc_mean"] = 0.40 - auc_step * np.arange(len(rows))
             df.loc[(df.attack == own) & ~good, ["wd_sliced", "auc_mean"]] = 0.5, 0.6
         return {"domias_fig6": df}
 
@@ -779,7 +781,11 @@ CASES = {
         "inconclusive": _quality([0.5, 0.3, 0.4, 0.45, 0.5, 0.55, 0.6], 0.5)},
     _case("domias", "§5.4 (Fig. 6)", "In contrast"): {
         "holds": _vae(0.45, 0.005), "does not hold": _vae(0.65, 0.005), "inconclusive": _vae(0.56, 0.1)},
-    _case("domias", "§5.4 (Fig. 6)", "The Pareto"): {"holds": _pareto(True), "does not hold": _pareto(False)},
+    # holds: the frontier's points each lead their neighbours beyond the noise; holds in part: their AUCs within the
+    # noise of each other (the point estimates alone would make a frontier of them); inconclusive: one run, no spread
+    _case("domias", "§5.4 (Fig. 6)", "The Pareto"): {
+        "holds": _pareto(True), "does not hold": _pareto(False), "holds in part": _pareto(True, auc_step=0.001),
+        "inconclusive": _pareto(True, n_seeds=1)},
     _case("domias", "App. B.2 (Fig. 10)", "Indeed"): {
         "holds": _own_vs_best("domias_fig6", "generator", 0.1, 0.005),
         "does not hold": _own_vs_best("domias_fig6", "generator", -0.1, 0.005),
