@@ -2025,3 +2025,23 @@ def test_most_baselines_no_signal_rarely_fails():
         df["accuracy_mean"] = 0.55 + se * rng.standard_normal(len(df))
         verdicts.append(verdict(claim.rule({"domias_fig5": df}).checks))
     assert verdicts.count("does not hold") / 300 <= 0.05, verdicts.count("does not hold")
+
+
+def test_gap_trend_compares_the_gap_beyond_each_floor_not_the_raw_rmsd():
+    """ "Records in smaller datasets ... a larger gap": RMSD 0.20 at |D| = 100 against 0.10 at 10,000 (intervals
+    ± 0.01, apart: the rule before said holds), but the floor at 100 is 0.19 (two runs of one game differ by that
+    much there) and at 10,000 0.05: beyond its floor the gap is 0.01 at 100 and 0.05 at 10,000, the other way round
+    (does not hold). With the floors equal (0.05) the raw reading and the gap agree (holds)."""
+    (claim,) = [c for c in JUDGED if c.paper == "lost" and c.quote.startswith("records in smaller")]
+    tables = tables_of(claim)
+
+    def table(floor_small):
+        df = tables["lost_fig3_rmsd"].copy().sort_values("n_records")
+        df["rmsd"] = np.interp(df.n_records, [100, 10_000], [0.20, 0.10])
+        df["rmsd_low"], df["rmsd_high"] = df.rmsd - 0.01, df.rmsd + 0.01
+        df["floor"] = np.where(df.n_records == df.n_records.min(), floor_small, 0.05)
+        return {"lost_fig3_rmsd": df}
+
+    out = claim.rule({**tables, **table(0.19)})
+    assert verdict(out.checks) == "does not hold", out.why()
+    assert verdict(claim.rule({**tables, **table(0.05)}).checks) == "holds"
