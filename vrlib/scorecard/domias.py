@@ -685,7 +685,9 @@ def only_calibrated_captures_the_excess(t):
             return _group_excess(mean, se, sg, a)
 
         (d_own, e_own), (d_cal, e_cal) = excess(own), excess("gan_leaks_cal")
-        checks.append((ahead(d_cal, e_cal), f"{sg}: {label('gan_leaks_cal')} {versus(mean, sg)} {signed(d_cal, e_cal)}"))
+        checks.append(
+            (ahead(d_cal, e_cal), f"{sg}: {label('gan_leaks_cal')} {versus(mean, sg)} {signed(d_cal, e_cal)}")
+        )
         each = []
         for a in others:
             d, e = excess(a)

@@ -495,7 +495,9 @@ def _gap_trend(table: str, key: str, falls_with_key: bool):
         )  # fmt: skip
         (db, eb, _), (ds, es, _) = excess(big), excess(small)
         d, e = db - ds, float(np.hypot(eb, es))
-        out.ours += f"; RMSD − floor {f(db, 4)} at {setting_name(big, table)}, {f(ds, 4)} at {setting_name(small, table)}"
+        out.ours += (
+            f"; RMSD − floor {f(db, 4)} at {setting_name(big, table)}, {f(ds, 4)} at {setting_name(small, table)}"
+        )
         v = None if pd.isna(e) or e <= 0 else ahead(d, e)
         out.check(v, f"RMSD − floor at {setting_name(big, table)} − at {setting_name(small, table)} {f(d, 4)} (se "
                   f"{f(e, 4)}; {excess_text(big)} and {excess_text(small)})")  # fmt: skip
