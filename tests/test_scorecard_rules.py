@@ -2045,3 +2045,28 @@ def test_gap_trend_compares_the_gap_beyond_each_floor_not_the_raw_rmsd():
     out = claim.rule({**tables, **table(0.19)})
     assert verdict(out.checks) == "does not hold", out.why()
     assert verdict(claim.rule({**tables, **table(0.05)}).checks) == "holds"
+
+
+def test_equivalent_fails_at_the_family_z_when_given():
+    """0.5 ± ABOUT, a value 0.075 off with se 0.01: its 95 % interval [0.055, 0.095] lies wholly beyond the margin
+    (fails at 1.96), but at the z of 9 comparisons (2.77: [0.047, 0.103]) it reaches inside: inconclusive. The
+    pass side keeps 1.96."""
+    from vrlib.scorecard.rules import equivalent, family_z
+
+    z = family_z(9)
+    assert equivalent(0.075, 0.01, 0.05) is False
+    assert equivalent(0.075, 0.01, 0.05, fail_z=z) is None
+    assert equivalent(0.09, 0.01, 0.05, fail_z=z) is False
+    assert equivalent(0.02, 0.01, 0.05, fail_z=z) is True  # [0.0004, 0.0396] inside at 1.96
+
+
+def test_rmsd_range_fails_only_beyond_the_family_z():
+    """Three Adult/Synthpop settings beyond their floors, each RMSD 0.125 ± 0.01 (95 %): wholly above 0.11 at 1.96
+    ([0.115, 0.135]) but not at the z of 3 (2.39: [0.113, 0.137] still above): fails; at 0.118 ± 0.01 ([0.108,
+    0.128]) across the end: inconclusive; at 0.1205 ± 0.01, above at 1.96 ([0.1105, 0.1305]) but not at 2.39
+    ([0.1083, 0.1327]): inconclusive, not "does not hold" (the settings sit up to 0.0012 apart: still across)."""
+    (claim,) = [c for c in JUDGED if c.paper == "lost" and "RMSD-Bereich" in c.quote]
+    tables = tables_of(claim)
+    for rmsd, expected in ((0.125, "does not hold"), (0.118, "inconclusive"), (0.1205, "inconclusive")):
+        out = claim.rule({**tables, **_rmsd_rows(rmsd, rmsd - 0.01, rmsd + 0.01, 0.03)(tables)})
+        assert verdict(out.checks) == expected, (rmsd, out.why(10))
