@@ -207,7 +207,7 @@ def _lost_rule(start: str):
 def test_lost_every_cell_claims_rarely_fail_on_no_signal(start, p_miss, p_noise):
     """No signal on the committed records' counts (1 to 1,000 high-risk records per cell): some check "fails" (the
     claim's opposite beyond the noise somewhere) in at most ~5 % of 300 replicates; Bonferroni over the cells keeps
-    it at most 2.5 % in expectation. Measured on these 300: 0 and 7 (2.3 %); the rules before (bootstrap intervals
+    it at most 2.5 % in expectation. Measured on these 300: 1 and 7 (2.3 %); the rules before (bootstrap intervals
     alone, the fail side at 1.96) failed 183 (61 %) and 43 (14 %) of the same replicates."""
     rng = np.random.default_rng(39)
     rule = _lost_rule(start)
@@ -217,8 +217,9 @@ def test_lost_every_cell_claims_rarely_fail_on_no_signal(start, p_miss, p_noise)
 
 def test_lost_significant_miss_rate_needs_more_than_a_few_records():
     """6 of 6 high-risk records missed against noise alone 3 of 6: the bootstrap's intervals ([1, 1] against
-    [0.2, 0.8]) are apart, but 6 records cannot tell 1.0 from 0.5 (Clopper–Pearson [0.54, 1] against [0.12, 0.88]):
-    inconclusive. The same shares over 600 records: beyond the noise (holds)."""
+    [0.2, 0.8]) are apart, but 6 records cannot tell 1.0 from 0.5 (Clopper–Pearson [0.54, 1] against [0.12, 0.88]:
+    a difference of 0.5 against an se of √(0.46² + 0.38²) / 1.96 = 0.30): inconclusive. The same shares over 600
+    records: beyond the noise (holds)."""
     from types import SimpleNamespace
 
     from vrlib.scorecard.lost import beyond_noise
@@ -232,3 +233,27 @@ def test_lost_significant_miss_rate_needs_more_than_a_few_records():
     below = SimpleNamespace(miss_rate=0.1, miss_rate_low=0.08, miss_rate_high=0.12, miss_rate_noise=0.5,
                             miss_rate_noise_low=0.45, miss_rate_noise_high=0.55, n_high=600)  # fmt: skip
     assert beyond_noise(below) is False
+
+
+def test_lost_beyond_noise_agrees_with_fishers_exact_test_on_the_committed_cells():
+    """On every committed (setting, t) cell, the miss rate beyond noise alone (the two shares' se from their
+    bootstrap ∪ binomial intervals) against an independent computation, Fisher's exact test of the two counts
+    (one-sided, as unpaired): wherever ours says beyond, Fisher's p is below 0.025; wherever Fisher's p is above 0.05,
+    ours does not say beyond (ours is the more cautious between: it carries the bootstrap's noise too)."""
+    from test_scorecard_rules import MISS, committed
+
+    from vrlib.scorecard.lost import LOST_MISS, MISS_KEY, beyond_noise, settings
+
+    tables = {n: committed(n) for n in MISS}
+    rows = settings(tables, LOST_MISS, MISS_KEY, keep=lambda n, r: pd.notna(r.miss_rate))
+    assert len(rows) == 27
+    for name, r in rows:
+        n = int(r.n_high)
+        k1, k2 = round(r.miss_rate * n), round(r.miss_rate_noise * n)
+        p = stats.fisher_exact([[k1, n - k1], [k2, n - k2]], alternative="greater").pvalue
+        ours = beyond_noise(r)
+        assert ours is not False, (name, r.t)
+        if ours is True:
+            assert p < 0.025, (name, r.t, k1, k2, n, p)
+        if p > 0.05:
+            assert ours is None, (name, r.t, k1, k2, n, p)

@@ -249,19 +249,25 @@ def excess_text(row) -> str:
 
 def beyond_noise(row, fail_z: float | None = None):
     """The miss rate beyond the miss rate of noise alone (two runs of one game), each a share of the same ``n_high``
-    records with its :func:`_records_interval` (the bootstrap's ∪ the binomial one, so that a share of a few records
-    is read as one): the two 95 % intervals apart with the miss rate above (True); apart with it below at ``fail_z``
-    (False; Z when not given, the :func:`~vrlib.scorecard.rules.family_z` of a claim about every cell), else None."""
+    records with its 95 % :func:`_records_interval` (the bootstrap's ∪ the binomial one, so that a share of a few
+    records is read as one): the difference above 0 by more than Z se (True), below 0 by more than ``fail_z`` se
+    (False; Z when not given, the :func:`~vrlib.scorecard.rules.family_z` of a claim about every cell), else None.
+
+    Each share's se is its interval's half-width on the side facing the other, over Z (the intervals are
+    asymmetric near 0 and 1: 6 of 6 has none above, 0.46 below); the two are combined as independent, √(se₁² + se₂²).
+    Asking the two intervals to be apart would add the half-widths instead, a test at about 2.8 se, not 1.96."""
     if pd.isna(row.miss_rate) or pd.isna(row.miss_rate_noise):
         return None
-    low, _ = _records_interval(row)
-    _, n_high = _records_interval(row, "miss_rate_noise")
-    if low > n_high:
+    m, n = float(row.miss_rate), float(row.miss_rate_noise)
+    (m_low, m_high), (n_low, n_high) = _records_interval(row), _records_interval(row, "miss_rate_noise")
+    d = m - n
+    up = float(np.hypot(m - m_low, n_high - n)) / Z  # the se of an excess: the miss rate's low side, noise's high
+    down = float(np.hypot(m_high - m, n - n_low)) / Z  # of a shortfall: the other two sides
+    if up > 0 and d > Z * up:
         return True
-    z = Z if fail_z is None else fail_z
-    _, high = _records_interval(row, z=z)
-    n_low, _ = _records_interval(row, "miss_rate_noise", z)
-    return False if high < n_low else None
+    if down > 0 and d < -(Z if fail_z is None else fail_z) * down:
+        return False
+    return None
 
 
 RMSD_KEY = ("rmsd", "floor")
@@ -669,10 +675,10 @@ CLAIMS: tuple[Claim, ...] = (
           "wholly outside (fails), else inconclusive; with none beyond noise alone, inconclusive", NB, S4, "lost_fig4"),
     Claim(PAPER, "§5 (summary)", "Für alle Schwellenwerte für hohes Risiko ist die Miss Rate signifikant",
           "for every threshold the miss rate is significant", LOST_MISS, miss_beyond_noise,
-          "per setting and t (each once, where some record is above t), the miss rate's interval above that of two "
-          "runs of one game (noise alone), each a share of the same high-risk records with its interval (bootstrap ∪ "
-          "binomial over those records) (holds); below it (fails, only at the Bonferroni z of the cells: 'für alle'); "
-          "else inconclusive", NB, S2, "lost_fig2"),
+          "per setting and t (each once, where some record is above t), the miss rate above that of two runs of one "
+          "game (noise alone) beyond 1.96 se of the difference, each a share of the same high-risk records with its "
+          "se from its interval (bootstrap ∪ binomial over those records, the side facing the other) (holds); below "
+          "it (fails, only at the Bonferroni z of the cells: 'für alle'); else inconclusive", NB, S2, "lost_fig2"),
     Claim(PAPER, "§4 (Props. 1–2)", "|α̂^MS_ϕ - α_ϕ| ≤ √(log(2/ρ)/(2N)) ... |α̂^T_ϕ - E_{D̄∼D^n}α_{ϕ,D̄}| ≤ √(log(2/ρ)/(2N))",
           "Hoeffding bounds on the games' error-rate estimates",
           unjudged="a theorem about an error rate; the tables hold AUCs, to which it does not apply as stated "
