@@ -1504,9 +1504,12 @@ def test_rise_with_t_reads_the_few_records_at_t09_as_few():
         (i,) = [k for k, w in enumerate(out.ours.split("; ")) if w.startswith("Adult, baynet")]
         return out.checks[i]
 
-    # must not say yes: 4 of 4 BayNet records missed at t = 0.9 (every bootstrap replicate 1.0, the interval
-    # [0.67, 1.00] apart from t = 0.6's [0.32, 0.45]); 4 of 4 is binomially [0.40, 1.00]: within the noise.
-    assert baynet_check(miss_rises_with_t(tables)) is None
+    # must not say yes: 2 of 2 BayNet records missed at t = 0.9 (every bootstrap replicate 1.0, the interval
+    # [0.67, 1.00] apart from t = 0.6's [0.23, 0.45]); 2 of 2 is binomially [0.16, 1.00]: 1.00 − 0.28 against an se
+    # of √(0.84² + 0.17²) / 1.96 = 0.44, within the noise (Fisher's exact test of 2/2 against 66/234: p = 0.08).
+    assert baynet_check(miss_rises_with_t({**tables, **_baynet_at_09(2)(tables)})) is None
+    # the committed 4 of 4 ([0.40, 1.00]): 0.72 against an se of 0.32, beyond (Fisher: p = 0.007).
+    assert baynet_check(miss_rises_with_t(tables)) is True
     # must say yes: the same rates over 60 records at t = 0.9 ([0.94, 1.00]).
     assert baynet_check(miss_rises_with_t({**tables, **_baynet_at_09(60)(tables)})) is True
     # must say no: the rate at t = 0.9 far below t = 0.6's, over 60 records.
