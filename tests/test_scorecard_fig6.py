@@ -214,3 +214,17 @@ def test_vae_no_signal_rarely_says_either():
         verdicts.append(verdict(_vae_rule()(_vae_table(draws[0], draws[1:])).checks))
     assert verdicts.count("does not hold") == 0
     assert verdicts.count("holds") / 300 <= 0.05, verdicts.count("holds")
+
+
+def test_fig6_rules_say_a_mixed_count_of_runs():
+    """A table whose generators have different numbers of complete runs (an interim table: 5 for some, 4 for the
+    rest) says so on every Fig. 6 row ("On 4–5 of the paper's 8 runs"), each comparison at its rows' own se."""
+    df = _fig6_shape(n_seeds=4)
+    df.loc[df.family.isin(["tvae", "gan", "noise"]), "n_seeds"] = 5
+    for claim in [c for c in CLAIMS if c.paper == "domias" and c.tables == ("domias_fig6",)]:
+        out = claim.rule({"domias_fig6": df})
+        if out is None:
+            continue
+        rows = "4–5" if claim.quote.startswith(("In contrast", "The Pareto", "Indeed", "Though")) else None
+        if rows:
+            assert f"On {rows} of the paper's 8 runs" in out.ours, (claim.quote, out.ours)
