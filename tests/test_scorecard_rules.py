@@ -336,7 +336,7 @@ def _minority(delta, std):
     def f(t):
         df = t["domias_fig5"].copy()
         df["accuracy_std"] = std
-        df.loc[df.group.isin(["minority", "majority"]), "accuracy_mean"] = 0.55
+        df.loc[df.group.isin(["minority", "majority", "all"]), "accuracy_mean"] = 0.55
         df.loc[df.attack.isin(OWN) & (df.group == "minority"), "accuracy_mean"] = 0.55 + delta
         return {"domias_fig5": df}
 
@@ -347,7 +347,7 @@ def _understate(delta, std):
     def f(t):
         df = t["domias_fig5"].copy()
         df["accuracy_std"] = std
-        df.loc[df.group == "majority", "accuracy_mean"] = 0.55
+        df.loc[df.group.isin(["majority", "all"]), "accuracy_mean"] = 0.55
         df.loc[df.group == "minority", "accuracy_mean"] = 0.55 + delta
         return {"domias_fig5": df}
 
@@ -479,20 +479,22 @@ def _vae(tvae_auc, std):
     return f
 
 
-def _pareto(frontier_first):
-    """Points on a clean trade-off (W1 from 0.01 up, AUC from 0.40 down) for one group of models, every setting of
-    the others at W1 0.5 and AUC 0.6 (dominated beyond the noise, std 0.005): the paper's frontier (noise, TVAE,
-    NFlow, PrivBayes) first, or the other models."""
+def _pareto(frontier_first, auc_step=0.01, n_seeds=4):
+    """Points on a clean trade-off (W1 from 0.01 up by 0.01, AUC from 0.40 down by ``auc_step``) for one group of
+    models, every setting of the others at W1 0.5 and AUC 0.6 (dominated beyond the noise, std 0.005 over
+    ``n_seeds`` seeds: a difference's se 0.004 at 4): the paper's frontier (noise, TVAE, NFlow, PrivBayes) first, or
+    the other models. With ``auc_step`` 0.001 neighbours' AUCs lie within the noise: only the point of the lowest W1
+    is undominated beyond it."""
 
     def f(t):
-        df = _fig6_shape()
+        df = _fig6_shape(n_seeds=n_seeds)
         df["auc_std"] = 0.005
         on = df.family.isin(["noise", "tvae", "nflow", "privbayes"])
         good = on if frontier_first else (~on & (df.family != "baynet"))
         for own in OWN:
             rows = df.index[(df.attack == own) & good]
             df.loc[rows, "wd_sliced"] = 0.01 + 0.01 * np.arange(len(rows))
-            df.loc[rows, "auc_mean"] = 0.40 - 0.001 * np.arange(len(rows))
+            df.loc[rows, "auc_mean"] = 0.40 - auc_step * np.arange(len(rows))
             df.loc[(df.attack == own) & ~good, ["wd_sliced", "auc_mean"]] = 0.5, 0.6
         return {"domias_fig6": df}
 
@@ -505,7 +507,7 @@ def _minority_excess(std, excesses):
     def f(t):
         df = t["domias_fig5"].copy()
         df["accuracy_std"] = std
-        df.loc[df.group.isin(["minority", "majority"]), "accuracy_mean"] = 0.55
+        df.loc[df.group.isin(["minority", "majority", "all"]), "accuracy_mean"] = 0.55
         mi = df.group == "minority"
         for attacks, excess in excesses:
             df.loc[mi & df.attack.isin(attacks), "accuracy_mean"] = 0.55 + excess
@@ -591,7 +593,10 @@ def _miss(at_t, rate, low, high, noise, n_low, n_high, names=MISS, n_records=50)
     return f
 
 
-def _miss_vs_noise(rate, noise):
+def _miss_vs_noise(rate, noise, n_records=2000):
+    """Every cell with a miss rate at ``rate`` ± 0.05 and noise alone at ``noise`` ± 0.05, over ``n_records``
+    high-risk records (the rule reads each share with its records' binomial interval too)."""
+
     def f(t):
         out = {}
         for name in MISS:
@@ -601,6 +606,7 @@ def _miss_vs_noise(rate, noise):
             df.loc[has, "miss_rate"], df.loc[has, "miss_rate_noise"] = rate - off, noise
             df.loc[has, "miss_rate_low"], df.loc[has, "miss_rate_high"] = rate - 0.05 - off, rate + 0.05 - off
             df.loc[has, "miss_rate_noise_low"], df.loc[has, "miss_rate_noise_high"] = noise - 0.05, noise + 0.05
+            df.loc[has, "n_high"] = n_records
             out[name] = df
         return out
 
@@ -775,7 +781,11 @@ CASES = {
         "inconclusive": _quality([0.5, 0.3, 0.4, 0.45, 0.5, 0.55, 0.6], 0.5)},
     _case("domias", "§5.4 (Fig. 6)", "In contrast"): {
         "holds": _vae(0.45, 0.005), "does not hold": _vae(0.65, 0.005), "inconclusive": _vae(0.56, 0.1)},
-    _case("domias", "§5.4 (Fig. 6)", "The Pareto"): {"holds": _pareto(True), "does not hold": _pareto(False)},
+    # holds: the frontier's points each lead their neighbours beyond the noise; holds in part: their AUCs within the
+    # noise of each other (the point estimates alone would make a frontier of them); inconclusive: one run, no spread
+    _case("domias", "§5.4 (Fig. 6)", "The Pareto"): {
+        "holds": _pareto(True), "does not hold": _pareto(False), "holds in part": _pareto(True, auc_step=0.001),
+        "inconclusive": _pareto(True, n_seeds=1)},
     _case("domias", "App. B.2 (Fig. 10)", "Indeed"): {
         "holds": _own_vs_best("domias_fig6", "generator", 0.1, 0.005),
         "does not hold": _own_vs_best("domias_fig6", "generator", -0.1, 0.005),
@@ -1076,17 +1086,43 @@ def _achilles_noisy(name, distance, loglik, random_std, loglik_std=0.001):
 def test_not_behind_checks_every_other_method(table):
     (claim,) = [c for c in JUDGED if c.tables == (table,) and c.quote.startswith("Importantly")]
     tables = tables_of(claim)
-    # Within the noise of the best mean (random, std 0.3), below loglik by 0.05, beyond the margin (0.042 / 0.048)
+    # Within the noise of the best mean (random, std 0.3), below loglik by 0.05, beyond the margin (0.023 / 0.018)
     # with a tight interval: distance *is* behind one.
     behind = claim.rule({**tables, **_achilles_noisy(table, 0.7, 0.75, 0.3)(tables)})
     assert verdict(behind.checks) == "does not hold", behind.ours
-    # Ahead of loglik, 0.02 below random: with random as sure as the others, "equivalently" (inside the margin) ...
-    level = claim.rule({**tables, **_achilles_noisy(table, 0.78, 0.75, 0.001)(tables)})
+    # Ahead of loglik, 0.01 below random: with random as sure as the others, "equivalently" (inside the margin) ...
+    level = claim.rule({**tables, **_achilles_noisy(table, 0.79, 0.75, 0.001)(tables)})
     assert verdict(level.checks) == "holds", level.why(10)
     # ... with random's std 0.3, within the noise but its interval (± 0.196) reaches past the margin: too noisy to
     # tell, never "holds" (the rule before passed it for being within the noise).
-    noisy = claim.rule({**tables, **_achilles_noisy(table, 0.78, 0.75, 0.3)(tables)})
+    noisy = claim.rule({**tables, **_achilles_noisy(table, 0.79, 0.75, 0.3)(tables)})
     assert verdict(noisy.checks) == "inconclusive", noisy.why(10)
+    # 0.03 below random with tight intervals: inside the cell's own half-width (0.042 / 0.048) the rule before called
+    # "equivalently", but larger than the paper's smallest outperformance (Table 2: 0.023, Table 3: 0.018) -- behind.
+    deficit = claim.rule({**tables, **_achilles_noisy(table, 0.77, 0.75, 0.001)(tables)})
+    assert verdict(deficit.checks) == "does not hold", deficit.why(10)
+
+
+def test_equivalently_margin_is_the_papers_smallest_outperformance_by_hand():
+    """Table 2 (the paper's means): distance − the best other per setting 0.879 − 0.802, 0.858 − 0.731, 0.804 − 0.742,
+    0.810 − 0.787: the least 0.023; Table 3: 0.838 − 0.783, 0.737 − 0.674, 0.797 − 0.765, 0.763 − 0.745: 0.018."""
+    from vrlib.scorecard.achilles import smallest_paper_advantage
+
+    assert smallest_paper_advantage("query") == pytest.approx(0.810 - 0.787)
+    assert smallest_paper_advantage("attention") == pytest.approx(0.763 - 0.745)
+
+
+def test_equivalently_fails_only_at_the_family_z():
+    """ "Consistently ... more or equivalently": 12 comparisons (4 settings × 3 others); one deficit beyond the margin
+    by 2.5 se (beyond 1.96, within the family's 2.87) is inconclusive, by 4 se fails."""
+    from vrlib.scorecard.rules import family_z, not_below
+
+    z = family_z(12)
+    assert round(z, 2) == 2.87
+    assert not_below(-0.02 - 2.5 * 0.01, 0.01, 0.02) is False
+    assert not_below(-0.02 - 2.5 * 0.01, 0.01, 0.02, fail_z=z) is None
+    assert not_below(-0.02 - 4 * 0.01, 0.01, 0.02, fail_z=z) is False
+    assert not_below(0.0, 0.005, 0.02, fail_z=z) is True
 
 
 OUTPERFORMS = [("achilles_table2", "outperforms"), ("achilles_table3", "outperforms"),
@@ -1468,9 +1504,12 @@ def test_rise_with_t_reads_the_few_records_at_t09_as_few():
         (i,) = [k for k, w in enumerate(out.ours.split("; ")) if w.startswith("Adult, baynet")]
         return out.checks[i]
 
-    # must not say yes: 4 of 4 BayNet records missed at t = 0.9 (every bootstrap replicate 1.0, the interval
-    # [0.67, 1.00] apart from t = 0.6's [0.32, 0.45]); 4 of 4 is binomially [0.40, 1.00]: within the noise.
-    assert baynet_check(miss_rises_with_t(tables)) is None
+    # must not say yes: 2 of 2 BayNet records missed at t = 0.9 (every bootstrap replicate 1.0, the interval
+    # [0.67, 1.00] apart from t = 0.6's [0.23, 0.45]); 2 of 2 is binomially [0.16, 1.00]: 1.00 − 0.28 against an se
+    # of √(0.84² + 0.17²) / 1.96 = 0.44, within the noise (Fisher's exact test of 2/2 against 66/234: p = 0.08).
+    assert baynet_check(miss_rises_with_t({**tables, **_baynet_at_09(2)(tables)})) is None
+    # the committed 4 of 4 ([0.40, 1.00]): 0.72 against an se of 0.32, beyond (Fisher: p = 0.007).
+    assert baynet_check(miss_rises_with_t(tables)) is True
     # must say yes: the same rates over 60 records at t = 0.9 ([0.94, 1.00]).
     assert baynet_check(miss_rises_with_t({**tables, **_baynet_at_09(60)(tables)})) is True
     # must say no: the rate at t = 0.9 far below t = 0.6's, over 60 records.
@@ -1713,7 +1752,7 @@ def _understate_by(excess, std=0.005):
         steps = {a: std * (1 + 0.01 * i) for i, a in enumerate(dict.fromkeys(df.attack))}
         steps["gan_leaks"] = steps["mc"]
         df["accuracy_std"] = df.attack.map(steps)
-        df.loc[df.group.isin(["minority", "majority"]), "accuracy_mean"] = 0.55
+        df.loc[df.group.isin(["minority", "majority", "all"]), "accuracy_mean"] = 0.55
         on = df.group == "minority"
         df.loc[on, "accuracy_mean"] = 0.55 + df.loc[on, "attack"].map(excess).fillna(0.0)
         return {"domias_fig5": df}
@@ -1928,3 +1967,109 @@ def test_median_claim_inconclusive_by_zero_says_so():
     noisy = claim.rule(_targets("achilles_fig2_targets", 0.0, 0.25, 0.4)({}))
     (said,) = [w for w in noisy.failed if "census/baynet: ours" in w]
     assert said.startswith("within the stated gap's margin but not above 0 beyond the noise: ")
+
+
+# --------------------------------------------------------------------------- DOMIAS §5.3: the group against the overall population
+
+
+def test_minority_is_compared_with_the_overall_population():
+    """ "Better at attacking this vulnerable group compared to the overall population": the committed Fig. 5 table with
+    every accuracy 0.55 and DOMIAS's on the group 0.6 (every std 0.005 over 8 seeds). With its overall row at 0.55
+    the group check holds; with the overall row at 0.6 (as on the group) it is not "holds" any more, though the
+    group is still 0.05 above the rest: the rule reads the overall population, as the sentence says. A table without
+    the overall rows falls back to the rest, and says so."""
+    (claim,) = [c for c in JUDGED if c.paper == "domias" and c.quote.startswith("DOMIAS is significantly better")]
+    tables = tables_of(claim)
+    base = _minority(0.05, 0.005)(tables)["domias_fig5"]
+    assert verdict(claim.rule({**tables, "domias_fig5": base}).checks) == "holds"
+    high = base.copy()
+    high.loc[high.attack.isin(OWN) & (high.group == "all"), "accuracy_mean"] = 0.6
+    out = claim.rule({**tables, "domias_fig5": high})
+    assert verdict(out.checks) != "holds" and "group − overall +0.000" in out.why(10), out.why(10)
+    rest = claim.rule({**tables, "domias_fig5": high[high.group != "all"]})
+    assert verdict(rest.checks) == "holds" and "group − rest" in rest.ours
+
+
+# --------------------------------------------------------------------------- lost: a range the noise floor lies in
+
+
+@pytest.mark.parametrize(
+    "rmsd, floor, expected",
+    [
+        (0.055, 0.055, "inconclusive"),  # noise alone: inside 0.04–0.11, but the floor's own value
+        (0.060, 0.070, "inconclusive"),  # inside the range, below its own floor: no pass
+        (0.090, 0.050, "holds"),  # beyond its floor, inside the range
+        (0.200, 0.050, "does not hold"),  # beyond its floor, above the range
+    ],
+)
+def test_rmsd_range_is_judged_only_beyond_each_settings_floor(rmsd, floor, expected):
+    """ "RMSD-Bereich von 0,04 bis 0,11": our noise floors (0.052–0.056) lie inside the stated range, so a setting
+    whose RMSD is its floor's, or below it, would pass an "inside the range" check on noise alone; such a setting is
+    inconclusive, never a pass. Every Adult/Synthpop setting at ``rmsd`` ± 0.005 with floor ``floor``."""
+    (claim,) = [c for c in JUDGED if c.paper == "lost" and "RMSD-Bereich" in c.quote]
+    tables = tables_of(claim)
+    out = claim.rule({**tables, **_rmsd_rows(rmsd, rmsd - 0.005, rmsd + 0.005, floor)(tables)})
+    assert verdict(out.checks) == expected, out.why(10)
+
+
+def test_most_baselines_no_signal_rarely_fails():
+    """ "Most MIA baselines give the false pretense that this minority group is less vulnerable": every attack as
+    accurate on each group as overall in truth, each mean drawn at its se over 8 seeds: "does not hold" (at most half
+    of the baselines can be less accurate on a group) in at most ~5 % of 300 replicates (measured: 1; the other 299
+    inconclusive)."""
+    (claim,) = [c for c in JUDGED if c.paper == "domias" and c.quote.startswith("Importantly, most")]
+    base = committed("domias_fig5").copy()
+    rng = np.random.default_rng(5)
+    base["accuracy_std"] = 0.02
+    se = 0.02 / np.sqrt(base.n_seeds - 1)
+    verdicts = []
+    for _ in range(300):
+        df = base.copy()
+        df["accuracy_mean"] = 0.55 + se * rng.standard_normal(len(df))
+        verdicts.append(verdict(claim.rule({"domias_fig5": df}).checks))
+    assert verdicts.count("does not hold") / 300 <= 0.05, verdicts.count("does not hold")
+
+
+def test_gap_trend_compares_the_gap_beyond_each_floor_not_the_raw_rmsd():
+    """ "Records in smaller datasets ... a larger gap": RMSD 0.20 at |D| = 100 against 0.10 at 10,000 (intervals
+    ± 0.01, apart: the rule before said holds), but the floor at 100 is 0.19 (two runs of one game differ by that
+    much there) and at 10,000 0.05: beyond its floor the gap is 0.01 at 100 and 0.05 at 10,000, the other way round
+    (does not hold). With the floors equal (0.05) the raw reading and the gap agree (holds)."""
+    (claim,) = [c for c in JUDGED if c.paper == "lost" and c.quote.startswith("records in smaller")]
+    tables = tables_of(claim)
+
+    def table(floor_small):
+        df = tables["lost_fig3_rmsd"].copy().sort_values("n_records")
+        df["rmsd"] = np.interp(df.n_records, [100, 10_000], [0.20, 0.10])
+        df["rmsd_low"], df["rmsd_high"] = df.rmsd - 0.01, df.rmsd + 0.01
+        df["floor"] = np.where(df.n_records == df.n_records.min(), floor_small, 0.05)
+        return {"lost_fig3_rmsd": df}
+
+    out = claim.rule({**tables, **table(0.19)})
+    assert verdict(out.checks) == "does not hold", out.why()
+    assert verdict(claim.rule({**tables, **table(0.05)}).checks) == "holds"
+
+
+def test_equivalent_fails_at_the_family_z_when_given():
+    """0.5 ± ABOUT, a value 0.075 off with se 0.01: its 95 % interval [0.055, 0.095] lies wholly beyond the margin
+    (fails at 1.96), but at the z of 9 comparisons (2.77: [0.047, 0.103]) it reaches inside: inconclusive. The
+    pass side keeps 1.96."""
+    from vrlib.scorecard.rules import equivalent, family_z
+
+    z = family_z(9)
+    assert equivalent(0.075, 0.01, 0.05) is False
+    assert equivalent(0.075, 0.01, 0.05, fail_z=z) is None
+    assert equivalent(0.09, 0.01, 0.05, fail_z=z) is False
+    assert equivalent(0.02, 0.01, 0.05, fail_z=z) is True  # [0.0004, 0.0396] inside at 1.96
+
+
+def test_rmsd_range_fails_only_beyond_the_family_z():
+    """Three Adult/Synthpop settings beyond their floors, each RMSD 0.125 ± 0.01 (95 %): wholly above 0.11 at 1.96
+    ([0.115, 0.135]) but not at the z of 3 (2.39: [0.113, 0.137] still above): fails; at 0.118 ± 0.01 ([0.108,
+    0.128]) across the end: inconclusive; at 0.1205 ± 0.01, above at 1.96 ([0.1105, 0.1305]) but not at 2.39
+    ([0.1083, 0.1327]): inconclusive, not "does not hold" (the settings sit up to 0.0012 apart: still across)."""
+    (claim,) = [c for c in JUDGED if c.paper == "lost" and "RMSD-Bereich" in c.quote]
+    tables = tables_of(claim)
+    for rmsd, expected in ((0.125, "does not hold"), (0.118, "inconclusive"), (0.1205, "inconclusive")):
+        out = claim.rule({**tables, **_rmsd_rows(rmsd, rmsd - 0.01, rmsd + 0.01, 0.03)(tables)})
+        assert verdict(out.checks) == expected, (rmsd, out.why(10))

@@ -101,6 +101,27 @@ def table_margin(attack: str) -> float:
 MARGIN_QUERY, MARGIN_ATTENTION = table_margin("query"), table_margin("attention")
 
 
+def smallest_paper_advantage(attack: str) -> float:
+    """The smallest advantage the paper's own table for ``attack`` shows the distance method with: per setting,
+    distance's mean minus the best other method's, the least over the settings (Table 2: 0.023, Table 3: 0.018).
+
+    The margin of "more or *equivalently* at-risk": a deficit as large as a gap the paper itself counts as
+    "outperforms" cannot be "equivalent", so the margin is at most that gap. (A cell's own 95 % half-width,
+    0.042 / 0.048, is twice as wide: it would call "equivalent" a deficit larger than the paper's smallest
+    outperformance.)"""
+    from vrlib.experiments.achilles import paper_table
+
+    p = paper_table(attack)
+    gaps = []
+    for _, g in p.groupby(["dataset", "generator"]):
+        g = g.set_index("method").paper_mean
+        gaps.append(g["distance"] - g.drop("distance").max())
+    return float(min(gaps))
+
+
+EQUIV_QUERY, EQUIV_ATTENTION = smallest_paper_advantage("query"), smallest_paper_advantage("attention")
+
+
 def cells_match_paper(df: pd.DataFrame) -> Outcome | None:
     """Per cell, ours equivalent to the paper's: the 95 % interval of ours − paper (our se over our targets) inside
     what two runs of that cell differ by (:func:`~vrlib.scorecard.rules.replication_margin` of our se and the
@@ -200,7 +221,8 @@ def table3_ahead(t):
 def _not_behind(table: str, margin: float):
     """Per setting, the distance method not below any other method by more than ``margin`` ("more or
     equivalently"): against each other method, :func:`not_below` of distance − it; the setting holds when every
-    other holds, fails when any fails, else inconclusive."""
+    other holds, fails when any fails, else inconclusive. "Consistently": a claim about every (setting, method)
+    comparison, so "below" is judged at their :func:`family_z`."""
 
     def rule(t):
         df = t[table]
@@ -208,12 +230,18 @@ def _not_behind(table: str, margin: float):
             return None
         if "distance" not in set(df.method):
             return None
-        rows = []
+        groups = []
         for (d, g), grp in df.groupby(["dataset", "generator"], sort=False):
             grp = grp.set_index("method")
-            if "distance" not in grp.index or len(grp) < 2:
-                continue
-            each = [(m, x, e, not_below(x, e, margin)) for m, x, e in _versus_others(grp)]
+            if "distance" in grp.index and len(grp) >= 2:
+                groups.append(((d, g), _versus_others(grp)))
+        n = sum(len(o) for _, o in groups)
+        if not n:
+            return None
+        fail_z = family_z(n)
+        rows = []
+        for (d, g), others in groups:
+            each = [(m, x, e, not_below(x, e, margin, fail_z=fail_z)) for m, x, e in others]
             failed = [r for r in each if r[3] is False]
             unclear = [r for r in each if r[3] is None]
             # The other that decides: one that fails, else one too noisy to tell, else the closest.
@@ -225,8 +253,9 @@ def _not_behind(table: str, margin: float):
             f"{sum(v is False for _, v, *_ in rows)} (the method that decides): "
             + "; ".join(f"{d}/{g} {signed(x, e)} vs {m}" for (d, g), _, m, x, e in rows)
         )
+        out.ours = _with_note(out.ours, n)
         for (d, g), v, m, x, e in rows:
-            out.check(v, f"{d}/{g}: distance − {m} {signed(x, e)} against −{f(margin)}", PAST_MARGIN)
+            out.check(v, _with_note(f"{d}/{g}: distance − {m} {signed(x, e)} against −{f(margin)}", n), PAST_MARGIN)
         return out
 
     return rule
@@ -569,8 +598,10 @@ CELLS_RULE = (
     "apart (fails), else inconclusive"
 )
 NOT_BEHIND_RULE = (
-    "per setting and other method, the 95 % interval of distance − it wholly above −{margin:.3f} (the paper's own 95 % "
-    "half-width of a typical Table {table} cell: 'equivalently') (holds), wholly below (fails), else inconclusive"
+    "per setting and other method, the 95 % interval of distance − it wholly above −{margin:.3f} ('equivalently': the "
+    "smallest advantage of distance over the best other method in a setting of the paper's own Table {table}, which "
+    "the paper counts as 'outperforms', so a deficit that large is not 'equivalent') (holds), wholly below it "
+    "(fails, only at the Bonferroni z of the comparisons: 'consistently'), else inconclusive"
 )
 MEDIAN_RULE = (
     "from each target's AUC: per setting, distance's median minus the highest median of the others above 0 beyond "
@@ -659,10 +690,10 @@ CLAIMS: tuple[Claim, ...] = (
           "achilles_fig2", substitute=CENSUS_SUBSTITUTE),
     Claim(PAPER, "§6.1 (Fig. 1, Table 2)", "Importantly, our method also consistently manages to identify records that "
           "are more or equivalently at-risk compared to other methods.", "distance never behind", ("achilles_table2",),
-          _not_behind("achilles_table2", MARGIN_QUERY), NOT_BEHIND_RULE.format(margin=MARGIN_QUERY, table="2"), "01", T2, "achilles_fig1", substitute=CENSUS_SUBSTITUTE),
+          _not_behind("achilles_table2", EQUIV_QUERY), NOT_BEHIND_RULE.format(margin=EQUIV_QUERY, table="2"), "01", T2, "achilles_fig1", substitute=CENSUS_SUBSTITUTE),
     Claim(PAPER, "§6.2 (Fig. 2, Table 3)", "Importantly, our method also consistently manages to identify records that "
           "are more or equivalently at-risk compared to other methods.", "distance never behind", ("achilles_table3",),
-          _not_behind("achilles_table3", MARGIN_ATTENTION), NOT_BEHIND_RULE.format(margin=MARGIN_ATTENTION, table="3"),
+          _not_behind("achilles_table3", EQUIV_ATTENTION), NOT_BEHIND_RULE.format(margin=EQUIV_ATTENTION, table="3"),
           "02", T3, "achilles_fig2", substitute=CENSUS_SUBSTITUTE),
     Claim(PAPER, "§6.3 (Fig. 3a)", "The mean AUC of the top ten records varies indeed only slightly for different "
           "values of k.", "flat in k (Adult, Synthpop)", ("achilles_fig3a",), robust_in_k,

@@ -132,26 +132,35 @@ def settings(t: dict, names, key_columns=(), keep=None) -> list[tuple[str, objec
     return [(s, r) for _, s, r in out]
 
 
-def _interval(row, name: str):
+def _interval(row, name: str, z: float = Z):
+    """A value's bootstrap interval from the table (95 %), each side scaled by ``z`` / Z (a family's wider one), and
+    never excluding the value itself; the value alone without an interval."""
     low, high = getattr(row, f"{name}_low", np.nan), getattr(row, f"{name}_high", np.nan)
     value = getattr(row, name)
-    return (value, value) if pd.isna(low) or pd.isna(high) else (min(low, value), max(high, value))
+    if pd.isna(low) or pd.isna(high):
+        return value, value
+    low, high = min(low, value), max(high, value)
+    scale = z / Z
+    return value - scale * (value - low), value + scale * (high - value)
 
 
-def _records_interval(row):
-    """The miss rate's interval against a proportion the paper states: the union of its bootstrap interval
-    (estimation noise of each record's risk, the table's) and the 95 % Clopper–Pearson interval of the
-    proportion missed among the ``n_high`` high-risk records (which records are high-risk is a sample too:
-    6 of 6 missed is consistent with a true rate of 0.8, though every bootstrap replicate gives 1.0)."""
+def _records_interval(row, name: str = "miss_rate", z: float = Z):
+    """A share of the ``n_high`` high-risk records against another share or a stated one: the union of its bootstrap
+    interval (estimation noise of each record's risk, the table's) and the Clopper–Pearson interval of the share
+    among the ``n_high`` records (which records are high-risk is a sample too: 6 of 6 missed is consistent with a
+    true rate of 0.8, though every bootstrap replicate gives 1.0), both at the two-sided level of ``z`` (95 % at Z;
+    a family's :func:`~vrlib.scorecard.rules.family_z` gives the wider Bonferroni one). ``name``: ``miss_rate``, or
+    ``miss_rate_noise`` (the share two runs of one game disagree on, over the same records)."""
     from scipy import stats
 
-    low, high = _interval(row, "miss_rate")
-    n = int(row.n_high)
-    if n < 1 or pd.isna(row.miss_rate):
+    low, high = _interval(row, name, z)
+    n, value = int(row.n_high), getattr(row, name)
+    if n < 1 or pd.isna(value):
         return low, high
-    k = int(round(row.miss_rate * n))
-    cp_low = 0.0 if k == 0 else float(stats.beta.ppf(0.025, k, n - k + 1))
-    cp_high = 1.0 if k == n else float(stats.beta.ppf(0.975, k + 1, n - k))
+    alpha = 0.05 if z == Z else 2 * float(stats.norm.sf(z))  # Z stands for 95 %, not 1.96's 94.9996 %
+    k = int(round(value * n))
+    cp_low = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
+    cp_high = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
     return min(low, cp_low), max(high, cp_high)
 
 
@@ -238,13 +247,35 @@ def excess_text(row) -> str:
     return f"RMSD − floor {f(d, 4)} [{f(d - Z * se, 4)}, {f(d + Z * se, 4)}] ({basis})"
 
 
-def beyond_noise(row):
-    """The miss rate beyond the miss rate of noise alone: the two intervals apart, above (True) or below (False)."""
-    low, high = _interval(row, "miss_rate")
-    n_low, n_high = _interval(row, "miss_rate_noise")
-    if pd.isna(row.miss_rate_noise):
+def beyond_noise(row, fail_z: float | None = None):
+    """The miss rate beyond the miss rate of noise alone (two runs of one game), each a share of the same ``n_high``
+    records with its 95 % :func:`_records_interval` (the bootstrap's ∪ the binomial one, so that a share of a few
+    records is read as one): the difference above 0 by more than Z se (True), below 0 by more than ``fail_z`` se
+    (False; Z when not given, the :func:`~vrlib.scorecard.rules.family_z` of a claim about every cell), else None.
+
+    Each share's se is its interval's half-width on the side facing the other, over Z (the intervals are
+    asymmetric near 0 and 1: 6 of 6 has none above, 0.46 below); the two are combined as independent, √(se₁² + se₂²).
+    Asking the two intervals to be apart would add the half-widths instead, a test at about 2.8 se, not 1.96."""
+    return share_above(row, "miss_rate", row, "miss_rate_noise", fail_z)
+
+
+def share_above(a, a_name: str, b, b_name: str, fail_z: float | None = None):
+    """Share ``a_name`` of row ``a`` above share ``b_name`` of row ``b``: their difference above 0 by more than Z se
+    (True), below 0 by more than ``fail_z`` se (False; Z when not given), else None (also with either share
+    missing). Each share's se is the half-width of its 95 % :func:`_records_interval` on the side facing the other,
+    over Z; the two combined as independent."""
+    x, y = getattr(a, a_name), getattr(b, b_name)
+    if pd.isna(x) or pd.isna(y):
         return None
-    return True if low > n_high else (False if high < n_low else None)
+    (x_low, x_high), (y_low, y_high) = _records_interval(a, a_name), _records_interval(b, b_name)
+    d = float(x - y)
+    up = float(np.hypot(x - x_low, y_high - y)) / Z  # the se of an excess: x's low side, y's high side
+    down = float(np.hypot(x_high - x, y - y_low)) / Z  # of a shortfall: the other two
+    if up > 0 and d > Z * up:
+        return True
+    if down > 0 and d < -(Z if fail_z is None else fail_z) * down:
+        return False
+    return None
 
 
 RMSD_KEY = ("rmsd", "floor")
@@ -271,6 +302,9 @@ def rmsd_in_range(t):
     p = paper_value("rmsd")
     out = Outcome(f"RMSD {span([r.rmsd for _, r in rows])} over {len(rows)} settings (noise floors "
                   f"{span([r.floor for _, r in rows])})")  # fmt: skip
+    z = family_z(len(rows))  # every setting inside: one outside fails the claim, so "outside" at the family z
+    note = f" ({family_note(len(rows))})" if family_note(len(rows)) else ""
+    out.ours += note
     for name, r in rows:
         low, high = _interval(r, "rmsd")
         floor = above_floor(r)
@@ -278,7 +312,8 @@ def rmsd_in_range(t):
             out.check(None, f"{name}: RMSD {f(r.rmsd)} [{f(low)}, {f(high)}] not beyond its floor {f(r.floor)}: "
                       f"{excess_text(r)}")  # fmt: skip
             continue
-        v = True if p["low"] <= low and high <= p["high"] else (False if high < p["low"] or low > p["high"] else None)
+        wl, wh = _interval(r, "rmsd", z)
+        v = True if p["low"] <= low and high <= p["high"] else (False if wh < p["low"] or wl > p["high"] else None)
         out.check(v, f"{name}: RMSD {f(r.rmsd)} [{f(low)}, {f(high)}] against {span([p['low'], p['high']], 2)}",
                   ACROSS_END)  # fmt: skip
     return out
@@ -333,7 +368,9 @@ def miss_in_range(t):
     if not rows:
         return None
     p = paper_value("miss_rate")
-    out = Outcome(_miss_text(rows, 0.8))
+    z = family_z(len(rows))  # every setting inside: one outside fails the claim, so "outside" at the family z
+    note = f" ({family_note(len(rows))})" if family_note(len(rows)) else ""
+    out = Outcome(_miss_text(rows, 0.8) + note)
     for name, r in rows:
         low, high = _records_interval(r)
         noise = beyond_noise(r)
@@ -341,7 +378,8 @@ def miss_in_range(t):
             out.check(None, f"{name}: {f(r.miss_rate, 2)} [{f(low, 2)}, {f(high, 2)}] not beyond noise alone "
                       f"({f(r.miss_rate_noise, 2)}, {int(r.n_high)} records)")  # fmt: skip
             continue
-        v = True if p["low"] <= low and high <= p["high"] else (False if high < p["low"] or low > p["high"] else None)
+        wl, wh = _records_interval(r, z=z)
+        v = True if p["low"] <= low and high <= p["high"] else (False if wh < p["low"] or wl > p["high"] else None)
         out.check(v, f"{name}: {f(r.miss_rate, 2)} [{f(low, 2)}, {f(high, 2)}] against {span([p['low'], p['high']], 2)}",
                   ACROSS_END)  # fmt: skip
     return out
@@ -385,46 +423,55 @@ def _up_to(t_value: float, quantity_t: float, names=LOST_MISS, setting=None):
 
 
 def miss_above_at_06(t):
-    """Per setting at t = 0.6, the miss rate above 20 % (its interval) and beyond noise alone."""
+    """Per setting at t = 0.6 ("in allen Einstellungen": each once), the miss rate above 20 % (its
+    :func:`_records_interval`) and beyond noise alone (holds); below 20 % (fails), judged at the
+    :func:`~vrlib.scorecard.rules.family_z` of the settings, as a claim about every one of them; else inconclusive."""
     rows = _miss_rows(t, 0.6)
     if not rows:
         return None
     bound = paper_value("miss_rate", 0.6)["low"]
-    out = Outcome(_miss_text(rows, 0.6))
+    z = family_z(len(rows))
+    note = f" ({family_note(len(rows))})" if family_note(len(rows)) else ""
+    out = Outcome(_miss_text(rows, 0.6) + note)
     for name, r in rows:
         low, high = _records_interval(r)
-        noise = beyond_noise(r)
-        if high < bound:
+        if _records_interval(r, z=z)[1] < bound:
             v = False
         elif low > bound:
-            v = True if noise is True else None  # above the bound: it holds if beyond noise alone too, else unclear
+            v = True if beyond_noise(r) is True else None  # above the bound: it holds if beyond noise alone too
         else:
             v = None
-        out.check(v, f"{name}: {f(r.miss_rate, 2)} [{f(low, 2)}, {f(high, 2)}], noise alone {f(r.miss_rate_noise, 2)}")
+        out.check(v, f"{name}: {f(r.miss_rate, 2)} [{f(low, 2)}, {f(high, 2)}] of {int(r.n_high)} records, noise "
+                  f"alone {f(r.miss_rate_noise, 2)}{note}")  # fmt: skip
     return out
 
 
 def miss_beyond_noise(t):
-    """Per setting and threshold with high-risk records (each once), the miss rate beyond noise alone."""
+    """Per setting and threshold with high-risk records (each once), the miss rate beyond noise alone
+    (:func:`beyond_noise`: both shares read with their records' binomial noise); "for all thresholds": below noise
+    alone fails only at the :func:`~vrlib.scorecard.rules.family_z` of the cells."""
     rows = settings(t, LOST_MISS, MISS_KEY, keep=lambda n, r: pd.notna(r.miss_rate))
     if not rows:
         return None
-    v = [beyond_noise(r) for _, r in rows]
+    z = family_z(len(rows))
+    note = f" ({family_note(len(rows))})" if family_note(len(rows)) else ""
+    v = [beyond_noise(r, fail_z=z) for _, r in rows]
     out = Outcome(
         f"miss rate beyond noise alone in {sum(x is True for x in v)}, below it in {sum(x is False for x in v)}, "
-        f"within it in {sum(x is None for x in v)} of {len(rows)} (setting, t) cells"
+        f"within it in {sum(x is None for x in v)} of {len(rows)} (setting, t) cells (each share with its records' "
+        f"binomial interval){note}"
     )
     for (name, r), x in zip(rows, v):
-        out.check(
-            x, f"{name}, t = {r.t:g}: {f(r.miss_rate, 2)} of {int(r.n_high)}, noise alone {f(r.miss_rate_noise, 2)}"
-        )
+        (lo, hi), (nlo, nhi) = _records_interval(r), _records_interval(r, "miss_rate_noise")
+        out.check(x, f"{name}, t = {r.t:g}: {f(r.miss_rate, 2)} [{f(lo, 2)}, {f(hi, 2)}] of {int(r.n_high)} records,"
+                  f" noise alone {f(r.miss_rate_noise, 2)} [{f(nlo, 2)}, {f(nhi, 2)}]{note}")  # fmt: skip
     return out
 
 
 def miss_rises_with_t(t):
-    """Per setting, the miss rate at the largest t with one above that at the smallest, the intervals apart.
+    """Per setting, the miss rate at the largest t with one above that at the smallest (:func:`share_above`).
 
-    Each interval is :func:`_records_interval` (the bootstrap's ∪ the binomial over the high-risk records), as for
+    Each rate read with :func:`_records_interval` (the bootstrap's ∪ the binomial over the high-risk records), as for
     every other miss rate read as a proportion: at t = 0.9 a setting has 2–15 high-risk records, whose bootstrap
     interval alone (every replicate missing all 4 of 4) would call a rise that those few records cannot show."""
     by: dict = {}
@@ -436,9 +483,10 @@ def miss_rises_with_t(t):
     out = Outcome(
         "; ".join(f"{k}: {', '.join(f(r.miss_rate, 2) for r in v)} at t = {', '.join(f'{r.t:g}' for r in v)}" for k, v in by.items())
     )  # fmt: skip
+    z = family_z(len(by))  # a trend stated for every setting: a fall in one fails it, so "below" at the family z
     for k, v in by.items():
         (lo1, hi1), (lo2, hi2) = _records_interval(v[0]), _records_interval(v[-1])
-        x = True if lo2 > hi1 else (False if hi2 < lo1 else None)
+        x = share_above(v[-1], "miss_rate", v[0], "miss_rate", fail_z=z)
         out.check(x, f"{k}: [{f(lo1, 2)}, {f(hi1, 2)}] at t = {v[0].t:g}, [{f(lo2, 2)}, {f(hi2, 2)}] at t = {v[-1].t:g} "
                   f"({int(v[-1].n_high)} record{'' if int(v[-1].n_high) == 1 else 's'})")  # fmt: skip
     return out
@@ -452,7 +500,11 @@ def _sweep(t, table: str, key: str, columns=("rmsd", "floor")) -> list | None:
 
 
 def _gap_trend(table: str, key: str, falls_with_key: bool):
-    """The RMSD larger at one end of the sweep than at the other, the two intervals apart."""
+    """The gap between the two games larger at one end of the sweep than at the other: the RMSD beyond its noise
+    floor (:func:`excess`, RMSD − floor with its se, the floor's noise counted) at that end above that at the other
+    by more than Z se of the difference (the two ends are separate games: independent). The raw RMSDs are not
+    compared: each holds its setting's floor, the RMSD two runs of one game give, which differs between settings
+    (a setting at or below its floor shows no gap, whatever its RMSD)."""
 
     def rule(t):
         rows = _sweep(t, table, key)
@@ -463,10 +515,14 @@ def _gap_trend(table: str, key: str, falls_with_key: bool):
             "RMSD " + ", ".join(f"{f(r.rmsd)} at {setting_name(r, table)}" for r in rows)
             + "; noise floors " + ", ".join(f(r.floor) for r in rows)
         )  # fmt: skip
-        (bl, bh), (sl, sh) = _interval(big, "rmsd"), _interval(small, "rmsd")
-        v = True if bl > sh else (False if bh < sl else None)
-        out.check(v, f"RMSD [{f(bl)}, {f(bh)}] at {setting_name(big, table)}, [{f(sl)}, {f(sh)}] at "
-                  f"{setting_name(small, table)}")  # fmt: skip
+        (db, eb, _), (ds, es, _) = excess(big), excess(small)
+        d, e = db - ds, float(np.hypot(eb, es))
+        out.ours += (
+            f"; RMSD − floor {f(db, 4)} at {setting_name(big, table)}, {f(ds, 4)} at {setting_name(small, table)}"
+        )
+        v = None if pd.isna(e) or e <= 0 else ahead(d, e)
+        out.check(v, f"RMSD − floor at {setting_name(big, table)} − at {setting_name(small, table)} {f(d, 4)} (se "
+                  f"{f(e, 4)}; {excess_text(big)} and {excess_text(small)})")  # fmt: skip
         return out
 
     return rule
@@ -595,8 +651,9 @@ CLAIMS: tuple[Claim, ...] = (
           "bewerteten Risiken darstellt", _statement("rmsd"), LOST_RMSD, rmsd_in_range,
           "per Adult/Synthpop setting (each once; the summary states the range for 'Experimente auf dem "
           "Adult-Datensatz und dem Synthpop-Generator', so BayNet, PrivBayes and Census rows are not read), the "
-          "RMSD's interval inside the range, judged only where it is beyond its noise floor, RMSD − floor above 0 by "
-          "more than 1.96 se of the difference (else inconclusive)", NB, S2, "lost_fig2"),
+          "RMSD's interval inside the range (holds), wholly outside it at the Bonferroni z of the settings (fails), "
+          "judged only where it is beyond its noise floor, RMSD − floor above 0 by more than 1.96 se of the difference "
+          "(else inconclusive: our floors lie inside the range, so noise alone would pass it)", NB, S2, "lost_fig2"),
     Claim(PAPER, "abstract", "the two privacy games indeed result in different risk scores",
           "the two games rate records differently (beyond estimation noise)", LOST_RMSD, rmsd_above_floor,
           "per setting (each once), the RMSD above its noise floor (two runs of one game): RMSD − floor above 0 by more than 1.96 se of the "
@@ -607,12 +664,15 @@ CLAIMS: tuple[Claim, ...] = (
     Claim(PAPER, "§5 (summary)", ADULT + "Miss Rate-Bereich von 0,73 bis 0,94, was darauf hindeutet, dass die "
           "traditionelle Einstellung kontinuierlich Datensätze mit hohem Risiko falsch identifiziert",
           _statement("miss_rate"), LOST_MISS, miss_in_range,
-          "per Adult/Synthpop setting (each once; the summary states the range for those) at t = 0.8, the miss rate's interval (bootstrap ∪ binomial over the high-risk records) inside the range, judged "
-          "only where it is beyond noise alone", NB, S3, "lost_fig3"),
+          "per Adult/Synthpop setting (each once; the summary states the range for those) at t = 0.8, the miss rate's "
+          "interval (bootstrap ∪ binomial over the high-risk records) inside the range (holds), wholly outside it at "
+          "the Bonferroni z of the settings (fails), judged only where it is beyond noise alone (else inconclusive)",
+          NB, S3, "lost_fig3"),
     Claim(PAPER, "§5 (summary)", "Bei t=0,6 übersteigt die Miss Rate in allen Einstellungen 20 %",
           _statement("miss_rate", 0.6), LOST_MISS, miss_above_at_06,
           "per setting (each once) at t = 0.6, the miss rate's interval (bootstrap ∪ binomial over the high-risk records) above 20 % and beyond "
-          "noise alone (holds), below 20 % (fails), else inconclusive", NB, S4,
+          "noise alone (holds), below 20 % (fails, only at the Bonferroni z of the settings: 'in allen Einstellungen'), "
+          "else inconclusive", NB, S4,
           "lost_fig4"),
     Claim(PAPER, "§5 (summary)", "Bei t=0,9 erreicht die Miss Rate bis zu 80 %", _statement("miss_rate", 0.9),
           LOST_MISS, _up_to(0.9, 0.9),
@@ -622,21 +682,25 @@ CLAIMS: tuple[Claim, ...] = (
           "wholly outside (fails), else inconclusive; with none beyond noise alone, inconclusive", NB, S4, "lost_fig4"),
     Claim(PAPER, "§5 (summary)", "Für alle Schwellenwerte für hohes Risiko ist die Miss Rate signifikant",
           "for every threshold the miss rate is significant", LOST_MISS, miss_beyond_noise,
-          "per setting and t (each once, where some record is above t), the miss rate's interval above that of two "
-          "runs of one game (noise alone)", NB, S2, "lost_fig2"),
+          "per setting and t (each once, where some record is above t), the miss rate above that of two runs of one "
+          "game (noise alone) beyond 1.96 se of the difference, each a share of the same high-risk records with its "
+          "se from its interval (bootstrap ∪ binomial over those records, the side facing the other) (holds); below "
+          "it (fails, only at the Bonferroni z of the cells: 'für alle'); else inconclusive", NB, S2, "lost_fig2"),
     Claim(PAPER, "§4 (Props. 1–2)", "|α̂^MS_ϕ - α_ϕ| ≤ √(log(2/ρ)/(2N)) ... |α̂^T_ϕ - E_{D̄∼D^n}α_{ϕ,D̄}| ≤ √(log(2/ρ)/(2N))",
           "Hoeffding bounds on the games' error-rate estimates",
           unjudged="a theorem about an error rate; the tables hold AUCs, to which it does not apply as stated "
           "(notebook 06 uses it only to size the games)"),
     Claim(PAPER, "§5 (summary)", "Die Miss Rate nimmt mit zunehmendem Schwellenwert t zu",
           _statement("miss_rate_trend_t"), LOST_MISS, miss_rises_with_t,
-          "per setting (each once), the miss rate at its largest t above that at its smallest, the intervals "
-          "(bootstrap ∪ binomial over the high-risk records) apart",
+          "per setting (each once), the miss rate at its largest t above that at its smallest beyond 1.96 se of the "
+          "difference, each rate's se from its interval (bootstrap ∪ binomial over the high-risk records, the side "
+          "facing the other) (holds); below it at the Bonferroni z of the settings (fails); else inconclusive",
           NB, S2, "lost_fig2"),
     Claim(PAPER, "abstract; §5 (Fig. 3)", "records in smaller datasets ... tend to have a larger gap between risk "
           "estimates", _statement("rmsd_trend_size"), ("lost_fig3_rmsd",),
           _gap_trend("lost_fig3_rmsd", "n_records", falls_with_key=True),
-          "the RMSD's interval at the smallest |D| above that at the largest", NB, S3, "lost_fig3"),
+          "the RMSD beyond its noise floor (RMSD − floor, the floor's noise in its se) at the smallest |D| above that "
+          "at the largest, beyond 1.96 se of the difference", NB, S3, "lost_fig3"),
     Claim(PAPER, "§5 (summary, Fig. 3)", "Auch bei |D|=10.000 großen Datensätzen bleibt der RMSD signifikant",
           _statement("rmsd_at_10000"), ("lost_fig3_rmsd",), gap_at_largest_size,
           "at |D| ≥ 10,000, RMSD − the noise floor of that size above 0 by more than 1.96 se of the difference (the "
@@ -653,7 +717,8 @@ CLAIMS: tuple[Claim, ...] = (
     Claim(PAPER, "abstract; §5 (summary, Fig. 4)", "models not protected by strong differential privacy guarantees "
           "tend to have a larger gap between risk estimates", _statement("rmsd_trend_epsilon"), ("lost_fig4_rmsd",),
           _gap_trend("lost_fig4_rmsd", "epsilon", falls_with_key=False),
-          "the RMSD's interval at the largest ε above that at the smallest", NB, S4, "lost_fig4"),
+          "the RMSD beyond its noise floor (RMSD − floor, the floor's noise in its se) at the largest ε above that at "
+          "the smallest, beyond 1.96 se of the difference", NB, S4, "lost_fig4"),
     Claim(PAPER, "§5 (summary, Fig. 5)", "Das modellgestützte Risiko R_MS variiert von etwa 0,5 (Zufallsrate) bis 0,8 "
           "(hohes Risiko). Das traditionelle Risiko R_T = 0,62, unterschätzt das DPD-Risiko im schlimmsten Fall um 0,2",
           lambda: f"one record over 15 datasets: model-seeded {paper_value('model_seeded_risk_over_15_datasets')['statement']}"

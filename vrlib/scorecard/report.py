@@ -376,9 +376,12 @@ def scorecard_markdown(root: Path | str = ".", links: Links = Links()) -> str:
         'one within the noise is *inconclusive*. Where a claim is about every one of many comparisons ("above '
         'every baseline at every setting"), one of them against the claim fails it only beyond the Bonferroni z '
         f"of their number ({family_z(72):.2f} standard errors for 72), which the evidence states, so that noise alone fails such "
-        "a claim at most 2.5 % of the time. A check that two values match (ours and the paper's, \"not "
+        'a claim at most 2.5 % of the time; where a claim needs only one of many ("below some GAN"), that one counts '
+        "only beyond the same z. A share of a few records (a miss rate) is read with its binomial interval over "
+        "those records; a table of one run (one seed) has no measured spread, and nothing in it is beyond the "
+        "noise. A check that two values match (ours and the paper's, \"not "
         'significantly different", "equivalently") is an equivalence test against a margin its check states, '
-        "taken from the paper's own precision: it passes only when the 95 % interval of the difference lies inside "
+        "taken from the paper (its own precision, or the smallest difference it counts as one): it passes only when the 95 % interval of the difference lies inside "
         'the margin, fails when the interval lies wholly outside it (or, for "not significantly different", when '
         "the difference is significant), and is inconclusive otherwise, so noise alone never makes it pass. "
         "A row **holds** when every check passes, **holds in part** when "

@@ -261,7 +261,13 @@ def equivalent_interval(low: float, high: float, margin: float):
 
 
 def equivalent(
-    difference: float, se: float, margin: float, z: float = Z, significant_fails: bool = False, paper_se=None
+    difference: float,
+    se: float,
+    margin: float,
+    z: float = Z,
+    significant_fails: bool = False,
+    paper_se=None,
+    fail_z: float | None = None,
 ):
     """Equivalence of two values: ``difference`` ± ``z`` se inside ± ``margin`` (True), wholly beyond it (False),
     else None (the interval reaches past the margin: too noisy to tell).
@@ -272,6 +278,8 @@ def equivalent(
     errors combined, a two-sample z-test) fail, which is sharper than the two intervals being apart.
     ``se`` 0 (a value without sampling noise, a count) compares the point with the margin;
     ``se`` NaN (noise not recorded) gives None: a match is never called on an interval that is not known.
+    ``fail_z``: the interval that must lie wholly beyond the margin to fail (``z`` when not given; a family's
+    :func:`family_z` where the claim is that every one of many matches), the pass side staying at ``z``.
     """
     if pd.isna(difference) or pd.isna(se):
         return None
@@ -281,12 +289,17 @@ def equivalent(
         return False
     if paper_se is not None and not pd.isna(paper_se) and abs(difference) > z * math.hypot(se, float(paper_se)):
         return False
-    return equivalent_interval(low, high, margin)
+    v = equivalent_interval(low, high, margin)
+    if v is False and fail_z is not None and fail_z != z:
+        wide = equivalent_interval(difference - fail_z * se, difference + fail_z * se, margin)
+        return False if wide is False else None
+    return v
 
 
-def not_below(difference: float, se: float, margin: float, z: float = Z):
+def not_below(difference: float, se: float, margin: float, z: float = Z, fail_z: float | None = None):
     """Non-inferiority ("more or equivalently"): ``difference`` ± ``z`` se wholly above −``margin`` (True), wholly
-    below it (False), else None."""
+    below it at ``fail_z`` se (False; ``z`` when not given, a family's :func:`family_z` for a claim about every one of
+    many comparisons), else None."""
     if pd.isna(difference):
         return None
     if margin < 0:
@@ -296,7 +309,7 @@ def not_below(difference: float, se: float, margin: float, z: float = Z):
     se = float(se)
     if difference - z * se >= -margin:
         return True
-    if difference + z * se < -margin:
+    if difference + (z if fail_z is None else fail_z) * se < -margin:
         return False
     return None
 
