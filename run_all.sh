@@ -17,10 +17,14 @@ only=""
 seed=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --profile) profile=${2:?--profile needs a value}; shift 2 ;;
-    --only) only=${2:?--only needs a pattern}; shift 2 ;;
-    --seed) seed=${2:?--seed needs a value}; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --profile|--only|--seed)
+      if [[ $# -lt 2 || "$2" == --* ]]; then
+        echo "run_all.sh: $1 needs a value (see ./run_all.sh --help)" >&2; exit 2
+      fi
+      case "$1" in --profile) profile=$2 ;; --only) only=$2 ;; --seed) seed=$2 ;; esac
+      shift 2 ;;
+    # The help is the comment block at the top of this file (every '#' line after the first).
+    -h|--help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
     *) echo "run_all.sh: unknown argument '$1' (see ./run_all.sh --help)" >&2; exit 2 ;;
   esac
 done

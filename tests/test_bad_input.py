@@ -418,12 +418,24 @@ def _run_all(skeleton, *args, env=None, timeout=120):
         (["--only", "nope"], "no notebook matches --only 'nope'; the notebooks are: 01_one 02_two"),
         (["--seed", "abc"], "--seed must be a non-negative integer, got 'abc'"),
         (["--seed", "-1"], "--seed must be a non-negative integer, got '-1'"),
+        (["--only"], "run_all.sh: --only needs a value (see ./run_all.sh --help)"),
+        (["--profile"], "run_all.sh: --profile needs a value (see ./run_all.sh --help)"),
+        (["--seed", "--only", "01"], "run_all.sh: --seed needs a value (see ./run_all.sh --help)"),
+        (["--profile", "fast"], "run_all.sh: unknown profile 'fast'; choose smoke, quick or paper"),
     ],
 )
 def test_run_all_refuses_bad_arguments(skeleton, args, message):
     proc = _run_all(skeleton, *args)
     assert proc.returncode == 2 and message in proc.stderr, (proc.returncode, proc.stdout, proc.stderr)
     assert not (skeleton[0] / "results").exists()
+
+
+def test_run_all_help_is_its_leading_comment(skeleton):
+    proc = _run_all(skeleton, "--help")
+    lines = (skeleton[0] / "run_all.sh").read_text().splitlines()
+    comment = [line[2:] if line.startswith("# ") else line[1:] for line in lines[1 : lines.index("set -euo pipefail")]]
+    assert proc.returncode == 0 and proc.stdout.splitlines() == comment, proc.stdout
+    assert "./run_all.sh [--profile smoke|quick|paper] [--only PATTERN] [--seed S]" in proc.stdout
 
 
 def test_run_all_names_a_missing_data_folder(skeleton, tmp_path):
