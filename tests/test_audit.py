@@ -373,3 +373,22 @@ def test_report_renders_in_chromium(leak_result, tmp_path):
     first = seen["text"][:600]
     assert f"{leak_result.summary['n_flagged']} of the 400 training records are at risk" in first
     assert "copied verbatim" in seen["text"] and "Record values are hidden" in seen["text"]
+
+
+def test_unknown_generator_is_refused_before_the_long_work(tables, monkeypatch):
+    import vrlib.audit.pipeline as pipeline
+
+    def never(*args, **kwargs):
+        raise AssertionError("the audit ran before the generator's name was checked")
+
+    monkeypatch.setattr(pipeline, "_audit", never)
+    train, holdout, other = tables
+    with pytest.raises(VrlibError, match=r"unknown generator 'synthpopp'; choose one of \[.*'synthpop'"):
+        vrlib.audit(train, other.iloc[:400], holdout, SCHEMA, generator="synthpopp")
+
+
+def test_audit_help_lists_the_generators(capsys):
+    with pytest.raises(SystemExit):
+        main(["audit", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "with this generator (slow): one of adsgan, baynet," in help_text and "synthpop" in help_text

@@ -314,3 +314,13 @@ def test_usage_errors_point_at_a_help_that_exists(capsys, argv, pointer):
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""
     assert err.rstrip().endswith(pointer) and "vrlib vrlib" not in err
+
+
+def test_top_level_help_names_what_each_subcommand_does(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--help"])
+    out = capsys.readouterr().out
+    description = out.split("\n\n")[1]  # usage, then the description
+    assert exit_.value.code == 0 and "``" not in description
+    for word in ("rank", "audit", "classroom", "scorecard"):
+        assert word in description, description

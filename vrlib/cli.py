@@ -1,4 +1,4 @@
-"""The ``vrlib`` command: rank the records of a built-in dataset or of one's own CSV by privacy risk.
+"""The ``vrlib`` command: rank records by privacy risk, audit a synthetic release, run classroom assignments, regenerate the scorecard.
 
 Examples
 --------
@@ -41,7 +41,7 @@ def _columns(text: str) -> list[str]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="vrlib", description=__doc__.split("\n")[0])
+    parser = _Parser(prog="vrlib", description=__doc__.split("\n")[0].replace("``", ""))
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     rank = sub.add_parser(
         "rank",
@@ -160,6 +160,7 @@ def _add_audit(sub) -> None:
     """``vrlib audit``: the logic is in :mod:`vrlib.audit`."""
     from vrlib.audit.pvalues import COMBINATIONS
     from vrlib.audit.scores import ATTACKS
+    from vrlib.generators import REGISTRY as GENERATORS
 
     a = sub.add_parser(
         "audit",
@@ -221,7 +222,11 @@ def _add_audit(sub) -> None:
         help="column the inference attack guesses (default: the last categorical column that varies in TRAIN)",
     )
     a.add_argument("--no-wp29", action="store_true", help="skip singling out, linkability and inference")
-    a.add_argument("--generator", default=None, help="also play the model-seeded game with this generator (slow)")
+    a.add_argument(
+        "--generator",
+        default=None,
+        help=f"also play the model-seeded game with this generator (slow): one of {', '.join(sorted(GENERATORS))}",
+    )
     a.add_argument("--epsilon", type=float, default=None, help="declared ε of a PrivBayes release (with --generator)")
     a.add_argument(
         "--policy", default=None, metavar="POLICY.json", help="thresholds; exit status 3 when one is exceeded"

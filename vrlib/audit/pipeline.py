@@ -44,6 +44,7 @@ from vrlib.data import Schema
 from vrlib.distance import kneighbors_between
 from vrlib.encoding import TableEncoder
 from vrlib.errors import VrlibError
+from vrlib.generators import REGISTRY as GENERATORS
 from vrlib.parallel import derive_seed
 from vrlib.params import check_integer, check_number
 from vrlib.selection import vulnerability_scores
@@ -239,6 +240,10 @@ def audit(
     check_integer("seed", seed, minimum=0)
     if not wp29 and (known is not None or secret is not None):  # else a misspelt column passes unseen
         raise VrlibError("--known and --secret describe the WP29 attacker: drop them or drop --no-wp29 (wp29=False)")
+    if (
+        generator is not None and generator not in GENERATORS
+    ):  # a typo would otherwise end the audit after its long work
+        raise VrlibError(f"unknown generator {generator!r}; choose one of {sorted(GENERATORS)}")
     if out is not None:
         check_out(out)  # before the long work
     with warnings.catch_warnings(record=True) as caught:
