@@ -66,9 +66,12 @@ if [[ ! -x "$VENV/bin/python" ]]; then
 fi
 echo "setup: installing vrlib and its dependencies into $VENV (first time: a few minutes)"
 "$VENV/bin/python" -m pip install --quiet --upgrade pip
-# The CPU build of PyTorch first, pinned: an unpinned torch pulls a multi-GB CUDA build.
-# Elsewhere, add --index-url https://download.pytorch.org/whl/cpu through PIP_INDEX_URL if needed.
-"$VENV/bin/python" -m pip install --quiet "torch==${VRLIB_TORCH_VERSION:-2.13.0}"
+# The CPU build of PyTorch first, pinned, from PyTorch's own index: PyPI's Linux wheels of torch, pinned
+# or not, are CUDA builds that pull several GB of nvidia-* packages. VRLIB_TORCH_INDEX names another
+# index (a mirror, or one of the CUDA indexes under https://download.pytorch.org/whl/); pip's own find-links
+# and extra indexes are still searched (offline, pip retries the index for about a minute first).
+"$VENV/bin/python" -m pip install --quiet --index-url "${VRLIB_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}" \
+  "torch==${VRLIB_TORCH_VERSION:-2.13.0}"
 # Every other package at the version the committed outputs were made with (constraints.txt).
 "$VENV/bin/python" -m pip install --quiet -c constraints.txt -e ".[test]"
 venv_bin_on_path

@@ -1,0 +1,70 @@
+"""``scripts/setup_env.sh``: which packages a first install asks pip for, with pip and Python faked.
+
+The venv's ``python`` is a script that logs its arguments, so the test installs nothing and needs no
+network; ``chromium``, ``chromedriver`` and ``bwrap`` are faked too, so the setup never reaches apt-get.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import PROJECT_ROOT
+
+FAKE_PYTHON = """#!/usr/bin/env bash
+echo "$*" >> "$SETUP_LOG"
+if [[ "$1" == "-c" ]]; then echo "$SETUP_SITE"; fi
+"""
+
+
+def _first_install(tmp_path: Path, **env) -> list[str]:
+    root = tmp_path / "proj"
+    (root / "scripts").mkdir(parents=True)
+    shutil.copy(PROJECT_ROOT / "scripts" / "setup_env.sh", root / "scripts" / "setup_env.sh")
+    for name in ("pyproject.toml", "constraints.txt"):
+        (root / name).write_text(f"# {name}\n")
+    venv_bin = root / ".venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "python").write_text(FAKE_PYTHON)
+    (venv_bin / "python").chmod(0o755)
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    for tool in ("chromium", "chromedriver", "bwrap"):
+        (tools / tool).write_text("#!/bin/sh\nexit 0\n")
+        (tools / tool).chmod(0o755)
+    site = tmp_path / "site"
+    site.mkdir()
+    log = tmp_path / "pip.log"
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("VRLIB_", "PIP_"))}
+    run_env = {**base, "PATH": f"{tools}:{base['PATH']}", "SETUP_LOG": str(log), "SETUP_SITE": str(site), **env}
+    proc = subprocess.run(
+        ["bash", str(root / "scripts" / "setup_env.sh")], env=run_env, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (root / ".venv" / ".vrlib-installed").exists()
+    return log.read_text().splitlines()
+
+
+def _torch_install(calls: list[str]) -> str:
+    (line,) = [c for c in calls if c.startswith("-m pip install") and "torch==" in c]
+    return line
+
+
+def test_torch_comes_from_the_cpu_index(tmp_path):
+    # PyPI's Linux torch wheels are CUDA builds, several GB of nvidia-* packages: the pin alone is not enough
+    line = _torch_install(_first_install(tmp_path))
+    assert "--index-url https://download.pytorch.org/whl/cpu" in line and "torch==2.13.0" in line.split()
+
+
+@pytest.mark.parametrize("version", ["2.13.0", "2.5.1"])
+def test_torch_index_and_version_can_be_named(tmp_path, version):
+    calls = _first_install(tmp_path, VRLIB_TORCH_INDEX="file:///mirror/torch", VRLIB_TORCH_VERSION=version)
+    line = _torch_install(calls).split()
+    assert line[line.index("--index-url") + 1] == "file:///mirror/torch" and f"torch=={version}" in line
+    # everything else from the usual index, at the versions of constraints.txt
+    (rest,) = [c for c in calls if "-e .[test]" in c]
+    assert "--index-url" not in rest and "-c constraints.txt" in rest
