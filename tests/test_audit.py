@@ -392,3 +392,11 @@ def test_audit_help_lists_the_generators(capsys):
         main(["audit", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert "with this generator (slow): one of adsgan, baynet," in help_text and "synthpop" in help_text
+
+
+def test_docs_name_every_policy_rule():
+    from conftest import PROJECT_ROOT
+    from vrlib.audit.policy import RULES
+
+    page = (PROJECT_ROOT / "docs" / "audit.md").read_text()
+    assert [rule for rule in RULES if f"`{rule}`" not in page] == []
