@@ -1,5 +1,6 @@
 """The ``vrlib`` command: ``rank``'s output formats, ``classroom generate`` and ``grade``; one-line errors."""
 
+import argparse
 import io
 import json
 import subprocess
@@ -324,3 +325,25 @@ def test_top_level_help_names_what_each_subcommand_does(capsys):
     assert exit_.value.code == 0 and "``" not in description
     for word in ("rank", "audit", "classroom", "scorecard"):
         assert word in description, description
+
+
+def _subcommands(parser, path=()):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield (*path, name), sub
+                yield from _subcommands(sub, (*path, name))
+
+
+def test_every_help_states_its_default():
+    from vrlib.cli import _parser
+
+    unstated = []
+    for path, sub in _subcommands(_parser()):
+        for action in sub._actions:
+            default = action.default
+            if not action.option_strings or default is None or default is False or default == []:
+                continue
+            if default != argparse.SUPPRESS and "default" not in (action.help or ""):
+                unstated.append((" ".join(path), action.option_strings[0], default))
+    assert unstated == []

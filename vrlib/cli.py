@@ -80,14 +80,18 @@ def _parser() -> argparse.ArgumentParser:
         "--rare-threshold",
         type=float,
         default=0.05,
-        help="rare method: relative frequency below which a category is rare",
+        help="rare method: relative frequency below which a category is rare (default 0.05)",
     )
-    rank.add_argument("--bins", type=int, default=10, help="loglik method: percentile bins per continuous column")
+    rank.add_argument(
+        "--bins", type=int, default=10, help="loglik method: percentile bins per continuous column (default 10)"
+    )
     rank.add_argument(
         "--top", type=int, default=None, help="how many records to print (default 10, or all when there are fewer)"
     )
-    rank.add_argument("--seed", type=int, default=0, help="seed of the random and rare methods")
-    rank.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format")
+    rank.add_argument("--seed", type=int, default=0, help="seed of the random and rare methods (default 0)")
+    rank.add_argument(
+        "--format", choices=("table", "csv", "json"), default="table", help="output format (default table)"
+    )
     _add_classroom(sub)
     _add_audit(sub)
     card = sub.add_parser(
@@ -147,7 +151,7 @@ def _add_classroom(sub) -> None:
         action="store_true",
         help="run the students' code without the bubblewrap sandbox: only for code you trust",
     )
-    grade.add_argument("--format", choices=("table", "json"), default="table", help="output format")
+    grade.add_argument("--format", choices=("table", "json"), default="table", help="output format (default table)")
     grade.add_argument(
         "--executed",
         default=None,
