@@ -666,6 +666,30 @@ def test_damaged_census_subset_says_where_to_get_it(tmp_path, monkeypatch):
     assert "fetch it again" not in str(info.value)
 
 
+def _offline(*args, **kwargs):
+    raise OSError("no network")
+
+
+@pytest.mark.parametrize(
+    "name, fragment",
+    [
+        ("adult.data", "download it by hand into {project}, put the shared data folder at {shared}"),
+        (
+            "cal_housing.data",
+            "download it by hand into {project} (the URL gives an archive: take 'CaliforniaHousing/cal_housing.data' "
+            "out of it, named 'cal_housing.data'), put the shared data folder at {shared}",
+        ),
+    ],
+)
+def test_failed_download_says_where_to_put_the_file(offline_project, monkeypatch, name, fragment):
+    monkeypatch.setattr(data.files.urllib.request, "urlopen", _offline)
+    with pytest.raises(VrlibError) as error:
+        data.find_file(name)
+    message = str(error.value)
+    assert "failed (no network)" in message and "one of those folders" not in message
+    assert fragment.format(project=offline_project, shared=data.files.shared_data_dir()) in message, message
+
+
 def test_missing_data_folder_is_named(tmp_path, monkeypatch):
     monkeypatch.setenv("VRLIB_DATA_DIR", str(tmp_path / "my data"))
     monkeypatch.setattr(data.files, "project_data_dir", lambda: tmp_path / "project")

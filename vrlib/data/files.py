@@ -184,9 +184,14 @@ def find_file(name: str, download: bool = True) -> Path:
     try:
         _download(spec, target)
     except OSError as exc:
+        # the URL of an archive gives the archive, not the file: say which member to take out of it
+        by_hand = f"download it by hand into {target.parent}"
+        if spec.member is not None:
+            by_hand += f" (the URL gives an archive: take {spec.member!r} out of it, named {name!r})"
         raise VrlibError(
             f"data file {name!r} not found in {where}, and downloading it from {spec.url} failed ({exc}); "
-            "download it by hand into one of those folders, or set VRLIB_DATA_DIR (see data/README.md)"
+            f"{by_hand}, put the shared data folder at {shared_data_dir()}, or set VRLIB_DATA_DIR to the folder "
+            "that holds it (see data/README.md)"
         ) from None
     verify(target, spec)
     return target
