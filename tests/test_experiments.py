@@ -1,6 +1,8 @@
 """Achilles experiment plumbing, profiles and the report module, on small tables made here."""
 
 import json
+import subprocess
+import sys
 
 import matplotlib
 
@@ -90,6 +92,25 @@ def test_profiles():
         profile_settings("achilles", "quick", n_shadows=7)
     with pytest.raises(VrlibError, match="unknown experiment family"):
         profile_settings("nope", "quick")
+
+
+def test_profiles_of_every_family_without_importing_its_module_first():
+    # a fresh interpreter: only vrlib.experiments imported, as a reader trying profile_settings would
+    code = (
+        "from vrlib.errors import VrlibError\n"
+        "from vrlib.experiments import profile_settings\n"
+        "for family in ('achilles', 'domias', 'lost', 'mca'):\n"
+        "    assert profile_settings(family, 'quick'), family\n"
+        "try:\n"
+        "    profile_settings('achiles', 'quick')\n"
+        "except VrlibError as exc:\n"
+        "    print(exc)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == (
+        "unknown experiment family 'achiles'; choose one of ['achilles', 'domias', 'lost', 'mca']"
+    )
 
 
 def test_reporter_writes_files_and_manifest(tmp_path):

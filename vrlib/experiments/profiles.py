@@ -6,9 +6,13 @@ Each family registers its own table of sizes with :func:`register`; notebooks as
 
 from __future__ import annotations
 
+from importlib import import_module
+
 from vrlib.errors import VrlibError
 
 PROFILES = ("smoke", "quick", "paper")
+# Each family registers its sizes in its module, vrlib.experiments.<family>, imported on first use
+FAMILIES = ("achilles", "domias", "lost", "mca")
 
 _FAMILIES: dict[str, dict[str, dict]] = {}
 
@@ -31,8 +35,10 @@ def profile_settings(family: str, profile: str, **overrides) -> dict:
     """
     if profile not in PROFILES:
         raise VrlibError(f"unknown profile {profile!r}; choose one of {PROFILES}")
+    if family not in _FAMILIES and family in FAMILIES:
+        import_module(f"vrlib.experiments.{family}")  # registers it
     if family not in _FAMILIES:
-        raise VrlibError(f"unknown experiment family {family!r}; known: {sorted(_FAMILIES)}")
+        raise VrlibError(f"unknown experiment family {family!r}; choose one of {sorted({*FAMILIES, *_FAMILIES})}")
     settings = dict(_FAMILIES[family][profile])
     unknown = [k for k in overrides if k not in settings]
     if unknown:
