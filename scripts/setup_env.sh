@@ -61,6 +61,21 @@ if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$want" ]]; then
 fi
 
 if [[ ! -x "$VENV/bin/python" ]]; then
+  # pyproject.toml asks for 3.10 or later; the committed outputs and constraints.txt come from 3.11.
+  if ! py_version=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null); then
+    echo "setup: '$PYTHON' does not run; install Python 3.11 or name one with PYTHON (PYTHON=python3.11 $0)" >&2
+    exit 2
+  fi
+  case "$py_version" in
+    3.11) ;;
+    3.1[0-9])
+      echo "setup: $PYTHON is Python $py_version; the committed outputs were made with 3.11, whose packages" \
+        "constraints.txt pins (PYTHON=python3.11 $0 matches them)" >&2 ;;
+    *)
+      echo "setup: $PYTHON is Python $py_version; vrlib needs 3.10 or later, 3.11 to match the committed" \
+        "outputs: name one with PYTHON (PYTHON=python3.11 $0)" >&2
+      exit 2 ;;
+  esac
   echo "setup: creating $VENV with $($PYTHON --version 2>&1)"
   "$PYTHON" -m venv "$VENV"
 fi

@@ -21,16 +21,30 @@ if [[ "$1" == "-c" ]]; then echo "$SETUP_SITE"; fi
 """
 
 
-def _first_install(tmp_path: Path, **env) -> list[str]:
+# The system's python3: says its version, and makes a venv whose python is FAKE_PYTHON.
+FAKE_SYSTEM_PYTHON = """#!/usr/bin/env bash
+case "$1" in
+  -c) echo "$SETUP_PY_VERSION" ;;
+  --version) echo "Python $SETUP_PY_VERSION.0" ;;
+  -m) mkdir -p "$3/bin" && cp "$SETUP_VENV_PYTHON" "$3/bin/python" ;;
+esac
+"""
+
+
+def _setup(tmp_path: Path, venv: bool = True, **env) -> tuple[subprocess.CompletedProcess, Path, Path]:
+    """Run a copy of setup_env.sh; ``venv=False`` starts without .venv, so that it is made."""
     root = tmp_path / "proj"
     (root / "scripts").mkdir(parents=True)
     shutil.copy(PROJECT_ROOT / "scripts" / "setup_env.sh", root / "scripts" / "setup_env.sh")
     for name in ("pyproject.toml", "constraints.txt"):
         (root / name).write_text(f"# {name}\n")
-    venv_bin = root / ".venv" / "bin"
-    venv_bin.mkdir(parents=True)
-    (venv_bin / "python").write_text(FAKE_PYTHON)
-    (venv_bin / "python").chmod(0o755)
+    (tmp_path / "venv_python").write_text(FAKE_PYTHON)
+    (tmp_path / "venv_python").chmod(0o755)
+    (tmp_path / "python3").write_text(FAKE_SYSTEM_PYTHON)
+    (tmp_path / "python3").chmod(0o755)
+    if venv:
+        (root / ".venv" / "bin").mkdir(parents=True)
+        shutil.copy(tmp_path / "venv_python", root / ".venv" / "bin" / "python")
     tools = tmp_path / "tools"
     tools.mkdir()
     for tool in ("chromium", "chromedriver", "bwrap"):
@@ -40,10 +54,24 @@ def _first_install(tmp_path: Path, **env) -> list[str]:
     site.mkdir()
     log = tmp_path / "pip.log"
     base = {k: v for k, v in os.environ.items() if not k.startswith(("VRLIB_", "PIP_"))}
-    run_env = {**base, "PATH": f"{tools}:{base['PATH']}", "SETUP_LOG": str(log), "SETUP_SITE": str(site), **env}
+    run_env = {
+        **base,
+        "PATH": f"{tools}:{base['PATH']}",
+        "PYTHON": str(tmp_path / "python3"),
+        "SETUP_PY_VERSION": "3.11",
+        "SETUP_VENV_PYTHON": str(tmp_path / "venv_python"),
+        "SETUP_LOG": str(log),
+        "SETUP_SITE": str(site),
+        **env,
+    }
     proc = subprocess.run(
         ["bash", str(root / "scripts" / "setup_env.sh")], env=run_env, capture_output=True, text=True, timeout=60
     )
+    return proc, root, log
+
+
+def _first_install(tmp_path: Path, **env) -> list[str]:
+    proc, root, log = _setup(tmp_path, **env)
     assert proc.returncode == 0, proc.stderr
     assert (root / ".venv" / ".vrlib-installed").exists()
     return log.read_text().splitlines()
@@ -68,3 +96,27 @@ def test_torch_index_and_version_can_be_named(tmp_path, version):
     # everything else from the usual index, at the versions of constraints.txt
     (rest,) = [c for c in calls if "-e .[test]" in c]
     assert "--index-url" not in rest and "-c constraints.txt" in rest
+
+
+@pytest.mark.parametrize(
+    "version, status, says",
+    [
+        ("3.11", 0, None),
+        ("3.12", 0, "the committed outputs were made with 3.11"),
+        ("3.9", 2, "vrlib needs 3.10 or later"),
+    ],
+)
+def test_the_python_of_a_new_venv_is_checked(tmp_path, version, status, says):
+    proc, root, _ = _setup(tmp_path, venv=False, SETUP_PY_VERSION=version)
+    assert proc.returncode == status, proc.stderr
+    assert (root / ".venv" / "bin" / "python").exists() == (status == 0)
+    if says is None:
+        assert "Python 3" not in proc.stderr
+    else:
+        assert f"is Python {version}; " in proc.stderr and says in proc.stderr and "PYTHON=python3.11" in proc.stderr
+
+
+def test_a_python_that_does_not_run_is_named(tmp_path):
+    proc, root, _ = _setup(tmp_path, venv=False, PYTHON=str(tmp_path / "no-such-python"))
+    assert proc.returncode == 2 and "does not run; install Python 3.11 or name one with PYTHON" in proc.stderr
+    assert not (root / ".venv").exists()
