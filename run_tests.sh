@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # The project's tests: unit tests (pytest), every notebook under the smoke profile, then the linter and the formatter's check (ruff).
-# Creates the environment first when it is missing. Extra arguments go to pytest.
+# Creates the environment first when it is missing. Extra arguments go to pytest (e.g. tests/test_cli.py, -k NAME);
+# the smoke notebooks and ruff run all the same.
 set -euo pipefail
 cd "$(dirname "$0")"
+# Its own help (pytest's would be printed and every smoke notebook run after it).
+if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
+  sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"
+  echo "(pytest's own options: .venv/bin/python -m pytest --help)"
+  exit 0
+fi
 if [[ -z "${VRLIB_DATA_DIR:-}" && -d ../shared/data ]]; then
   export VRLIB_DATA_DIR=../shared/data
 fi

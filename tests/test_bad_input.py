@@ -802,3 +802,21 @@ def test_lost_sizes_are_checked_by_one_rule_in_the_library_and_notebook_06(monke
         lost.settings_for("smoke", n_games=4)
     with pytest.raises(VrlibError, match="use n_games >= 6"):
         check_parameters({"n_games": 4}, n_games=optional(lost.check_setting))
+
+
+def test_run_tests_help_runs_nothing(tmp_path):
+    """``./run_tests.sh --help`` prints its own help: not pytest's, followed by every smoke notebook."""
+    root = tmp_path / "proj"
+    (root / "scripts").mkdir(parents=True)
+    (root / ".venv" / "bin").mkdir(parents=True)
+    (root / ".venv" / "bin" / "python").symlink_to(sys.executable)
+    shutil.copy(PROJECT_ROOT / "run_tests.sh", root / "run_tests.sh")
+    for script, body in (("scripts/setup_env.sh", "exit 0"), ("run_all.sh", "touch notebooks_ran")):
+        (root / script).write_text(f"#!/usr/bin/env bash\n{body}\n")
+        (root / script).chmod(0o755)
+    proc = subprocess.run(
+        ["bash", str(root / "run_tests.sh"), "--help"], cwd=root, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("The project's tests: unit tests (pytest), every notebook under the smoke profile")
+    assert not (root / "notebooks_ran").exists()
