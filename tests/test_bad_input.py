@@ -182,7 +182,7 @@ def test_categories_are_text_and_missing_only_where_marked(capsys, tmp_path):
         "--format",
         "csv",
     )
-    assert code == 0 and "dropped 2 of 5 row(s)" in err and "(0, 4)" in err, err
+    assert code == 0 and "dropped 2 of 5 row(s)" in err and "(row(s) 0, 4)" in err, err
     assert sorted(int(line.split(",")[0]) for line in out.splitlines()[1:]) == [1, 2, 3]
 
 

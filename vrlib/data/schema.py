@@ -130,7 +130,7 @@ def prepare(df: pd.DataFrame, schema: Schema, dropna: bool = False) -> pd.DataFr
             )
         dropped = df.isna().any(axis=1)
         warnings.warn(
-            f"dropped {int(dropped.sum())} of {len(df)} row(s) with missing values ({_rows(df.index[dropped])})",
+            f"dropped {int(dropped.sum())} of {len(df)} row(s) with missing values (row(s) {_rows(df.index[dropped])})",
             UserWarning,
             stacklevel=2,
         )
