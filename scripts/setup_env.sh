@@ -81,12 +81,16 @@ if [[ ! -x "$VENV/bin/python" ]]; then
 fi
 echo "setup: installing vrlib and its dependencies into $VENV (first time: a few minutes)"
 "$VENV/bin/python" -m pip install --quiet --upgrade pip
-# The CPU build of PyTorch first, pinned, from PyTorch's own index: PyPI's Linux wheels of torch, pinned
-# or not, are CUDA builds that pull several GB of nvidia-* packages. VRLIB_TORCH_INDEX names another
-# index (a mirror, or one of the CUDA indexes under https://download.pytorch.org/whl/); pip's own find-links
-# and extra indexes are still searched (offline, pip retries the index for about a minute first).
-"$VENV/bin/python" -m pip install --quiet --index-url "${VRLIB_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}" \
-  "torch==${VRLIB_TORCH_VERSION:-2.13.0}"
+# PyTorch first, pinned. PyPI's Linux wheels of torch, pinned or not, are CUDA builds that pull several GB of
+# nvidia-* packages, so the CPU build: a torch wheel pip's own find-links already hold (no network: a machine
+# that ships one), else PyTorch's CPU index. VRLIB_TORCH_INDEX names another index (a mirror, or one of the
+# CUDA indexes under https://download.pytorch.org/whl/) and is then the only place asked.
+torch_req="torch==${VRLIB_TORCH_VERSION:-2.13.0}"
+if [[ -n "${VRLIB_TORCH_INDEX:-}" ]]; then
+  "$VENV/bin/python" -m pip install --quiet --index-url "$VRLIB_TORCH_INDEX" "$torch_req"
+elif ! "$VENV/bin/python" -m pip install --quiet --no-index --no-deps "$torch_req" 2>/dev/null; then
+  "$VENV/bin/python" -m pip install --quiet --index-url https://download.pytorch.org/whl/cpu "$torch_req"
+fi
 # Every other package at the version the committed outputs were made with (constraints.txt).
 "$VENV/bin/python" -m pip install --quiet -c constraints.txt -e ".[test]"
 venv_bin_on_path

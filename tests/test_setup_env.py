@@ -18,6 +18,8 @@ from conftest import PROJECT_ROOT
 FAKE_PYTHON = """#!/usr/bin/env bash
 echo "$*" >> "$SETUP_LOG"
 if [[ "$1" == "-c" ]]; then echo "$SETUP_SITE"; fi
+# SETUP_LOCAL_TORCH=0: pip's find-links hold no torch wheel, so an install without an index fails
+if [[ "$*" == *--no-index* && "${SETUP_LOCAL_TORCH:-1}" == 0 ]]; then exit 1; fi
 """
 
 
@@ -77,21 +79,28 @@ def _first_install(tmp_path: Path, **env) -> list[str]:
     return log.read_text().splitlines()
 
 
-def _torch_install(calls: list[str]) -> str:
-    (line,) = [c for c in calls if c.startswith("-m pip install") and "torch==" in c]
-    return line
+def _torch_installs(calls: list[str]) -> list[str]:
+    return [c for c in calls if c.startswith("-m pip install") and "torch==" in c]
 
 
-def test_torch_comes_from_the_cpu_index(tmp_path):
+def test_a_torch_wheel_already_at_hand_is_taken_without_any_index(tmp_path):
+    # a machine that ships the CPU wheel in pip's find-links: no network, no other index asked
+    (line,) = _torch_installs(_first_install(tmp_path))
+    assert "--no-index" in line.split() and "torch==2.13.0" in line.split() and "--index-url" not in line
+
+
+def test_else_torch_comes_from_the_cpu_index(tmp_path):
     # PyPI's Linux torch wheels are CUDA builds, several GB of nvidia-* packages: the pin alone is not enough
-    line = _torch_install(_first_install(tmp_path))
-    assert "--index-url https://download.pytorch.org/whl/cpu" in line and "torch==2.13.0" in line.split()
+    local, remote = _torch_installs(_first_install(tmp_path, SETUP_LOCAL_TORCH="0"))
+    assert "--no-index" in local.split()
+    assert "--index-url https://download.pytorch.org/whl/cpu" in remote and "torch==2.13.0" in remote.split()
 
 
 @pytest.mark.parametrize("version", ["2.13.0", "2.5.1"])
 def test_torch_index_and_version_can_be_named(tmp_path, version):
     calls = _first_install(tmp_path, VRLIB_TORCH_INDEX="file:///mirror/torch", VRLIB_TORCH_VERSION=version)
-    line = _torch_install(calls).split()
+    (line,) = _torch_installs(calls)  # the named index alone
+    line = line.split()
     assert line[line.index("--index-url") + 1] == "file:///mirror/torch" and f"torch=={version}" in line
     # everything else from the usual index, at the versions of constraints.txt
     (rest,) = [c for c in calls if "-e .[test]" in c]
