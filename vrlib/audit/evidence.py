@@ -30,6 +30,15 @@ must not give the other half more small p-values than their level (a one-sided
 binomial test at each level, and the smallest p-value against its own distribution);
 if it fails, the p-values fall back to the empirical ones (no extrapolation) and the
 audit says so.
+
+**Tolerant view** (``tolerant=True``, an option): Gower's distance with one changed
+category free, ``d - 1/F`` when some category differs (:func:`tolerant_distances`), so that
+a copy with one category changed is exact there while a released record differing in two
+categories is not; its nearest released records are sought among the
+:data:`TOLERANT_CANDIDATES` nearest of each distance view's own search.  The flag then uses
+one statistic, the largest closeness of the distance views and the tolerant one, calibrated
+on the holdout.  It is not the default: on the validation benchmark its false flags exceeded
+what the false-discovery rate allows (``docs/audit.md``).
 """
 
 from __future__ import annotations
