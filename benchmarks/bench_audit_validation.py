@@ -36,6 +36,8 @@ run with the attacks ``copies,distance`` and without WP29 (their figures are not
 validated here).
 
 ``--small`` runs a few seconds' version on a synthetic mixed table (the tests run it).
+``--tolerant`` runs the audit with its tolerant flag (one statistic over the distance views and a
+view in which one changed category is free, :func:`vrlib.audit.evidence.copy_evidence`).
 ``--cache DIR`` keeps each finished scenario's row, so an interrupted run resumes; the rows are named
 by a hash of the audit's code (:func:`code_hash`), so that rows made by other code are made again.
 The last line printed is one JSON object.
@@ -235,7 +237,7 @@ def _plant(train, release, schema, kind, share):
     return plant(train, release, schema, np.random.default_rng(int(share * 1e4) + len(kind)), kind, share=share)
 
 
-def run_scenario(dataset, scenario, kind, generator, builder, schema) -> dict:
+def run_scenario(dataset, scenario, kind, generator, builder, schema, tolerant: bool = False) -> dict:
     import warnings
 
     import vrlib
@@ -244,7 +246,17 @@ def run_scenario(dataset, scenario, kind, generator, builder, schema) -> dict:
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = vrlib.audit(train, release, holdout, schema, seed=0, fdr=FDR, attacks=("copies", "distance"), wp29=False)
+        res = vrlib.audit(
+            train,
+            release,
+            holdout,
+            schema,
+            seed=0,
+            fdr=FDR,
+            attacks=("copies", "distance"),
+            wp29=False,
+            tolerant=tolerant,
+        )
     seconds = time.perf_counter() - start
     rec, s = res.records, res.summary
     planted = set(int(i) for i in idx)
@@ -262,6 +274,7 @@ def run_scenario(dataset, scenario, kind, generator, builder, schema) -> dict:
         "scenario": scenario,
         "kind": kind,
         "generator": generator,
+        "tolerant": bool(tolerant),
         "n_train": len(train),
         "n_holdout": len(holdout),
         "n_release": len(release),
@@ -353,6 +366,9 @@ def main(argv=None) -> int:
     parser.add_argument("--small", action="store_true", help="a few seconds' version on a synthetic table")
     parser.add_argument("--cache", default=None, help="folder keeping each finished scenario's row (resumable)")
     parser.add_argument("--only", default=None, help="run only the datasets named (comma-separated)")
+    parser.add_argument(
+        "--tolerant", action="store_true", help="the audit's tolerant flag (vrlib.audit(..., tolerant=True))"
+    )
     args = parser.parse_args(argv)
     cache = Path(args.cache) if args.cache else None
     if cache:
@@ -363,12 +379,12 @@ def main(argv=None) -> int:
         if args.only and name not in args.only.split(","):
             continue
         for scenario, kind, generator, builder in scenarios(name, df, schema, sizes, shift, generators, args.small):
-            slug = f"{name}-{scenario}".replace(" ", "_").replace("/", "_")
+            slug = f"{name}-{scenario}{'-tolerant' if args.tolerant else ''}".replace(" ", "_").replace("/", "_")
             key = cache / f"{slug}-{code}.json" if cache else None
             if key is not None and key.exists():
                 row = json.loads(key.read_text())
             else:
-                row = run_scenario(name, scenario, kind, generator, builder, schema)
+                row = run_scenario(name, scenario, kind, generator, builder, schema, tolerant=args.tolerant)
                 if key is not None:
                     key.write_text(json.dumps(row))
             rows.append(row)
@@ -403,6 +419,7 @@ def main(argv=None) -> int:
     out = {
         "benchmark": "bench_audit_validation",
         "small": args.small,
+        "tolerant": args.tolerant,
         "rows": rows,
         "goals": goals,
         "seconds": time.perf_counter() - start,

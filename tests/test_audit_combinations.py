@@ -84,3 +84,23 @@ def test_tolerant_view_makes_one_changed_category_an_exact_copy(combos):
         release[c] = pd.Categorical(release[c].astype(object), categories=train[c].cat.categories)
     d1, _ = combos.tolerant_view({"train": train}, release, schema)["train"]
     assert 0 < d1[5] <= 1.0 / 4 + 1e-12  # two changed: the second still counts (1/F), no continuous twin elsewhere
+
+
+def test_audit_tolerant_view_equals_the_study(combos):
+    # the audit's tolerant view (its own searches made for 20 neighbours) against the study's (searches of its own)
+    from test_audit_resolution import SCHEMA, population
+
+    from vrlib.audit.evidence import copy_evidence
+
+    pop = prepare(population(2000, 3), SCHEMA)
+    train, holdout, release = pop.iloc[:200], pop.iloc[200:500], pop.iloc[500:1100].reset_index(drop=True)
+    ev, ev_ho, _ = copy_evidence(train, holdout, release, SCHEMA, k=5, resolution=1e-4, tolerant=True)
+    study = combos.tolerant_view({"train": train, "holdout": holdout}, release, SCHEMA)
+    eps = 1e-4 / len(SCHEMA.columns)
+    for got, (d1, nbr) in ((ev, study["train"]), (ev_ho, study["holdout"])):
+        np.testing.assert_allclose(got["closeness_tolerant"], np.log((nbr + eps) / (d1 + eps)), atol=1e-9)
+    # and the audit-only mode of the script gives the audit's p-values, off and on
+    flags = combos.audit_flags(train, holdout, release, SCHEMA)
+    np.testing.assert_allclose(flags["audit, tolerant"], ev["p_value"])
+    off, _, _ = copy_evidence(train, holdout, release, SCHEMA, k=5, resolution=1e-4)
+    np.testing.assert_allclose(flags["bonferroni (kept)"], off["p_value"])

@@ -250,6 +250,11 @@ def _add_audit(sub) -> None:
         default=0.0001,
         help="changes below this share of a column's range count as copies (default 0.0001)",
     )
+    a.add_argument(
+        "--tolerant",
+        action="store_true",
+        help="flag on the largest closeness of the distance views and of a view where one changed category is free",
+    )
 
 
 def _null_verbatim(summary: dict) -> str:
@@ -301,6 +306,7 @@ def _audit(args) -> tuple[str, int]:
         policy=policy,
         show_values=args.show_values,
         resolution=args.resolution,
+        tolerant=args.tolerant,
         out=args.out,
     )
     s = result.summary

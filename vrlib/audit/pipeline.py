@@ -173,6 +173,7 @@ def audit(
     logan_epochs: int = 100,
     level: float = 0.95,
     resolution: float = 0.0001,
+    tolerant: bool = False,
     out=None,
 ) -> AuditResult:
     """Audit a synthetic release of ``train``: per-record membership risk, release-level risks, intervals.
@@ -226,6 +227,10 @@ def audit(
     resolution : float
         Changes smaller than this share of one column's range count as copies in the
         copy evidence (:mod:`vrlib.audit.evidence`).
+    tolerant : bool
+        Flag on one statistic, the largest closeness of the distance views and of a view in
+        which one changed category is free (:func:`vrlib.audit.evidence.copy_evidence`),
+        instead of the Bonferroni minimum of the distance views.
     out : path, optional
         Folder to write ``report.html``, ``summary.json`` and ``records.csv`` into.
 
@@ -272,6 +277,7 @@ def audit(
             logan_epochs=logan_epochs,
             level=level,
             resolution=resolution,
+            tolerant=tolerant,
         )
     seen = {w["message"] for w in result.summary["warnings"]}
     others = []
@@ -318,6 +324,7 @@ def _audit(
     logan_epochs,
     level,
     resolution,
+    tolerant=False,
 ) -> AuditResult:
     """The audit's steps (:func:`audit` collects their warnings)."""
     seconds = {}
@@ -368,7 +375,7 @@ def _audit(
     # copy evidence: every holdout record is a known non-member here
     t = time.perf_counter()
     ev_train, ev_holdout, evidence = copy_evidence(
-        train, holdout, synthetic, schema, k=k, resolution=resolution, seed=seed
+        train, holdout, synthetic, schema, k=k, resolution=resolution, seed=seed, tolerant=tolerant
     )
     if evidence["warnings"]:  # one warning however many views' tails failed their check
         notes.append({"code": "tail_miscalibrated", "message": "; ".join(evidence["warnings"])})
@@ -436,6 +443,7 @@ def _audit(
             "fdr": fdr,
             "k": k,
             "resolution": resolution,
+            "tolerant": bool(tolerant),
             "level": level,
             "max_density_rows": max_density_rows,
             "logan_epochs": logan_epochs,
@@ -469,7 +477,7 @@ def _audit(
         "at_risk": records.loc[records["flagged"], "index"].astype(int).tolist(),
         "copy_evidence": {
             "views": {
-                v: {key: val for key, val in d.items() if key not in ("tail", "neighbourhood")}
+                v: {key: val for key, val in d.items() if key not in ("tail", "neighbourhood", "copy_score")}
                 for v, d in evidence["views"].items()
             },
             "n_holdout_scored": len(holdout),
