@@ -21,18 +21,9 @@ from vrlib.density import bnaf_ensemble as be  # noqa: E402
 from vrlib.generators.wgan import WGANGP  # noqa: E402
 from vrlib.generators.wgan_ensemble import fit_wgan_ensemble  # noqa: E402
 
+from test_bnaf_ensemble import TINY as FLOW  # noqa: E402
+from test_bnaf_ensemble import _data, _query  # noqa: E402
 from test_wgan_ensemble import SCHEMA, gap, table  # noqa: E402
-
-FLOW = dict(n_flows=2, n_layers=2, hidden_per_dim=8, epochs=4, batch_size=64, compile=False)
-
-
-def _data(n, d=3, seed=0):
-    rng = np.random.default_rng(seed)
-    return rng.normal(size=(n, d)) @ rng.normal(size=(d, d)) + rng.normal(size=d)
-
-
-def _query(d=3):
-    return np.random.default_rng(99).normal(size=(200, d)) * 1.5
 
 
 def _flows(device, graphs):
