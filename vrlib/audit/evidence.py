@@ -108,6 +108,13 @@ def _release_neighbours(records, synthetic, schema, n):
     return nearest, encoded, factor
 
 
+def _check_closeness_args(k, resolution, n_release: int) -> None:
+    check_integer("k", k, minimum=1)
+    check_number("resolution", resolution, above=0, below=1)
+    if n_release < k + 1:
+        raise VrlibError(f"the release has {n_release} records; the closeness score needs at least {k + 1}")
+
+
 def _closeness_frame(d, k, eps, index) -> pd.DataFrame:
     d1, nbr = d[:, 0], d[:, 1 : k + 1].mean(axis=1)
     return pd.DataFrame(
@@ -141,10 +148,7 @@ def closeness_scores(
     dict name -> DataFrame with columns ``d_release``, ``d_neighbourhood``, ``closeness``
         Distances in Gower units (0 = equal, 1 = every column as different as it can be).
     """
-    check_integer("k", k, minimum=1)
-    check_number("resolution", resolution, above=0, below=1)
-    if len(synthetic) < k + 1:
-        raise VrlibError(f"the release has {len(synthetic)} records; the closeness score needs at least {k + 1}")
+    _check_closeness_args(k, resolution, len(synthetic))
     nearest, _, _ = _release_neighbours(records, synthetic, schema, k + 1)
     eps = resolution / len(schema.columns)
     return {name: _closeness_frame(nearest[name][0], k, eps, df.index) for name, df in records.items()}
@@ -399,10 +403,7 @@ def copy_evidence(
         Per view: the tail's ``threshold``, ``rate``, ``shape``, ``scale``, ``extrapolated``
         and ``check``; and ``warnings`` (sentences for views whose tail failed its check).
     """
-    check_integer("k", k, minimum=1)
-    check_number("resolution", resolution, above=0, below=1)
-    if len(synthetic) < k + 1:
-        raise VrlibError(f"the release has {len(synthetic)} records; the closeness score needs at least {k + 1}")
+    _check_closeness_args(k, resolution, len(synthetic))
     views = {"all": schema}
     if schema.categorical and schema.continuous:
         views["continuous"] = Schema([], list(schema.continuous))
