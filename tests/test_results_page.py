@@ -1,0 +1,112 @@
+"""docs/results.md states numbers of ours in prose: each checked here against the committed paper-profile tables.
+
+The page is written by hand from the tables; these tests compute the numbers again (independently of the notebooks'
+printouts) and require the page's sentences to carry them, so that a table rewritten by a new run, or a sentence
+whose claim the table no longer bears, fails here instead of reaching a reader.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import PROJECT_ROOT
+
+TABLES = PROJECT_ROOT / "figures" / "paper" / "tables"
+PAGE = PROJECT_ROOT / "docs" / "results.md"
+
+
+@pytest.fixture(scope="module")
+def text() -> str:
+    return " ".join(PAGE.read_text().split())  # line breaks of the page are not part of a sentence
+
+
+def _se(std: float, n: int = 10) -> float:
+    from vrlib.scorecard.rules import se_mean
+
+    return se_mean(std, n)
+
+
+def test_table3_orders_are_stated_with_their_noise(text):
+    from vrlib.scorecard import headline
+
+    gaps = headline.setting_gaps(pd.read_csv(TABLES / "achilles_table3.csv")).set_index(["dataset", "generator"])
+    lead = gaps[gaps.gap > 0]
+    assert len(lead) == 3 and (lead.gap < 1.96 * lead.se).all()  # the three leads of distance, none beyond noise
+    for (d, g), r in lead.iterrows():
+        assert (
+            f"+{r.gap:.3f} ({d.capitalize()}, {g.replace('synthpop', 'Synthpop').replace('baynet', 'BayNet')}" in text
+        )
+    behind = gaps.loc[("adult", "baynet")]
+    assert behind.gap < 0 and abs(behind.gap) < 1.96 * behind.se
+    assert f"log-likelihood's on Adult with BayNet {abs(behind.gap):.3f} ({behind.se:.3f})" in text
+    assert "None of these orders is beyond the noise" in text
+
+
+def test_fig4_epsilon10_margins_and_the_root_seed_spread(text):
+    fig4 = pd.read_csv(TABLES / "achilles_fig4.csv")
+    at10 = fig4[(fig4.epsilon == 10) & (fig4.method == "distance")].set_index("dataset")
+    z = {d: (r.auc_mean - 0.5) / _se(r.auc_std) for d, r in at10.iterrows()}
+    assert f"above 0.5 by {z['adult']:.1f} and {z['census']:.1f} times std / √9" in text
+    # at ε = 1: one game's mean over the root seeds (se × √n_seeds) against std / √9 of one game's targets
+    at1 = fig4[fig4.epsilon == 1].set_index(["dataset", "method"])
+    interval = pd.read_csv(TABLES / "achilles_fig4_smallest_epsilon_interval.csv")
+    interval = interval[interval.method != "all distinct targets"].set_index(["dataset", "method"])
+    spread = interval.se * np.sqrt(interval.n_seeds)
+    naive = at1.auc_std.map(_se).reindex(spread.index)
+    assert f"deviation of {spread.min():.3f}–{spread.max():.3f}" in text
+    assert (
+        f"std / √9 of {naive.min():.3f}–{naive.max():.3f}, larger than it for {int((spread > naive).sum())} of the 8"
+        in text
+    )
+    factor = float((spread / naive).max())
+    assert f"{factor:.1f} times std / √9, the margins at ε = 10 would be {z['adult'] / factor:.1f} (Adult) and " \
+           f"{z['census'] / factor:.1f} (Census)" in text  # fmt: skip
+    census = fig4[(fig4.dataset == "census") & (fig4.epsilon >= 100)].pivot(index="epsilon", columns="method",
+                                                                            values="auc_mean")  # fmt: skip
+    lead = census.distance - census.loglik
+    assert f"by {lead.min():.3f}–{lead.max():.3f} over log-likelihood" in text
+
+
+def test_census_omega_changes_are_judged_with_their_standard_errors(text):
+    t = pd.read_csv(TABLES / "achilles_census_omega.csv").set_index(["method", "generator"])
+    change = t.auc_mean - t.auc_mean_table2
+    se = pd.Series([float(np.hypot(_se(a), _se(b))) for a, b in zip(t.auc_std, t.auc_std_table2)], index=t.index)
+    beyond = change > 1.96 * se
+    assert beyond[("distance", "baynet")] and beyond[("loglik", "baynet")]
+    assert not beyond[("distance", "synthpop")] and not beyond[("loglik", "synthpop")]
+    d, b = change[("distance", "baynet")], se[("distance", "baynet")]
+    assert f"BayNet's distance gain (+{d:.3f}, standard error {b:.3f})" in text
+    d, b = change[("distance", "synthpop")], se[("distance", "synthpop")]
+    assert f"Synthpop's distance gain (+{d:.3f}, {b:.3f}, {d / b:.1f} standard errors)" in text
+    assert "the distance gains (+0.042, +0.109) are beyond noise" not in text  # the sentence the table contradicted
+
+
+def test_lost_fig4_miss_rates_are_not_called_beyond_noise(text):
+    from vrlib.scorecard.lost import beyond_noise
+
+    miss = pd.read_csv(TABLES / "lost_fig4_miss.csv")
+    cells = miss[(miss.epsilon >= 100) & (miss.t <= 0.7)]
+    assert len(cells) == 6 and all(beyond_noise(r) is None for r in cells.itertuples())
+    assert "not beyond it in any of the six cells" in text
+    assert f"more ({cells.n_high.min()} to {cells.n_high.max()} records)" in text
+
+
+def test_mca_fig3_gap_is_sized(text):
+    from scipy import stats
+
+    fig3 = pd.read_csv(TABLES / "mca_fig3.csv")
+    w = fig3[(fig3.generator == "WGAN-GP") & (fig3.frequency > 3)]
+    k, n = int(w.members.sum()), int(w.members.sum() + w.non_members.sum())
+    low, high = stats.beta.ppf(0.025, k, n - k + 1), stats.beta.ppf(0.975, k + 1, n - k)
+    assert f"{k:,} of {n:,} records, whose binomial 95 % interval [{100 * low:.1f} %, {100 * high:.1f} %]" in text
+    assert high < 0.96  # the paper's about 96 % outside it
+
+
+def test_domias_fig4_reference_set_gain(text):
+    f = pd.read_csv(TABLES / "domias_fig4.csv")
+    ref = f[f.ablation == "n_ref"].pivot(index="n_ref", columns="attack", values="auc_mean")
+    kde, flow = ref.domias_kde - ref.eq1_kde, ref.domias_flow - ref.eq1_flow
+    assert f"{kde.min():.3f}–{kde.max():.3f} above Eq. 1 at every n_ref with KDE" in text
+    assert f"{flow.min():.3f}–{flow.max():.3f} with BNAF" in text
