@@ -22,7 +22,10 @@ import pandas as pd
 from vrlib.errors import VrlibError
 from vrlib.scorecard.rules import se_difference
 
-__all__ = ["setting_gaps", "average_gap", "paper_average_gap", "median_gaps", "std_ratios", "PAPER_N_TARGETS"]
+__all__ = [
+    "setting_gaps", "average_gap", "paper_average_gap", "median_gaps", "std_ratios", "shortfall_carrier",
+    "PAPER_N_TARGETS",
+]  # fmt: skip
 
 PAPER_N_TARGETS = 10  # the paper's Tables 2 and 3: mean ± std over the 10 targets of each method
 SETTING = ["dataset", "generator"]
@@ -149,3 +152,25 @@ def std_ratios(
             )
         )
     return pd.DataFrame(rows)
+
+
+def shortfall_carrier(trace: pd.DataFrame) -> str:
+    """The sentence naming the setting that carries the largest share of the shortfall of our average gap from the
+    paper's (:func:`average_gap`): per setting, the paper's gap minus ours, as a share of their sum.
+
+    ``trace``: one row per setting with ``dataset, generator, gap_ours, gap_paper`` (:func:`setting_gaps` of our
+    table and of the paper's, merged on the setting with those suffixes). "Most of the shortfall" only where that
+    share is above one half; a setting where ours is above the paper's counts against the shortfall (a negative
+    share); no shortfall to trace where ours is not below the paper's on average.
+    """
+    _need(trace, [*SETTING, "gap_ours", "gap_paper"])
+    short = trace.gap_paper - trace.gap_ours
+    total = float(short.sum())
+    if not total > 0:
+        return (f"Our average gap ({trace.gap_ours.mean():+.3f}) is not below the paper's ({trace.gap_paper.mean():+.3f}): "
+                "no shortfall to trace.")  # fmt: skip
+    share = short / total
+    r = trace.loc[share.idxmax()]
+    carries = "most of the shortfall" if share.max() > 0.5 else "the largest share of the shortfall"
+    return (f"The setting that carries {carries}: {r.dataset}/{r.generator} ({share.max():.0%} of it; "
+            f"ours {r.gap_ours:+.3f} vs the paper's {r.gap_paper:+.3f}).")  # fmt: skip
