@@ -110,3 +110,15 @@ def test_domias_fig4_reference_set_gain(text):
     kde, flow = ref.domias_kde - ref.eq1_kde, ref.domias_flow - ref.eq1_flow
     assert f"{kde.min():.3f}–{kde.max():.3f} above Eq. 1 at every n_ref with KDE" in text
     assert f"{flow.min():.3f}–{flow.max():.3f} with BNAF" in text
+
+
+def test_domias_fig6_wgan_gp_at_the_curves_end(text):
+    f = pd.read_csv(TABLES / "domias_fig6.csv")
+    own = f[f.attack == "domias_flow"].set_index("generator")
+    wgan, least = own.loc["WGAN-GP"], own.loc[own[own.family == "noise"].wd_sliced.idxmin()]
+    assert (
+        least.wd_sliced - wgan.wd_sliced < 0.001 < wgan.wd_sliced_std
+    )  # outside the range by far less than W1's noise
+    assert f"({wgan.wd_sliced:.4f} against the least noise's {least.wd_sliced:.4f}" in text
+    assert f"std over the runs is {wgan.wd_sliced_std:.3f} and {least.wd_sliced_std:.3f}" in text
+    assert f"its AUC {least.auc_mean - wgan.auc_mean:.3f} below the curve's there" in text
