@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from conftest import PROJECT_ROOT
 
@@ -60,9 +61,23 @@ def test_fig4_epsilon10_margins_and_the_root_seed_spread(text):
         f"std / √9 of {naive.min():.3f}–{naive.max():.3f}, larger than it for {int((spread > naive).sum())} of the 8"
         in text
     )
-    factor = float((spread / naive).max())
-    assert f"{factor:.1f} times std / √9, the margins at ε = 10 would be {z['adult'] / factor:.1f} (Adult) and " \
-           f"{z['census'] / factor:.1f} (Census)" in text  # fmt: skip
+    ratio = spread / naive
+    assert f"at most {ratio.max():.1f} times" in text
+    # pooled over the methods (n_seeds − 1 degrees of freedom each): the variance ratio and its 95 % upper bound
+    dof = int((interval.n_seeds - 1).sum())
+    pooled = float((spread**2).sum() / (naive**2).sum())
+    upper = pooled * dof / stats.chi2.ppf(0.025, dof)
+    assert f"the root seeds' variance is {pooled:.2f} times (std / √9)² ({dof} degrees of freedom" in text
+    assert f"upper bound {upper:.2f}, a standard error {np.sqrt(upper):.2f} times" in text
+    # the largest of the 8 ratios under a common ratio of 1: chi-square with n_seeds − 1 degrees of freedom
+    each = int(interval.n_seeds.iloc[0]) - 1
+    chance = 1 - stats.chi2.cdf(each * ratio.max() ** 2, each) ** len(ratio)
+    assert f"chance with probability {chance:.2f}" in text
+    factor = np.sqrt(upper)
+    assert (
+        f"the margins at ε = 10 would be {z['adult'] / factor:.1f} (Adult) and {z['census'] / factor:.1f} (Census)"
+        in text
+    )
     census = fig4[(fig4.dataset == "census") & (fig4.epsilon >= 100)].pivot(index="epsilon", columns="method",
                                                                             values="auc_mean")  # fmt: skip
     lead = census.distance - census.loglik

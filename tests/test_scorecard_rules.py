@@ -842,7 +842,7 @@ CASES = {
         "does not hold": _record(model_seeded_min=0.95, model_seeded_max=0.97, traditional=0.3,
                                  between_datasets_sd=0.01, noise_sd=0.01)},
     _case("mca", "§5.1 (Table 3, Adult)", "Table 3"): {"holds": _mca_table3(0.0), "does not hold": _mca_table3(0.05)},
-    _case("mca", "§3 (Fig. 3, left: Adult)", "In Fig. 3"): {
+    _case("mca", "§4.1 (Fig. 3, left: Adult)", "In Fig. 3"): {
         "holds": _collisions(0.0, FIG3), "does not hold": _collisions(-0.2, FIG3)},
     _case("mca", "authors' notebook (not the paper's text)", "the WGAN"): {
         "holds": _collisions(0.0, ATTACK), "does not hold": _collisions(-0.15, ATTACK)},
@@ -1618,7 +1618,7 @@ def _fig3_counts(members_gt3, non_members_gt3, frequency=4):
 
 
 def test_mca_fig3_share_is_judged_with_its_count_noise():
-    (claim,) = [c for c in JUDGED if c.paper == "mca" and c.result.startswith("§3 (Fig. 3, left")]
+    (claim,) = [c for c in JUDGED if c.paper == "mca" and c.result.startswith("§4.1 (Fig. 3, left")]
     tables = tables_of(claim)
     # must not say yes: 92 of 96 records (24 values released 4 times, one a non-member; se 0.041): a point within
     # 0.05 of the paper's 96 %, an interval far past it. Before (se 0), "holds".
