@@ -78,6 +78,22 @@ def test_a_point_too_noisy_in_w1_to_place_along_the_curve_is_within_the_noise():
     assert verdict(exact.checks) == "holds"
 
 
+def test_a_point_just_beyond_the_curves_range_within_its_w1_noise_is_judged_at_the_end():
+    # CTGAN at W1 0.29, the curve's range starting at 0.3 (AUC 0.6 there), 0.01 above its end
+    def table(w1_std):
+        df = _one_point("ctgan", 0.0, w1_std)["domias_fig6"]
+        point = df.attack.isin(["domias_flow", "domias_kde"]) & (df.family == "ctgan")
+        df.loc[point, ["wd_sliced", "auc_mean"]] = 0.29, 0.61
+        return {"domias_fig6": df}
+
+    # W1 se 0.05/√3 ≈ 0.029: the interval reaches into the range, read along the curve: above at both ends
+    reached = domias.noise_curve_sides(table(0.05))
+    assert "CTGAN above the curve" in reached.ours and verdict(reached.checks) == "holds", reached.ours
+    # W1 se 0.001/√3: wholly beyond the range, above the end: the side the curve does not bound, not judged (nor
+    # is any other point of this table, so the rule gives no row)
+    assert domias.noise_curve_sides(table(0.001)) is None
+
+
 def _dominance(w1_gap, w1_std):
     """GAN (off the paper's frontier) at W1 0.5 + ``w1_gap``, AUC 0.6; TVAE at W1 0.5, AUC 0.4 (lower beyond the
     noise); every other point far away and on a clean trade-off (none dominating another)."""

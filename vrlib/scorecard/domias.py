@@ -498,7 +498,9 @@ def noise_curve_sides(t):
 
     Where the table has W1's spread over the seeds (``wd_sliced_std``), the curve is read at both ends of the
     point's W1 interval (± Z se, within the noise levels' range) and a side counts only when both agree: a point
-    whose W1 is too noisy to place along the curve is within the noise."""
+    whose W1 is too noisy to place along the curve is within the noise. A point beyond the range whose W1 interval
+    reaches into it is read so too (at the range's end); one wholly beyond it is judged only on the side the
+    curve's end bounds."""
     df = t["domias_fig6"]
     if not {"family", "generator", "attack", "auc_mean", "auc_std", "n_seeds", "wd_sliced"} <= set(df.columns):
         return None
@@ -533,13 +535,16 @@ def noise_curve_sides(t):
             return d, e, ahead(d, e, z=above_z, fail_z=below_z)  # True: above the curve
 
         d, e, v = side_at(r.wd_sliced)
-        if w_se is not None and x[0] <= r.wd_sliced <= x[-1] and not pd.isna(w_se[k]):
-            z = rules.Z
-            ends = {
-                side_at(min(max(w, x[0]), x[-1]))[2] for w in (r.wd_sliced - z * w_se[k], r.wd_sliced + z * w_se[k])
-            }
+        # W1's interval (± Z se): a point whose interval reaches into the noise levels' range is placed along the
+        # curve, even with its mean just beyond the range's end (np.interp reads the end there)
+        reach = None
+        if w_se is not None and not pd.isna(w_se[k]):
+            reach = (r.wd_sliced - rules.Z * w_se[k], r.wd_sliced + rules.Z * w_se[k])
+        placed = x[0] <= r.wd_sliced <= x[-1] or (reach is not None and reach[1] >= x[0] and reach[0] <= x[-1])
+        if reach is not None and placed:
+            ends = {side_at(min(max(w, x[0]), x[-1]))[2] for w in reach}
             v = v if ends == {v} else None
-        if not x[0] <= r.wd_sliced <= x[-1]:
+        if not placed:
             # Beyond the noise levels run the curve is not measured; where its AUC falls as the noise grows its end
             # bounds it on one side only: better quality than the least noise and a lower AUC is below it, worse
             # quality than the most noise and a higher AUC above it. Otherwise not judged.

@@ -700,7 +700,9 @@ CLAIMS: tuple[Claim, ...] = (
           "estimates", _statement("rmsd_trend_size"), ("lost_fig3_rmsd",),
           _gap_trend("lost_fig3_rmsd", "n_records", falls_with_key=True),
           "the RMSD beyond its noise floor (RMSD − floor, the floor's noise in its se) at the smallest |D| above that "
-          "at the largest, beyond 1.96 se of the difference", NB, S3, "lost_fig3"),
+          "at the largest, beyond 1.96 se of the difference; the se is over the records and test games of one draw "
+          "of D and its shadow datasets per size: the spread between such draws is not measured", NB, S3,
+          "lost_fig3"),
     Claim(PAPER, "§5 (summary, Fig. 3)", "Auch bei |D|=10.000 großen Datensätzen bleibt der RMSD signifikant",
           _statement("rmsd_at_10000"), ("lost_fig3_rmsd",), gap_at_largest_size,
           "at |D| ≥ 10,000, RMSD − the noise floor of that size above 0 by more than 1.96 se of the difference (the "
