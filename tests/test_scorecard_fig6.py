@@ -78,20 +78,32 @@ def test_a_point_too_noisy_in_w1_to_place_along_the_curve_is_within_the_noise():
     assert verdict(exact.checks) == "holds"
 
 
-def test_a_point_just_beyond_the_curves_range_within_its_w1_noise_is_judged_at_the_end():
-    # CTGAN at W1 0.29, the curve's range starting at 0.3 (AUC 0.6 there), 0.01 above its end
-    def table(w1_std):
-        df = _one_point("ctgan", 0.0, w1_std)["domias_fig6"]
-        point = df.attack.isin(["domias_flow", "domias_kde"]) & (df.family == "ctgan")
-        df.loc[point, ["wd_sliced", "auc_mean"]] = 0.29, 0.61
-        return {"domias_fig6": df}
+def _placed(family, w1, auc, w1_std):
+    """The shape table (noise curve from W1 0.3, AUC 0.6, to W1 1.4, AUC 0.5) with ``family``'s DOMIAS rows at
+    ``w1``, ``auc``, W1 std ``w1_std`` over 4 runs; every other generator far beyond the curve's range."""
+    df = _one_point(family, 0.0, w1_std)["domias_fig6"]
+    point = df.attack.isin(["domias_flow", "domias_kde"]) & (df.family == family)
+    df.loc[point, ["wd_sliced", "auc_mean"]] = w1, auc
+    return {"domias_fig6": df}
 
-    # W1 se 0.05/√3 ≈ 0.029: the interval reaches into the range, read along the curve: above at both ends
-    reached = domias.noise_curve_sides(table(0.05))
-    assert "CTGAN above the curve" in reached.ours and verdict(reached.checks) == "holds", reached.ours
-    # W1 se 0.001/√3: wholly beyond the range, above the end: the side the curve does not bound, not judged (nor
-    # is any other point of this table, so the rule gives no row)
-    assert domias.noise_curve_sides(table(0.001)) is None
+
+def test_a_side_counts_only_where_the_curve_bounds_it_along_the_whole_w1_interval():
+    # CTGAN just beyond the least noise's quality (W1 0.29, the curve from 0.3), 0.01 above the curve's end. Wholly
+    # beyond (W1 se 0.001/√3): the curve is not measured there and could be higher: not judged, no row
+    assert domias.noise_curve_sides(_placed("ctgan", 0.29, 0.61, 0.001)) is None
+    # its W1 interval (se 0.05/√3 ≈ 0.029) reaching into the range: judged, within the noise (above inside the
+    # range, unbounded beyond it)
+    reached = domias.noise_curve_sides(_placed("ctgan", 0.29, 0.61, 0.05))
+    assert "CTGAN within the noise of the curve" in reached.ours and reached.checks == [None], reached.ours
+    # TVAE below the curve beyond the least noise's quality: the curve's end bounds it there (the curve falls)
+    below = domias.noise_curve_sides(_placed("tvae", 0.29, 0.55, 0.05))
+    assert "TVAE below the curve" in below.ours and verdict(below.checks) == "holds", below.ours
+    # TVAE below the curve inside the range near the most noise (W1 1.39, the curve to 1.4): with a W1 interval
+    # wholly inside, below; one reaching beyond the most noise, where the curve could be lower, within the noise
+    inside = domias.noise_curve_sides(_placed("tvae", 1.39, 0.45, 0.001))
+    assert "TVAE below the curve" in inside.ours, inside.ours
+    reaching = domias.noise_curve_sides(_placed("tvae", 1.39, 0.45, 0.05))
+    assert "TVAE within the noise of the curve" in reaching.ours, reaching.ours
 
 
 def _dominance(w1_gap, w1_std):

@@ -534,24 +534,29 @@ def noise_curve_sides(t):
             d, e = r.auc_mean - at, float(np.hypot(seed_se(r.auc_std, r.n_seeds), at_se))
             return d, e, ahead(d, e, z=above_z, fail_z=below_z)  # True: above the curve
 
-        d, e, v = side_at(r.wd_sliced)
-        # W1's interval (± Z se): a point whose interval reaches into the noise levels' range is placed along the
-        # curve, even with its mean just beyond the range's end (np.interp reads the end there)
-        reach = None
-        if w_se is not None and not pd.isna(w_se[k]):
-            reach = (r.wd_sliced - rules.Z * w_se[k], r.wd_sliced + rules.Z * w_se[k])
-        placed = x[0] <= r.wd_sliced <= x[-1] or (reach is not None and reach[1] >= x[0] and reach[0] <= x[-1])
-        if reach is not None and placed:
-            ends = {side_at(min(max(w, x[0]), x[-1]))[2] for w in reach}
-            v = v if ends == {v} else None
-        if not placed:
+        def side_along(w, side_at=side_at):
             # Beyond the noise levels run the curve is not measured; where its AUC falls as the noise grows its end
             # bounds it on one side only: better quality than the least noise and a lower AUC is below it, worse
-            # quality than the most noise and a higher AUC above it. Otherwise not judged.
-            bounded = falls and ((r.wd_sliced < x[0] and v is False) or (r.wd_sliced > x[-1] and v is True))
-            if not bounded:
-                rows.append((r.generator, name, d, e, "outside"))
-                continue
+            # quality than the most noise and a higher AUC above it; "unbounded" otherwise.
+            v = side_at(w)[2]  # np.interp reads the range's end beyond it
+            inside = x[0] <= w <= x[-1]
+            return v if inside or (falls and ((w < x[0] and v is False) or (w > x[-1] and v is True))) else "unbounded"
+
+        d, e, _ = side_at(r.wd_sliced)
+        v = side_along(r.wd_sliced)
+        # W1's interval (± Z se): a side counts only where the curve gives it all along the interval, so a point
+        # too noisy in W1 to place along the curve, or reaching where the curve is not measured, is within the noise
+        # (a point whose interval reaches into the range is judged so even with its mean just beyond the range)
+        if w_se is not None and not pd.isna(w_se[k]):
+            reach = (r.wd_sliced - rules.Z * w_se[k], r.wd_sliced + rules.Z * w_se[k])
+            if v == "unbounded" and reach[1] >= x[0] and reach[0] <= x[-1]:
+                v = side_at(min(max(r.wd_sliced, x[0]), x[-1]))[2]
+            if v != "unbounded":
+                ends = {side_along(w) for w in reach} | {side_along(min(max(w, x[0]), x[-1])) for w in reach}
+                v = v if ends == {v} else None
+        if v == "unbounded":
+            rows.append((r.generator, name, d, e, "outside"))
+            continue
         rows.append((r.generator, name, d, e, v))
     present = {name for _, name, *_ in rows}
     missing = [n for n in FIG6_WRONG_SIDE + FIG6_BETTER if n not in present]
