@@ -138,6 +138,12 @@ def read_tables(
                 path, categorical, continuous, na_values=na_values, encoding=enc, ignore=present, sep=sep, **index
             )
         except VrlibError as exc:
+            if "missing values" in str(exc):  # a column with no value at all is one the file does not really have
+                _refuse_empty_columns(
+                    f"{role} ({path})",
+                    _text_table(path, enc, sep, na_values, index, present),
+                    "leave it out with --ignore (ignore=...)",
+                )
             raise VrlibError(f"{role} ({path}): {_advice(exc)}") from None
         except LookupError:
             raise VrlibError(f"{role} ({path}): unknown text encoding {enc!r} (e.g. utf-8, latin-1, cp1252)") from None
@@ -148,6 +154,35 @@ def read_tables(
     if not check:
         return (*tables, schema)
     return (*check_tables(*tables, schema, info=info), schema)
+
+
+def _text_table(path, encoding, sep, na_values, index, ignore) -> pd.DataFrame:
+    """The file as text, empty fields and ``na_values`` missing (as :func:`vrlib.data.read_csv` reads it)."""
+    import gzip
+    from pathlib import Path
+
+    opener = gzip.open if Path(path).suffix == ".gz" else open
+    with opener(path, "rt", encoding=encoding, newline="") as fh:
+        df = pd.read_csv(fh, dtype=str, keep_default_na=False, na_values=sorted(set(na_values)), sep=sep, **index)
+    df = df.drop(columns=[c for c in ignore if c in df.columns])
+    return df.mask(df.apply(lambda col: col.str.strip() == ""))
+
+
+def _refuse_empty_columns(role: str, df: pd.DataFrame, remedy: str) -> None:
+    """Refuse a table with a column that holds no value in any row, saying to leave the column out.
+
+    Such a column (a generator that did not release it, an export that lost it) is not a few
+    missing values: removing its rows would remove every row.
+    """
+    if not len(df):
+        return
+    empty = [str(c) for c in df.columns if df[c].isna().all()]
+    if empty:
+        raise VrlibError(
+            f"the {role} has no value at all in column(s) {empty} (every one of its {len(df)} rows is empty there): "
+            f"a column one table does not really have cannot be audited; {remedy}, so that all three tables are "
+            "audited on the columns they share"
+        )
 
 
 def _advice(exc) -> str:
@@ -234,6 +269,7 @@ def check_tables(
                 f"the {role}'s columns differ from the declared ones (undeclared: {extra}; missing: {missing}); "
                 "give all three files the same columns and declare each as categorical or continuous"
             )
+        _refuse_empty_columns(role, df[list(schema.columns)], "drop it from the tables and the schema")
         try:
             df = prepare(df[list(schema.columns)].reset_index(drop=True), schema)
         except VrlibError as exc:
@@ -274,12 +310,27 @@ def check_tables(
         for role in ("release", "holdout")
         if unseen[role]
     ]
+    # a column none of whose release or holdout values the training data has is most likely spelled otherwise
+    # throughout (M / male, 1 / yes): every copy of a training record then hides behind it
+    disjoint = [
+        f"the {role}'s {c!r}"
+        for role, df in (("release", synthetic), ("holdout", holdout))
+        for c, n in unseen[role].items()
+        if n == len(df)
+    ]
     if where:  # one warning (one code) for both tables
         warnings.warn(
             AuditWarning(
                 "unseen_categories",
                 f"values the training data never has, in {' and '.join(where)}; they are audited as categories "
-                "of their own",
+                "of their own"
+                + (
+                    f"; no value of {', '.join(disjoint)} is one the training data has: if they are the training "
+                    "data's categories spelled otherwise, write them as the training data does (as they are, no "
+                    "record can match a training record there and copies are hidden)"
+                    if disjoint
+                    else ""
+                ),
             ),
             stacklevel=2,
         )
@@ -305,10 +356,16 @@ def check_tables(
     return train, synthetic, holdout
 
 
+_BOOLEAN = {"true": 1.0, "false": 0.0}
+
+
 def _spelling(value):
-    """What two spellings of one category share: the number for numbers (``1``, ``1.0``, ``01``), else the
-    text without case or surrounding blanks (``True``, ``true``)."""
+    """What two spellings of one category share: the number for numbers (``1``, ``1.0``, ``01``) and for
+    booleans (``True`` is ``1``, ``false`` is ``0``: exports and generators write booleans either way), else
+    the text without case or surrounding blanks (``Male``, ``male``)."""
     text = str(value).strip()
+    if text.casefold() in _BOOLEAN:
+        return ("number", _BOOLEAN[text.casefold()])
     try:
         number = float(text)
     except ValueError:

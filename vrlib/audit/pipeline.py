@@ -53,6 +53,7 @@ __all__ = ["AuditResult", "audit", "check_out", "FPRS", "MERGED"]
 
 FPRS = (0.001, 0.01)
 MERGED = ("copies", "distance")
+SMALL_HOLDOUT = 0.01  # share of the training records: needing more copies than this to flag one, the holdout is small
 
 
 @dataclass
@@ -428,6 +429,20 @@ def _audit(
     n_flagged = int(flagged.sum())
     seconds["release"] = time.perf_counter() - t
     resolution_info = copy_resolution(evidence, len(train), fdr)
+    isolated = resolution_info["copies_to_flag_isolated"]
+    if not resolution_info["extrapolated"] and (isolated is None or isolated > max(1, SMALL_HOLDOUT * len(train))):
+        # no tail model and a floor too coarse for a handful of copies: "none flagged" would read as "none copied"
+        notes.append(
+            {
+                "code": "holdout_small",
+                "message": f"with {len(holdout)} holdout records no p-value is below {resolution_info['p_floor']:.2g} "
+                "(too few for a tail model, or its check failed), so even copies of the most isolated training "
+                "record are flagged only "
+                + (f"once {isolated:,} of them are released" if isolated is not None else "never")
+                + f"; an unflagged record is not shown safe: give a larger holdout (a few thousand records, as many "
+                f"as the {len(train):,} training records if they can be spared)",
+            }
+        )
     if check["shift"]:  # the sentence is about a trusted holdout; this one flags nothing
         resolution_info["note"] = (
             "No record is flagged while the holdout is not a sample of the training data's population. With one "
