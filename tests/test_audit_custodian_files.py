@@ -177,3 +177,31 @@ def test_help_describes_the_files_a_custodian_gives(capsys):
     text = capsys.readouterr().out
     for needle in (".gz", "';'", "any order", "--ignore", "true or 1 for True", "thousands", "holdout_small"):
         assert needle in text, needle
+
+
+# --------------------------------------------------------------------------- columns
+
+
+def test_fields_written_with_a_blank_after_each_comma_read_as_plain_commas(split, tmp_path):
+    """As the UCI Adult files are written: "39, State-gov, 77516": the header's names and values lose the blank."""
+    train, holdout, _ = split
+    release = _release(split)
+    plain = _write(tmp_path, t=train, s=release, h=holdout)
+    for name, df in (("t2", train), ("s2", release), ("h2", holdout)):
+        text = df.astype(str).to_csv(index=False).replace(",", ", ")
+        (tmp_path / f"{name}.csv").write_text(text)
+    spaced = [tmp_path / f"{n}.csv" for n in ("t2", "s2", "h2")]
+    one = read_tables(*plain, ["a", "b", "c"], ["x", "y"])
+    two = read_tables(*spaced, ["a", "b", "c"], ["x", "y"])
+    for a, b in zip(one[:3], two[:3]):
+        pd.testing.assert_frame_equal(a, b)
+
+
+def test_a_column_the_release_lacks_says_how_to_leave_it_out(split, tmp_path):
+    train, holdout, _ = split
+    files = _write(tmp_path, t=train, s=_release(split).drop(columns="y"), h=holdout)
+    with pytest.raises(VrlibError, match="has no column 'y'") as err:
+        read_tables(*files, ["a", "b", "c"], ["x", "y"])
+    assert "--ignore" in str(err.value) and str(err.value).startswith("release")
+    t, s, h, schema = read_tables(*files, ["a", "b", "c"], ["x"], ignore=["y"])
+    assert list(t.columns) == list(s.columns) == list(h.columns) == ["a", "b", "c", "x"]

@@ -164,7 +164,8 @@ _AUDIT_FILES = """\
 the three files:
   CSV with a header line naming the columns; .gz files are read compressed; a UTF-8
   byte-order mark is skipped; a header with no comma but ';', tabs or '|' is read with
-  that separator; a first column without a name (a row index) is left out; the columns
+  that separator, and a blank after a separator is skipped ("39, Male" reads as
+  "39,Male"); a first column without a name (a row index) is left out; the columns
   may come in any order in each file. Every column is declared once, in --categorical
   or --continuous, or left out with --ignore (an identifier, a column one file alone
   has, a column the release lacks or leaves empty). Row i of TRAIN is record i.

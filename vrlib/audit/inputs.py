@@ -17,8 +17,11 @@ checked here, so that an attack never fails deep inside on a bad input:
   counted, with a warning; far more of them than the training data's own repeats explain
   give another warning (the holdout holds training records themselves);
 * files may order their columns differently, use ``;``, tabs or ``|`` instead of commas,
-  begin with an unnamed row index (as pandas writes them) and hold columns left out with
-  ``ignore``;
+  put a blank after each separator, begin with an unnamed row index (as pandas writes
+  them) and hold columns left out with ``ignore``; a column one file lacks or leaves empty
+  in every row is refused with ``ignore`` as the advice;
+* booleans may be written ``True`` / ``true`` / ``1`` in one file and ``False`` / ``0`` in
+  another (read as the training spelling, as other respellings are);
 * each table is large enough for the attacks (the holdout is split in two halves of at
   least ``MIN_HALF`` records: one is the attacks' reference data, the other the null).
 """
@@ -134,10 +137,26 @@ def read_tables(
         # a first column without a name is a row index (pandas' to_csv writes one by default): not a record value
         index = {"index_col": 0} if len(names) > 1 and names[0] == "" else {}
         try:
+            # skipinitialspace: a file written with ", " between fields (as the UCI Adult files are) is read
+            # as one written with "," (its header's names and its values without the blank)
             df, schema = read_csv(
-                path, categorical, continuous, na_values=na_values, encoding=enc, ignore=present, sep=sep, **index
+                path,
+                categorical,
+                continuous,
+                na_values=na_values,
+                encoding=enc,
+                ignore=present,
+                sep=sep,
+                skipinitialspace=True,
+                **index,
             )
         except VrlibError as exc:
+            if " has no column " in str(exc):  # a column this file lacks: a typo, or one the generator left out
+                raise VrlibError(
+                    f"{role} ({path}): {_advice(exc)}; if this file really lacks a column that the others have "
+                    "(a column the generator did not release), leave it out of the audit: take it out of "
+                    "--categorical / --continuous and name it in --ignore"
+                ) from None
             if "missing values" in str(exc):  # a column with no value at all is one the file does not really have
                 _refuse_empty_columns(
                     f"{role} ({path})",
@@ -226,7 +245,7 @@ def _separator(header: str) -> str:
 def _columns_of(header: str, sep: str) -> list[str]:
     import csv
 
-    return next(csv.reader([header.lstrip("\ufeff").rstrip("\r\n")], delimiter=sep), [])
+    return next(csv.reader([header.lstrip("\ufeff").rstrip("\r\n")], delimiter=sep, skipinitialspace=True), [])
 
 
 def check_tables(
