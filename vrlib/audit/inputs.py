@@ -161,7 +161,8 @@ def read_tables(
                 _refuse_empty_columns(
                     f"{role} ({path})",
                     _text_table(path, enc, sep, na_values, index, present),
-                    "leave it out with --ignore (ignore=...)",
+                    "leave it out of the audit: take it out of --categorical / --continuous and name it in "
+                    "--ignore (ignore=...)",
                 )
             raise VrlibError(f"{role} ({path}): {_advice(exc)}") from None
         except LookupError:

@@ -172,8 +172,7 @@ def _numeric_hint(values: pd.Series) -> str:
     text = values.astype(str)
     if text.str.match(_DATE).all():
         return (
-            " (they look like dates: write them as numbers in every file, e.g. the year or the days since a fixed "
-            "date, or declare the column categorical)"
+            " (they look like dates: write them as numbers in every file, e.g. the year or the days since a fixed date)"
         )
     if text.str.match(_COMMA_NUMBER).all():
         return (
