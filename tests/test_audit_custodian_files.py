@@ -205,3 +205,16 @@ def test_a_column_the_release_lacks_says_how_to_leave_it_out(split, tmp_path):
     assert "--ignore" in str(err.value) and str(err.value).startswith("release")
     t, s, h, schema = read_tables(*files, ["a", "b", "c"], ["x"], ignore=["y"])
     assert list(t.columns) == list(s.columns) == list(h.columns) == ["a", "b", "c", "x"]
+
+
+def test_a_failed_tail_on_a_large_holdout_does_not_ask_for_a_larger_one(split, monkeypatch):
+    from vrlib.audit import evidence
+
+    real_check = evidence.NullTail.check
+    monkeypatch.setattr(
+        evidence.NullTail, "check", lambda self, *a, **k: {**real_check(self, *a, **k), "passed": False}
+    )
+    train, holdout, _ = split
+    res = vrlib.audit(train.iloc[:300], _release(split), holdout, SCHEMA, seed=0, **FAST)
+    small = [w["message"] for w in res.summary["warnings"] if w["code"] == "holdout_small"]
+    assert len(small) == 1 and "tail_miscalibrated" in small[0] and "larger holdout" not in small[0]
