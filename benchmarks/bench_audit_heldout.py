@@ -18,6 +18,8 @@ Scenarios: ``person`` (8 exact and 8 of each continuous kind, 40 records) and ``
 at two planting seeds.  Per scenario and per kind: planted records in the top 100, flagged
 true / false at 5 % FDR, and the best possible (:mod:`vrlib.audit.oracle`).
 
+``--generator baynet`` or ``tvae`` plants them in the benchmark's release of that generator instead.
+
 Run: ``VRLIB_DATA_DIR=... python benchmarks/bench_audit_heldout.py [--seeds 0,1]``; the last
 line printed is one JSON object.
 """
@@ -96,8 +98,8 @@ def plant_person(train, release, schema, counts: dict, seed: int):
     return out, np.array(idx), np.array(kinds)
 
 
-def split(seed: int = 0):
-    """The validation benchmark's Adult split and its Synthpop release (vrlib's cache)."""
+def split(seed: int = 0, generator: str = "synthpop"):
+    """The validation benchmark's Adult split and its release by ``generator`` (vrlib's cache)."""
     from vrlib.data import load
     from vrlib.experiments.audit import split_rows
 
@@ -106,7 +108,7 @@ def split(seed: int = 0):
     tr, ho, ot = split_rows(len(df), (10000, 10000, n_other), seed)
     train = df.iloc[tr].reset_index(drop=True)
     holdout = df.iloc[ho].reset_index(drop=True)
-    release = make_release(df, schema, ot, "synthpop", 10000, seed, False)
+    release = make_release(df, schema, ot, generator, 10000, seed, False)
     return train, holdout, release, schema
 
 
@@ -218,15 +220,19 @@ def main(argv=None) -> int:
     parser.add_argument("--scenarios", default="person,mixed")
     parser.add_argument("--resolution", type=float, default=None, help="the audit's resolution (default its own)")
     parser.add_argument("--tolerant", action="store_true", help="the audit's tolerant flag")
+    parser.add_argument(
+        "--generator", default="synthpop", help="the background release's generator (synthpop, baynet or tvae)"
+    )
     args = parser.parse_args(argv)
     kw = {"resolution": args.resolution} if args.resolution is not None else {}
     if args.tolerant:
         kw["tolerant"] = True
-    train, holdout, release, schema = split()
+    train, holdout, release, schema = split(generator=args.generator)
     rows = []
     for scenario in args.scenarios.split(","):
         for seed in [int(s) for s in args.seeds.split(",")]:
             row = run(train, holdout, release, schema, scenario, 100 + seed, **kw)
+            row["generator"] = args.generator
             rows.append(row)
             kinds = " ".join(
                 f"{k}:{v['top_k']}/{v['flagged']}/{v['best_possible']}of{v['planted']}"
