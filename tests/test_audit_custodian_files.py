@@ -218,3 +218,30 @@ def test_a_failed_tail_on_a_large_holdout_does_not_ask_for_a_larger_one(split, m
     res = vrlib.audit(train.iloc[:300], _release(split), holdout, SCHEMA, seed=0, **FAST)
     small = [w["message"] for w in res.summary["warnings"] if w["code"] == "holdout_small"]
     assert len(small) == 1 and "tail_miscalibrated" in small[0] and "larger holdout" not in small[0]
+
+
+# --------------------------------------------------------------------------- a high-cardinality column
+
+
+def _with_postcodes(n: int, seed: int, codes) -> pd.DataFrame:
+    df = population(n, seed)
+    df["postcode"] = [f"P{v:03d}" for v in codes]
+    return df
+
+
+def test_a_holdout_from_other_postcodes_is_called_shifted():
+    """400 postcodes: one-hot, each is a column seen a few times, and the classifier learnt nothing from them
+    (a holdout from half the postcodes gave AUC 0.51); as one categorical column it tells them apart."""
+    from vrlib.audit.holdout import holdout_check
+
+    schema = Schema(["a", "b", "c", "postcode"], ["x", "y"])
+    rng = np.random.default_rng(0)
+    train = _with_postcodes(3000, 1, rng.integers(0, 400, 3000))
+    same = _with_postcodes(3000, 2, rng.integers(0, 400, 3000))
+    other = _with_postcodes(3000, 3, rng.integers(0, 200, 3000))  # another region: half the postcodes
+    release = _with_postcodes(300, 4, rng.integers(0, 400, 300))
+    t, _, h = check_tables(train, release, same, schema)
+    assert not holdout_check(t, h, schema)["shift"]
+    t, _, h = check_tables(train, release, other, schema)
+    res = holdout_check(t, h, schema)
+    assert res["shift"] and res["auc"] > 0.6
