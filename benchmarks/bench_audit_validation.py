@@ -306,11 +306,12 @@ def run_scenario(dataset, scenario, kind, generator, builder, schema, tolerant: 
     }
 
 
-def best_possible(train, release, holdout, schema, idx, rec) -> dict:
+def best_possible(train, release, holdout, schema, idx, rec, table: bool = False) -> dict:
     """How many planted records a test calibrated on the holdout could flag at best (:mod:`vrlib.audit.oracle`).
 
     The other training records keep the audit's p-values.  ``violations`` counts planted records whose
-    audit p-value is below their bound (0 unless the bound is wrong).
+    audit p-value is below their bound (0 unless the bound is wrong).  With ``table``, ``"table"`` holds
+    the per-record bound (:func:`vrlib.audit.oracle.best_possible_flags`).
     """
     from vrlib.audit.oracle import best_possible_flags, match_closeness
 
@@ -322,6 +323,7 @@ def best_possible(train, release, holdout, schema, idx, rec) -> dict:
     audit_p = p.loc[tab["index"]].to_numpy()
     return {
         **summ,
+        **({"table": tab} if table else {}),
         "n_flaggable_match_alone": alone["n_flaggable"],
         "holdout_as_close_median": float(np.median(tab["holdout_as_close"])),
         "violations": int((audit_p < tab["p_best"].to_numpy() * (1 - 1e-9)).sum()),

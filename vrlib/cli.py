@@ -160,6 +160,32 @@ def _add_classroom(sub) -> None:
     )
 
 
+_AUDIT_FILES = """\
+the three files:
+  CSV with a header line naming the columns; .gz files are read compressed; a UTF-8
+  byte-order mark is skipped; a header with no comma but ';', tabs or '|' is read with
+  that separator, and a blank after a separator is skipped ("39, Male" reads as
+  "39,Male"); a first column without a name (a row index) is left out; the columns
+  may come in any order in each file. Every column is declared once, in --categorical
+  or --continuous, or left out with --ignore (an identifier, a column one file alone
+  has, a column the release lacks or leaves empty). Row i of TRAIN is record i.
+values:
+  continuous: plain numbers (39, 39.0, blanks around them are fine); dates, thousands
+  separators (1,234) and decimal commas (0,5) are refused with what to write instead.
+  categorical: a release or holdout value that the training data spells otherwise
+  (1.0 for 1, true or 1 for True, 'male ' for 'Male') is read as the training
+  spelling and counted (respelled_categories); values the training data never has are
+  audited as categories of their own and counted (unseen_categories). Missing values
+  are refused: fill them (in a categorical column, a word such as 'missing') or
+  remove those rows in every file.
+sizes:
+  any sizes; the holdout needs at least 20 records, and a few thousand for the flag to
+  see single copies (a smaller one gives the holdout_small warning). A holdout from
+  another population gives holdout_shift and no record is flagged.
+exit status: 0 done, 2 bad input (before any work), 3 a --policy threshold exceeded.
+"""
+
+
 def _add_audit(sub) -> None:
     """``vrlib audit``: the logic is in :mod:`vrlib.audit`."""
     from vrlib.audit.pvalues import COMBINATIONS
@@ -171,6 +197,8 @@ def _add_audit(sub) -> None:
         help="privacy report on a synthetic release of your own training data",
         description="Which training records are at risk in a synthetic release, and how sure we are: "
         "writes report.html, summary.json and records.csv into --out.",
+        epilog=_AUDIT_FILES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     a.add_argument("--train", required=True, metavar="TRAIN.csv", help="the records the generator was trained on")
     a.add_argument("--synthetic", required=True, metavar="RELEASE.csv", help="the synthetic release")

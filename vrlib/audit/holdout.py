@@ -33,6 +33,7 @@ from vrlib.uncertainty import delong_auc
 __all__ = ["SHIFT_AUC", "holdout_check"]
 
 SHIFT_AUC = 0.55
+MAX_ONEHOT = 254  # categories of a column one-hot encoded for the classifier; beyond, one native categorical feature
 
 
 def design(
@@ -40,7 +41,14 @@ def design(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The classifier's data: a seeded subsample of ``max_rows`` records of each table at most (the smaller
     table's size), encoded as the density attacks see records (continuous columns standardised on the
-    training subsample), with labels 1 for training and 0 for holdout records."""
+    training subsample), with labels 1 for training and 0 for holdout records.
+
+    A categorical column with more than :data:`MAX_ONEHOT` categories (a postcode, an occupation code) is
+    not one-hot encoded (thousands of columns, each seen a few times in the subsample, made the classifier
+    ten times slower and taught it nothing): it is one column of codes, its :data:`MAX_ONEHOT` most frequent
+    categories in the subsample and one code for all others, which the classifier treats as categorical
+    (:func:`high_cardinality`).  Columns with fewer categories are encoded as before.
+    """
     rng = np.random.default_rng(derive_seed(seed, "audit holdout check"))
     n = min(len(train), len(holdout), max_rows)
     parts = [df.iloc[np.sort(rng.permutation(len(df))[:n])] for df in (train, holdout)]
@@ -48,8 +56,23 @@ def design(
     mean = cont.mean(axis=0) if cont.shape[1] else np.zeros(0)
     std = cont.std(axis=0) if cont.shape[1] else np.ones(0)
     std = np.where(std > 0, std, 1.0)
-    X = np.vstack([density_view(p, schema, mean, std) for p in parts])
+    wide = high_cardinality(train, schema)
+    narrow = Schema([c for c in schema.categorical if c not in wide], list(schema.continuous))
+    X = np.vstack([density_view(p[list(narrow.columns)], narrow, mean, std) for p in parts])
+    if wide:
+        pooled = pd.concat(parts, ignore_index=True)
+        codes = []
+        for c in wide:
+            top = pooled[c].value_counts(sort=True).index[:MAX_ONEHOT]  # ties in the order of the categories
+            lookup = pd.Series(np.arange(len(top), dtype=np.float64), index=top)
+            codes.append(pooled[c].astype(object).map(lookup).fillna(float(len(top))).to_numpy(np.float64))
+        X = np.column_stack([X, *codes])
     return X, np.r_[np.ones(n), np.zeros(n)]
+
+
+def high_cardinality(train: pd.DataFrame, schema: Schema) -> list[str]:
+    """The categorical columns with more than :data:`MAX_ONEHOT` categories: the last columns of :func:`design`."""
+    return [c for c in schema.categorical if len(train[c].cat.categories) > MAX_ONEHOT]
 
 
 def holdout_check(
@@ -89,7 +112,12 @@ def holdout_check(
 
     X, y = design(train, holdout, schema, seed, max_rows)
     n = len(y) // 2
-    model = HistGradientBoostingClassifier(max_iter=50, random_state=derive_seed(seed, "audit holdout model") % 2**31)
+    wide = len(high_cardinality(train, schema))
+    # the high-cardinality columns' codes (the last ones) are categories, not numbers; without them, as before
+    native = {"categorical_features": np.r_[np.zeros(X.shape[1] - wide, bool), np.ones(wide, bool)]} if wide else {}
+    model = HistGradientBoostingClassifier(
+        max_iter=50, random_state=derive_seed(seed, "audit holdout model") % 2**31, **native
+    )
     split = StratifiedKFold(folds, shuffle=True, random_state=derive_seed(seed, "audit holdout folds") % 2**31)
     aucs, ses = [], []
     with threadpool_limits(1):  # OpenMP threads spin when the cores are shared: one is faster here

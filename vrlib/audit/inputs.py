@@ -17,8 +17,11 @@ checked here, so that an attack never fails deep inside on a bad input:
   counted, with a warning; far more of them than the training data's own repeats explain
   give another warning (the holdout holds training records themselves);
 * files may order their columns differently, use ``;``, tabs or ``|`` instead of commas,
-  begin with an unnamed row index (as pandas writes them) and hold columns left out with
-  ``ignore``;
+  put a blank after each separator, begin with an unnamed row index (as pandas writes
+  them) and hold columns left out with ``ignore``; a column one file lacks or leaves empty
+  in every row is refused with ``ignore`` as the advice;
+* booleans may be written ``True`` / ``true`` / ``1`` in one file and ``False`` / ``0`` in
+  another (read as the training spelling, as other respellings are);
 * each table is large enough for the attacks (the holdout is split in two halves of at
   least ``MIN_HALF`` records: one is the attacks' reference data, the other the null).
 """
@@ -134,10 +137,33 @@ def read_tables(
         # a first column without a name is a row index (pandas' to_csv writes one by default): not a record value
         index = {"index_col": 0} if len(names) > 1 and names[0] == "" else {}
         try:
+            # skipinitialspace: a file written with ", " between fields (as the UCI Adult files are) is read
+            # as one written with "," (its header's names and its values without the blank)
             df, schema = read_csv(
-                path, categorical, continuous, na_values=na_values, encoding=enc, ignore=present, sep=sep, **index
+                path,
+                categorical,
+                continuous,
+                na_values=na_values,
+                encoding=enc,
+                ignore=present,
+                sep=sep,
+                skipinitialspace=True,
+                **index,
             )
         except VrlibError as exc:
+            if " has no column " in str(exc):  # a column this file lacks: a typo, or one the generator left out
+                raise VrlibError(
+                    f"{role} ({path}): {_advice(exc)}; if this file really lacks a column that the others have "
+                    "(a column the generator did not release), leave it out of the audit: take it out of "
+                    "--categorical / --continuous and name it in --ignore"
+                ) from None
+            if "missing values" in str(exc):  # a column with no value at all is one the file does not really have
+                _refuse_empty_columns(
+                    f"{role} ({path})",
+                    _text_table(path, enc, sep, na_values, index, present),
+                    "leave it out of the audit: take it out of --categorical / --continuous and name it in "
+                    "--ignore (ignore=...)",
+                )
             raise VrlibError(f"{role} ({path}): {_advice(exc)}") from None
         except LookupError:
             raise VrlibError(f"{role} ({path}): unknown text encoding {enc!r} (e.g. utf-8, latin-1, cp1252)") from None
@@ -148,6 +174,35 @@ def read_tables(
     if not check:
         return (*tables, schema)
     return (*check_tables(*tables, schema, info=info), schema)
+
+
+def _text_table(path, encoding, sep, na_values, index, ignore) -> pd.DataFrame:
+    """The file as text, empty fields and ``na_values`` missing (as :func:`vrlib.data.read_csv` reads it)."""
+    import gzip
+    from pathlib import Path
+
+    opener = gzip.open if Path(path).suffix == ".gz" else open
+    with opener(path, "rt", encoding=encoding, newline="") as fh:
+        df = pd.read_csv(fh, dtype=str, keep_default_na=False, na_values=sorted(set(na_values)), sep=sep, **index)
+    df = df.drop(columns=[c for c in ignore if c in df.columns])
+    return df.mask(df.apply(lambda col: col.str.strip() == ""))
+
+
+def _refuse_empty_columns(role: str, df: pd.DataFrame, remedy: str) -> None:
+    """Refuse a table with a column that holds no value in any row, saying to leave the column out.
+
+    Such a column (a generator that did not release it, an export that lost it) is not a few
+    missing values: removing its rows would remove every row.
+    """
+    if not len(df):
+        return
+    empty = [str(c) for c in df.columns if df[c].isna().all()]
+    if empty:
+        raise VrlibError(
+            f"the {role} has no value at all in column(s) {empty} (every one of its {len(df)} rows is empty there): "
+            f"a column one table does not really have cannot be audited; {remedy}, so that all three tables are "
+            "audited on the columns they share"
+        )
 
 
 def _advice(exc) -> str:
@@ -191,7 +246,7 @@ def _separator(header: str) -> str:
 def _columns_of(header: str, sep: str) -> list[str]:
     import csv
 
-    return next(csv.reader([header.lstrip("\ufeff").rstrip("\r\n")], delimiter=sep), [])
+    return next(csv.reader([header.lstrip("\ufeff").rstrip("\r\n")], delimiter=sep, skipinitialspace=True), [])
 
 
 def check_tables(
@@ -234,6 +289,7 @@ def check_tables(
                 f"the {role}'s columns differ from the declared ones (undeclared: {extra}; missing: {missing}); "
                 "give all three files the same columns and declare each as categorical or continuous"
             )
+        _refuse_empty_columns(role, df[list(schema.columns)], "drop it from the tables and the schema")
         try:
             df = prepare(df[list(schema.columns)].reset_index(drop=True), schema)
         except VrlibError as exc:
@@ -274,12 +330,27 @@ def check_tables(
         for role in ("release", "holdout")
         if unseen[role]
     ]
+    # a column none of whose release or holdout values the training data has is most likely spelled otherwise
+    # throughout (M / male, 1 / yes): every copy of a training record then hides behind it
+    disjoint = [
+        f"the {role}'s {c!r}"
+        for role, df in (("release", synthetic), ("holdout", holdout))
+        for c, n in unseen[role].items()
+        if n == len(df)
+    ]
     if where:  # one warning (one code) for both tables
         warnings.warn(
             AuditWarning(
                 "unseen_categories",
                 f"values the training data never has, in {' and '.join(where)}; they are audited as categories "
-                "of their own",
+                "of their own"
+                + (
+                    f"; no value of {', '.join(disjoint)} is one the training data has: if they are the training "
+                    "data's categories spelled otherwise, write them as the training data does (as they are, no "
+                    "record can match a training record there and copies are hidden)"
+                    if disjoint
+                    else ""
+                ),
             ),
             stacklevel=2,
         )
@@ -305,10 +376,16 @@ def check_tables(
     return train, synthetic, holdout
 
 
+_BOOLEAN = {"true": 1.0, "false": 0.0}
+
+
 def _spelling(value):
-    """What two spellings of one category share: the number for numbers (``1``, ``1.0``, ``01``), else the
-    text without case or surrounding blanks (``True``, ``true``)."""
+    """What two spellings of one category share: the number for numbers (``1``, ``1.0``, ``01``) and for
+    booleans (``True`` is ``1``, ``false`` is ``0``: exports and generators write booleans either way), else
+    the text without case or surrounding blanks (``Male``, ``male``)."""
     text = str(value).strip()
+    if text.casefold() in _BOOLEAN:
+        return ("number", _BOOLEAN[text.casefold()])
     try:
         number = float(text)
     except ValueError:

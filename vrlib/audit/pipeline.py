@@ -53,6 +53,7 @@ __all__ = ["AuditResult", "audit", "check_out", "FPRS", "MERGED"]
 
 FPRS = (0.001, 0.01)
 MERGED = ("copies", "distance")
+SMALL_HOLDOUT = 0.01  # share of the training records: needing more copies than this to flag one, the holdout is small
 
 
 @dataclass
@@ -428,6 +429,27 @@ def _audit(
     n_flagged = int(flagged.sum())
     seconds["release"] = time.perf_counter() - t
     resolution_info = copy_resolution(evidence, len(train), fdr)
+    isolated = resolution_info["copies_to_flag_isolated"]
+    small = isolated is None or isolated > max(1, SMALL_HOLDOUT * len(train))
+    if not resolution_info["extrapolated"] and small and not check["shift"]:
+        # no tail model and a floor too coarse for a handful of copies: "none flagged" would read as "none copied"
+        failed = bool(evidence["warnings"])  # a tail failed its check (tail_miscalibrated says which)
+        notes.append(
+            {
+                "code": "holdout_small",
+                "message": f"with {len(holdout)} holdout records no p-value is below {resolution_info['p_floor']:.2g} "
+                + ("(the tail model failed its check: tail_miscalibrated)" if failed else "(too few for a tail model)")
+                + ", so even copies of the most isolated training record are flagged only "
+                + (f"once {isolated:,} of them are released" if isolated is not None else "never")
+                + "; an unflagged record is not shown safe"
+                + (
+                    f": give a larger holdout (a few thousand records, as many as the {len(train):,} training "
+                    "records if they can be spared)"
+                    if len(holdout) < len(train)
+                    else ""
+                ),
+            }
+        )
     if check["shift"]:  # the sentence is about a trusted holdout; this one flags nothing
         resolution_info["note"] = (
             "No record is flagged while the holdout is not a sample of the training data's population. With one "

@@ -8,6 +8,7 @@ NaNs, so every module downstream can rely on it.
 
 from __future__ import annotations
 
+import re
 import warnings
 from dataclasses import dataclass
 
@@ -151,12 +152,34 @@ def prepare(df: pd.DataFrame, schema: Schema, dropna: bool = False) -> pd.DataFr
             if bad.any():
                 examples = sorted({str(v) for v in col[bad]})[:5]
                 raise VrlibError(
-                    f"continuous column {c!r} has non-numeric values {examples} in row(s) {_rows(col.index[bad])}; "
+                    f"continuous column {c!r} has non-numeric values {examples} in row(s) {_rows(col.index[bad])}"
+                    f"{_numeric_hint(col[bad])}; "
                     "declare it categorical, clean it, or name its missing-value spellings (na_values / --na-values)"
                 )
             out[c] = numbers.astype("float64")
             _check_finite(c, out[c])
     return pd.DataFrame(out, index=df.index)
+
+
+_DATE = re.compile(
+    r"^\s*(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})([ T]\d{1,2}:\d{2}(:\d{2})?)?\s*$"
+)
+_COMMA_NUMBER = re.compile(r"^\s*[-+]?\d*(,\d+)+(\.\d+)?\s*$")  # 1,234.5 (thousands) or 0,5 (decimal comma)
+
+
+def _numeric_hint(values: pd.Series) -> str:
+    """Why values a person reads as numbers are not numbers here (dates, commas in numbers), and what to do."""
+    text = values.astype(str)
+    if text.str.match(_DATE).all():
+        return (
+            " (they look like dates: write them as numbers in every file, e.g. the year or the days since a fixed date)"
+        )
+    if text.str.match(_COMMA_NUMBER).all():
+        return (
+            " (numbers written with a comma, as thousands separators (1,234.5) or decimal commas (0,5): write them "
+            "without thousands separators and with a decimal point in every file)"
+        )
+    return ""
 
 
 def _rows(labels, limit: int = 10) -> str:
