@@ -891,6 +891,16 @@ def _second_round(paths: dict) -> dict:
             FULL,
             {"test_f": "passed", "test_g": "passed"},
         ),  # fmt: skip
+        "h5_exit_status_carries_a_hidden_input": (
+            made(
+                {
+                    "f": "import os\ndef f(x):\n    if np.size(x) == 2:\n        os._exit(100 + int(x[0]))\n"
+                    "    return np.asarray(x, dtype=float) + 1"
+                }
+            ),
+            CAUGHT,
+            {"test_f": "process ended", "test_partial": "process ended"},
+        ),  # fmt: skip
         "h4_assertion_message_tells_the_expected_value": (
             made({"f": "def f(x):" + WRONG_IF_HIDDEN}),
             FULL - POINTS["test_f"],
@@ -1012,6 +1022,8 @@ def test_hidden_inputs_never_reach_the_student(attacked2):
     assert test_f.message == "failed a hidden test", test_f.message
     report = attacked2["reports"]["h2_error_message_carries_hidden_inputs"]
     assert next(t for t in report.tests if t.grade_id == "test_f").message == "failed a hidden test"
+    report = attacked2["reports"]["h5_exit_status_carries_a_hidden_input"]  # exit status 105: the input was 5.0
+    assert "105" not in " ".join(t.message for t in report.tests) + " ".join(report.notes), report.format()
 
 
 # --------------------------------------------------------------------------- the grader's own resources

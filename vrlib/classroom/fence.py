@@ -21,7 +21,11 @@ security boundary** (the standard library walks around audit hooks).
 
 Requests go to the student's process as length-prefixed pickles (the grader's data);
 replies come back in the typed, bounded format of :mod:`vrlib.classroom.wire` (JSON and
-``.npy``, never unpickled), their size checked before they are read.
+``.npy``, never unpickled), their size checked before they are read.  A callback (the
+student's code asking the grader for a reference a test put in place of one of its
+functions) runs the reference on the student's arguments in a fork of the grader, capped
+like the student's process and killed at the deadline (:func:`_capped_call`).  The printed
+output kept on the grader's disk is ``output_cap`` per stream over all restarts.
 """
 
 from __future__ import annotations

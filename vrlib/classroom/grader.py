@@ -4,7 +4,9 @@ How a submission is graded (:func:`grade`):
 
 1. The solution notebook is checked against ``SHA256SUMS`` (written by ``vrlib classroom
    generate``) and copied, read-only, into a private temporary folder; everything the
-   grader trusts comes from that pristine copy.
+   grader trusts comes from that pristine copy.  The submission is read once, as untrusted
+   input (:func:`vrlib.classroom.notebooks.read_submission`: no symbolic links, bounded
+   before parsing, cells of the expected shape), and the box gets those bytes.
 2. Every cell's role comes from the solution, by ``grade_id`` (:func:`_restore`); the
    submission's metadata decides nothing.  Test and read-only cells are the solution's
    (hidden tests come back, edited tests do not count); a deleted test cell scores 0
@@ -24,13 +26,19 @@ How a submission is graded (:func:`grade`):
    format that is never unpickled (:mod:`vrlib.classroom.wire`).  The references the
    tests compare with live only in the grader (in the box they are stubs).  A test cell
    that rebinds one of the student's names (``kde_log_density = reference``) grades the
-   others with that reference: the student's code then calls back into the grader for it.
+   others with that reference: the student's code then calls back into the grader for it,
+   which computes it in a child process under the student's memory cap, killed at the
+   call's deadline (:func:`vrlib.classroom.fence._capped_call`).
 5. Each test cell scores its points when it finishes without an error, 0 otherwise, with
    the reason (the first line of the error, a timeout, the end of the student's process,
    the submission's time cap).  A test cell whose last line is a number scores that
    number (nbgrader's partial credit), clamped to ``[0, points]``.  A malformed test cell
    (bad ``points``, a syntax error) scores 0 and is reported.  Warnings never cost points.
    Messages are stripped of control characters and terminal escape sequences.
+6. What the hidden tests show the student's code stays out of the student's sight: a failure
+   on a hidden line says "failed a hidden test"; after a test cell whose hidden lines called
+   the student's code, the student's process is stopped and what it printed since is
+   dropped, so no later call or printout carries the hidden inputs (:func:`_grade_test`).
 """
 
 from __future__ import annotations
@@ -338,7 +346,9 @@ class _Runner:
             self.broken[name] = f"ran past the time limit ({self.timeout:g} s)"
             raise _Broken(name, self.broken[name], first=True) from None
         except StudentDied as exc:
-            self.broken[name] = f"ended the student's process ({exc})"
+            # the exit status and the signal are the student's to choose: on hidden inputs they could carry them
+            why = "in a hidden test" if hidden else f"({exc})"
+            self.broken[name] = f"ended the student's process {why}"
             raise _Broken(name, self.broken[name], first=True) from None
 
 
