@@ -851,6 +851,22 @@ def _second_round(paths: dict) -> dict:
             CAUGHT,
             {"test_f": "failed"},
         ),  # fmt: skip
+        "l4_recursion_past_the_stack": (
+            made({"f": "import sys\nsys.setrecursionlimit(10**7)\ndef f(x, depth=0):\n    return f(x, depth + 1)"}),
+            CAUGHT,
+            {"test_f": "timed out"},
+        ),
+        "l5_patches_the_graders_own_modules": (
+            made(
+                {
+                    "f": "import vrlib.classroom.grader as _g, vrlib.classroom.fence as _fe\n"
+                    "_g._score = lambda value, points: (points, '')\n_g._grade_test = lambda *a: None\n"
+                    "_fe.plain = lambda v, depth=0: [1.0, 2.0, 3.0]\n" + WRONG_F
+                }
+            ),
+            CAUGHT - POINTS["test_g"],  # its own g broke too: the patched plain() answers [1, 2, 3] for all
+            {"test_f": "failed"},
+        ),  # fmt: skip
         # --- processes
         "p8_stops_itself": (
             made({"f": "import os, signal\ndef f(x):\n    os.kill(os.getpid(), signal.SIGSTOP)"}),
@@ -928,6 +944,7 @@ def attacked2(tmp_path_factory):
     submission(released, subs / "honest b.ipynb", {"f": WRONG_F})
     submission(released, subs / "caf\u00e9.ipynb")
     submission(released, subs / "cafe\u0301.ipynb", {"f": WRONG_F})  # the same name, decomposed
+    submission(released, subs / "new\nline.ipynb")
     solution = source.read_bytes()
     results = classroom.grade_class(
         subs, book, source_dir=source.parent, jobs=2, timeout=4, time_cap=60, memory_cap="1G", feedback=True
@@ -993,6 +1010,8 @@ def test_names_that_collide_as_file_names_are_still_two_students(attacked2):
     reports = attacked2["reports"]
     assert reports["honest_b"].points == FULL and reports["honest b"].points == CAUGHT
     assert reports["caf\u00e9"].points == FULL and reports["cafe\u0301"].points == CAUGHT
+    assert reports["new\nline"].points == FULL
+    assert "new line" in (attacked2["book"] / "grades.csv").read_text()  # one row, its name on one line
     keys = [s.key for s in attacked2["subs"].values()]
     assert len(keys) == len(set(keys))
     with open(attacked2["book"] / "grades.csv", newline="") as f:
