@@ -119,7 +119,7 @@ def _linked(path: Path, root: Path) -> Path | None:
 def discover(submissions, source_dir=None) -> list[Submission]:
     """The submissions under ``submissions`` (a notebook or a folder, see the module's layouts)."""
     root = Path(submissions)
-    if root.is_file() and not root.is_symlink():
+    if root.is_file():  # one notebook: read as a submission (a link is refused when it is graded, saying so)
         return [Submission(root.stem, root, find_source(root, source_dir))]
     if not root.is_dir():
         raise VrlibError(f"{root} does not exist")
@@ -145,7 +145,7 @@ def discover(submissions, source_dir=None) -> list[Submission]:
         raise VrlibError(f"no notebooks (*.ipynb) in {root}: see `vrlib classroom grade --help` for the layouts")
     out = []
     for student, path, when in found:
-        link = _linked(path, root)
+        link = _linked(path, nbgrader_root or root)  # below the layout's base: the teacher may link that
         try:
             if link is not None:  # it may name the solution or a classmate's notebook: the grader can read both
                 raise VrlibError(
