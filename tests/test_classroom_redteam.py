@@ -945,6 +945,7 @@ def attacked2(tmp_path_factory):
     submission(released, subs / "caf\u00e9.ipynb")
     submission(released, subs / "cafe\u0301.ipynb", {"f": WRONG_F})  # the same name, decomposed
     submission(released, subs / "new\nline.ipynb")
+    submission(released, subs / "honest_c--planted.ipynb", {"f": WRONG_F})  # its feedback is not honest_c's
     solution = source.read_bytes()
     results = classroom.grade_class(
         subs, book, source_dir=source.parent, jobs=2, timeout=4, time_cap=60, memory_cap="1G", feedback=True
@@ -1012,6 +1013,8 @@ def test_names_that_collide_as_file_names_are_still_two_students(attacked2):
     assert reports["caf\u00e9"].points == FULL and reports["cafe\u0301"].points == CAUGHT
     assert reports["new\nline"].points == FULL
     assert "new line" in (attacked2["book"] / "grades.csv").read_text()  # one row, its name on one line
+    assert reports["honest_c--planted"].points == CAUGHT
+    assert [p.name for p in (attacked2["book"] / "feedback" / "honest_c").iterdir()] == ["00_tiny.ipynb"]
     keys = [s.key for s in attacked2["subs"].values()]
     assert len(keys) == len(set(keys))
     with open(attacked2["book"] / "grades.csv", newline="") as f:

@@ -73,10 +73,10 @@ class Submission:
 def _safe(name: str) -> str:
     """``name`` as a file name, one to one: when characters had to be replaced, a hash of the name follows.
 
-    Without the hash "ann b" and "ann_b" (or two spellings of "café") were one key: one student's
-    report, feedback and row in the gradebook stood for both.
+    Without the hash "ann b" and "ann_b" were one key: one student's report, feedback and row in
+    the gradebook stood for both; and "ann--x"'s feedback went into ann's feedback folder.
     """
-    safe = _SAFE.sub("_", name)
+    safe = _SAFE.sub("_", name).replace("--", "__")  # "--" parts a key: "ann--x" would file into ann's folder
     if safe == name and not name.startswith("."):
         return name
     import hashlib
