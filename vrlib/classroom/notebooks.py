@@ -121,7 +121,7 @@ def read_submission(path) -> tuple[nbformat.NotebookNode, bytes]:
     if containers > MAX_NOTEBOOK_CONTAINERS:
         raise VrlibError(f"{path} holds too many JSON objects to grade ({containers}, over {MAX_NOTEBOOK_CONTAINERS})")
     try:
-        nb = nbformat.reads(data.decode("utf-8"), as_version=4)
+        nb = nbformat.reads(data.decode("utf-8-sig"), as_version=4)  # a byte-order mark is not a fault
     except Exception as exc:  # nbformat raises several kinds for a file that is not a notebook
         raise VrlibError(f"{path} is not a readable Jupyter notebook ({type(exc).__name__}: {exc})") from None
     check_structure(nb, path)
