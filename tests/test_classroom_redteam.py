@@ -700,3 +700,432 @@ def test_a_grading_process_that_dies_takes_no_classmate_with_it(tmp_path, monkey
         "d_honest": FULL,
     }
     assert results["b_dies"].max_points == FULL and "died" in " ".join(results["b_dies"].notes)
+
+
+# --------------------------------------------------------------------------- the second round of attacks
+#
+# Graded as one class through grade_class (what `vrlib classroom grade` runs), beside honest students.  Each
+# entry: how the submission is made, the points a correct grader gives, and the statuses it must show.
+
+HIDDEN_INPUT = "5.0, -1.0"  # the hidden test's input of f (tests/classroom_tiny.py): must never reach a student
+ARGS = "def _show(x):\n    return ', '.join(repr(float(v)) for v in np.ravel(x))\n"
+WRONG_IF_HIDDEN = (  # right on every input but the hidden test's (the only one of size 2)
+    "\n    if np.size(x) == 2:\n        return np.zeros(np.shape(x))\n    return np.asarray(x, dtype=float) + 1"
+)
+
+
+def _json_edit(change):
+    """A submission made by editing the notebook's JSON (for shapes nbformat would not write)."""
+
+    def write(released, path):
+        submission(released, path)
+        nb = json.loads(path.read_text())
+        change(nb)
+        path.write_text(json.dumps(nb, separators=(",", ":")))
+
+    return write
+
+
+def _homoglyph_copy(nb):
+    """test_f deleted; a copy of it under a look-alike id (Cyrillic 'е') that does nothing and claims 100 points."""
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_f")
+    nb.cells.remove(cell)
+    fake = new_code_cell("pass")
+    fake.metadata["nbgrader"] = {**cell.metadata["nbgrader"], "grade_id": "t\u0435st_f", "points": 100}
+    nb.cells.insert(0, fake)
+
+
+def _moved_and_duplicated(nb):
+    """test_f moved to the top, then a second cell with its id that does nothing."""
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_f")
+    nb.cells.remove(cell)
+    copy = new_code_cell("pass", metadata=json.loads(json.dumps(cell.metadata)))
+    nb.cells[:0] = [cell]
+    nb.cells.append(copy)
+
+
+def _prefilled_outputs(nb):
+    from nbformat.v4 import new_output
+
+    for c in nb.cells:
+        if c.metadata.get("nbgrader", {}).get("grade"):
+            points = str(c.metadata["nbgrader"].get("points", 0))
+            c.execution_count = 7
+            c.outputs = [new_output("execute_result", {"text/plain": points}, execution_count=7)]
+
+
+def _test_as_raw(nb):
+    for c in nb.cells:
+        if c.metadata.get("nbgrader", {}).get("grade_id") == "test_f":
+            c.cell_type = "raw"
+            c.source = "all good"
+            c.pop("outputs", None)
+            c.pop("execution_count", None)
+
+
+def _unwithhold(nb):
+    nb.metadata["vrlib"] = {"withheld": []}
+
+
+def _second_round(paths: dict) -> dict:
+    """student -> (maker, expected points, {test: status}); maker(released, path) writes the submission."""
+    from vrlib.classroom import notebooks
+
+    containers = getattr(notebooks, "MAX_NOTEBOOK_CONTAINERS", 100_000)
+
+    def made(answers=None, edit=None):
+        return lambda released, path: submission(released, path, answers, edit)
+
+    def unhashable(nb):
+        cell = new_code_cell("unused = 1")
+        cell.metadata["nbgrader"] = {"grade_id": ["test_f"], "grade": True, "points": 50}
+        nb.cells.append(cell)
+
+    def bomb(nb):
+        nb["metadata"]["padding"] = [{}] * (containers * 5)
+
+    def symlink_to(target):
+        def write(released, path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(target, path)
+
+        return write
+
+    def copy_of(other):
+        def write(released, path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(other, path)
+
+        return write
+
+    proc_probe = (
+        "import os\nfound = []\nfor pid in os.listdir('/proc'):\n    if not pid.isdigit():\n        continue\n"
+        "    for where in ('root', 'cwd'):\n        try:\n            found += os.listdir(f'/proc/{pid}/{where}/..')\n"
+        "        except OSError:\n            pass\n"
+        "    for fd in os.listdir(f'/proc/{pid}/fd') if os.access(f'/proc/{pid}/fd', os.R_OK) else []:\n"
+        "        try:\n            found += os.listdir(f'/proc/{pid}/fd/{fd}')\n        except OSError:\n            pass\n"
+        f"OK = any(name in found for name in ('SHA256SUMS', '00_tiny.ipynb', 'honest_a.ipynb', {os.path.basename(paths['tmp'])!r}))"
+    )
+    return {
+        # --- notebooks the grader must read without harm: never fatal to the class
+        "s1_unhashable_grade_id": (made(edit=unhashable), FULL, {"test_f": "passed"}),
+        "s2_cell_that_is_a_string": (_json_edit(lambda nb: nb["cells"].append("a cell")), 0, {}),
+        "s3_metadata_that_is_a_list": (_json_edit(lambda nb: nb["cells"][0].update(metadata=[])), 0, {}),
+        "s4_json_that_is_not_a_notebook": (lambda r, p: p.write_text("[1, 2, 3]"), 0, {}),
+        "s5_object_bomb": (_json_edit(bomb), 0, {}),
+        "s6_symlink_to_the_solution": (symlink_to(paths["source"]), 0, {}),
+        "s7_symlinked_folder_of_a_classmate": (None, 0, {}),  # made below: a folder linking to honest_c's
+        "s8_homoglyph_test_copy": (made({"f": WRONG_F}, _homoglyph_copy), CAUGHT, {"test_f": "deleted"}),
+        "s9_test_moved_and_duplicated": (made({"f": WRONG_F}, _moved_and_duplicated), CAUGHT, {"test_f": "failed"}),
+        "s10_outputs_prefilled_as_passes": (made({"f": WRONG_F}, _prefilled_outputs), CAUGHT, {"test_f": "failed"}),
+        "s11_test_cell_made_raw": (made({"f": WRONG_F}, _test_as_raw), CAUGHT, {"test_f": "failed"}),
+        "s12_notebook_metadata_unwithholds": (
+            made({"my_auc": "from vrlib.metrics import auc\ndef my_auc(y, s):\n    return auc(y, s)"}, _unwithhold),
+            FULL - POINTS["test_auc"],
+            {"test_auc": "failed"},
+        ),
+        "s13_same_bytes_as_a_classmate": (copy_of(paths["honest_a"]), FULL, {"test_f": "passed"}),
+        # --- lying values and patched builtins: the tests run in the grader, on plain data
+        "l1_patches_builtins_and_assert_in_its_box": (
+            made(
+                {
+                    "f": "import builtins\nbuiltins.AssertionError = type('Pass', (Exception,), {})\n"
+                    "np.allclose = lambda *a, **k: True\nnp.testing.assert_allclose = lambda *a, **k: None\n" + WRONG_F
+                }
+            ),
+            CAUGHT,
+            {"test_f": "failed"},
+        ),  # fmt: skip
+        "l2_raises_systemexit_and_keyboardinterrupt": (
+            made({"f": "def f(x):\n    raise SystemExit(0)", "g": "def g(x):\n    raise KeyboardInterrupt"}),
+            CAUGHT - POINTS["test_g"],
+            {"test_f": "failed", "test_g": "failed"},
+        ),
+        "l3_exception_that_looks_like_a_pass": (
+            made(
+                {
+                    "f": "class Passed(BaseException):\n    def __str__(self):\n        return 'passed'\n"
+                    "def f(x):\n    raise Passed()"
+                }
+            ),
+            CAUGHT,
+            {"test_f": "failed"},
+        ),  # fmt: skip
+        "l4_recursion_past_the_stack": (
+            made({"f": "import sys\nsys.setrecursionlimit(10**7)\ndef f(x, depth=0):\n    return f(x, depth + 1)"}),
+            CAUGHT,
+            {"test_f": "timed out"},
+        ),
+        "l5_patches_the_graders_own_modules": (
+            made(
+                {
+                    "f": "import vrlib.classroom.grader as _g, vrlib.classroom.fence as _fe\n"
+                    "_g._score = lambda value, points: (points, '')\n_g._grade_test = lambda *a: None\n"
+                    "_fe.plain = lambda v, depth=0: [1.0, 2.0, 3.0]\n" + WRONG_F
+                }
+            ),
+            CAUGHT - POINTS["test_g"],  # its own g broke too: the patched plain() answers [1, 2, 3] for all
+            {"test_f": "failed"},
+        ),  # fmt: skip
+        # --- processes
+        "p8_stops_itself": (
+            made({"f": "import os, signal\ndef f(x):\n    os.kill(os.getpid(), signal.SIGSTOP)"}),
+            CAUGHT,
+            {"test_f": "timed out"},
+        ),
+        "p9_closes_its_channel": (
+            made({"f": "import os\ndef f(x):\n    os.closerange(3, 256)\n    return np.asarray(x, dtype=float) + 1"}),
+            CAUGHT,
+            {"test_f": "process ended"},
+        ),
+        "p10_walks_proc_into_the_host": (made({"f": attempt(proc_probe)}), CAUGHT, {"test_f": "failed"}),
+        # --- the hidden tests: their inputs never reach the student
+        "h1_prints_hidden_inputs": (
+            made({"f": ARGS + "def f(x):\n    print('ARGS', _show(x))\n    return np.asarray(x, dtype=float) + 1"}),
+            FULL,
+            {"test_f": "passed"},
+        ),
+        "h2_error_message_carries_hidden_inputs": (
+            made(
+                {
+                    "f": ARGS + "def f(x):\n    if np.size(x) != 3 and np.size(x) != 1:\n"
+                    "        raise ValueError('ARGS ' + _show(x))\n    return np.asarray(x, dtype=float) + 1"
+                }
+            ),
+            FULL - POINTS["test_f"],
+            {"test_f": "failed"},
+        ),  # fmt: skip
+        "h3_keeps_hidden_inputs_for_a_later_call": (
+            made(
+                {
+                    "f": ARGS
+                    + "SEEN = []\ndef f(x):\n    SEEN.append(_show(x))\n    return np.asarray(x, dtype=float) + 1",
+                    "g": "def g(x):\n    print('SEEN', SEEN)\n    if len(SEEN) > 1:\n        raise ValueError(str(SEEN))\n"
+                    "    return f(x) * 2",
+                }
+            ),
+            FULL,
+            {"test_f": "passed", "test_g": "passed"},
+        ),  # fmt: skip
+        "h5_exit_status_carries_a_hidden_input": (
+            made(
+                {
+                    "f": "import os\ndef f(x):\n    if np.size(x) == 2:\n        os._exit(100 + int(x[0]))\n"
+                    "    return np.asarray(x, dtype=float) + 1"
+                }
+            ),
+            CAUGHT,
+            {"test_f": "process ended", "test_partial": "process ended"},
+        ),  # fmt: skip
+        "h4_assertion_message_tells_the_expected_value": (
+            made({"f": "def f(x):" + WRONG_IF_HIDDEN}),
+            FULL - POINTS["test_f"],
+            {"test_f": "failed"},
+        ),
+    }
+
+
+@pytest.fixture(scope="module")
+def attacked2(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("redteam2")
+    source, released = make_assignment(tmp)
+    subs, book = tmp / "subs", tmp / "book"
+    for honest in ("honest_a", "honest_b", "honest_c"):
+        submission(released, subs / f"{honest}.ipynb")
+    (tmp / "elsewhere").mkdir()
+    submission(released, tmp / "elsewhere" / "00_tiny.ipynb")
+    paths = {"source": source, "honest_a": subs / "honest_a.ipynb", "tmp": tmp}
+    attacks = _second_round(paths)
+    for name, (maker, _, _) in attacks.items():
+        if maker is not None:
+            maker(released, subs / f"{name}.ipynb")
+    os.symlink(tmp / "elsewhere", subs / "s7_symlinked_folder_of_a_classmate")
+    # a student whose name differs from a classmate's only by characters a file name cannot keep
+    submission(released, subs / "honest b.ipynb", {"f": WRONG_F})
+    submission(released, subs / "caf\u00e9.ipynb")
+    submission(released, subs / "cafe\u0301.ipynb", {"f": WRONG_F})  # the same name, decomposed
+    submission(released, subs / "new\nline.ipynb")
+    submission(released, subs / "honest_c--planted.ipynb", {"f": WRONG_F})  # its feedback is not honest_c's
+    solution = source.read_bytes()
+    results = classroom.grade_class(
+        subs, book, source_dir=source.parent, jobs=2, timeout=4, time_cap=60, memory_cap="1G", feedback=True
+    )
+    return {
+        "reports": {s.student: r for s, r in results},
+        "subs": {s.student: s for s, r in results},
+        "attacks": attacks,
+        "book": book,
+        "solution": solution,
+    }
+
+
+ATTACKS2 = list(_second_round({"source": "", "honest_a": "", "tmp": "x"}))
+
+
+def test_at_least_20_new_attack_classes():
+    assert len(ATTACKS2) >= 20 and not set(ATTACKS2) & set(ATTACKS)
+
+
+@needs_bwrap
+@pytest.mark.slow
+@pytest.mark.parametrize("student", ATTACKS2)
+def test_each_new_attack_scores_only_what_it_earned(attacked2, student):
+    _, points, statuses = attacked2["attacks"][student]
+    report = attacked2["reports"][student]
+    assert report.points == points, report.format()
+    got = {t.grade_id: t.status for t in report.tests}
+    for test, status in statuses.items():
+        assert got[test] == status, report.format()
+    assert report.max_points == FULL, report.format()  # one assignment: even a refused notebook keeps its max_score
+
+
+@needs_bwrap
+@pytest.mark.slow
+def test_refused_notebooks_say_why(attacked2):
+    reports = attacked2["reports"]
+    why = {
+        name: " ".join(reports[name].notes) for name in ATTACKS2 if name.startswith("s") and reports[name].points == 0
+    }
+    assert "symbolic link" in why["s6_symlink_to_the_solution"]
+    assert "symbolic link" in why["s7_symlinked_folder_of_a_classmate"]
+    assert "too many JSON objects" in why["s5_object_bomb"]
+    for name in ("s2_cell_that_is_a_string", "s3_metadata_that_is_a_list", "s4_json_that_is_not_a_notebook"):
+        assert "not graded" in why[name] and "notebook" in why[name], why[name]
+    for name in why:
+        assert reports[name].seconds < 5, reports[name].format()  # refused before anything was parsed or run
+
+
+@needs_bwrap
+@pytest.mark.slow
+def test_nothing_of_the_solution_reaches_a_student_through_a_link(attacked2):
+    book = attacked2["book"]
+    for name in ("s6_symlink_to_the_solution", "s7_symlinked_folder_of_a_classmate"):
+        assert not (book / "feedback" / name).exists()
+    for path in (book / "feedback").rglob("*.ipynb"):
+        assert "np.array([5.0, -1.0])" not in path.read_text(), path  # hidden tests stay hidden
+
+
+@needs_bwrap
+@pytest.mark.slow
+def test_names_that_collide_as_file_names_are_still_two_students(attacked2):
+    reports = attacked2["reports"]
+    assert reports["honest_b"].points == FULL and reports["honest b"].points == CAUGHT
+    assert reports["caf\u00e9"].points == FULL and reports["cafe\u0301"].points == CAUGHT
+    assert reports["new\nline"].points == FULL
+    assert "new line" in (attacked2["book"] / "grades.csv").read_text()  # one row, its name on one line
+    assert reports["honest_c--planted"].points == CAUGHT
+    assert [p.name for p in (attacked2["book"] / "feedback" / "honest_c").iterdir()] == ["00_tiny.ipynb"]
+    keys = [s.key for s in attacked2["subs"].values()]
+    assert len(keys) == len(set(keys))
+    with open(attacked2["book"] / "grades.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == len(attacked2["reports"])
+    assert {r["student_id"]: float(r["score"]) for r in rows}["honest_b"] == FULL
+
+
+@needs_bwrap
+@pytest.mark.slow
+def test_honest_students_beside_the_second_round_are_unchanged(attacked2):
+    for honest in ("honest_a", "honest_b", "honest_c"):
+        report = attacked2["reports"][honest]
+        assert report.points == FULL and not report.notes, report.format()
+
+
+@needs_bwrap
+@pytest.mark.slow
+def test_hidden_inputs_never_reach_the_student(attacked2):
+    book = attacked2["book"]
+    texts = [p.read_text() for p in [*book.rglob("*.json"), *book.rglob("*.ipynb"), *book.glob("*.csv")]]
+    assert not [t for t in texts if HIDDEN_INPUT in t]
+    feedback = (book / "feedback" / "h1_prints_hidden_inputs" / "00_tiny.ipynb").read_text()
+    assert "ARGS 0.0, 1.0, 2.0" in feedback  # what the visible tests show is kept
+    report = attacked2["reports"]["h4_assertion_message_tells_the_expected_value"]
+    test_f = next(t for t in report.tests if t.grade_id == "test_f")
+    assert test_f.message == "failed a hidden test", test_f.message
+    report = attacked2["reports"]["h2_error_message_carries_hidden_inputs"]
+    assert next(t for t in report.tests if t.grade_id == "test_f").message == "failed a hidden test"
+    report = attacked2["reports"]["h5_exit_status_carries_a_hidden_input"]  # exit status 105: the input was 5.0
+    assert "105" not in " ".join(t.message for t in report.tests) + " ".join(report.notes), report.format()
+
+
+# --------------------------------------------------------------------------- the grader's own resources
+
+
+@needs_bwrap
+@pytest.mark.slow
+def test_output_of_restarts_does_not_fill_the_graders_disk(tmp_path, monkeypatch):
+    """Cells that each print 16 MB on both streams and end the process: the grader keeps output_cap, not 32 MB a restart."""
+    from vrlib.classroom.fence import Fence
+
+    flood = "import os\nfor fd in (1, 2):\n    os.write(fd, b'x' * 16 * 2**20)\nos._exit(1)"
+
+    def edit(nb):
+        at = next(i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == "f")
+        nb.cells[at:at] = [new_code_cell(flood) for _ in range(5)]
+
+    source, released = make_assignment(tmp_path)
+    sub = submission(released, tmp_path / "flood.ipynb", None, edit)
+    on_disk = []
+    real_stop = Fence.stop
+
+    def stop(self):
+        real_stop(self)
+        on_disk.append(sum(p.stat().st_blocks * 512 for p in self.scratch.glob(".std*")))
+
+    monkeypatch.setattr(Fence, "stop", stop)
+    cap = 10_000
+    report = classroom.grade(sub, source=source, timeout=20, output_cap=cap)
+    assert report.points == FULL, report.format()
+    assert len(on_disk) >= 5 and max(on_disk) <= 4 * (cap + 1) + 2 * 2**16, on_disk
+    assert len(report.output) <= 2 * (cap + 40), len(report.output)
+
+
+@needs_bwrap
+@pytest.mark.slow
+def test_a_callback_runs_the_reference_under_the_students_caps(tmp_path):
+    """The student's g calls the teacher's reference (a KDE) with 1.4 MB of arguments that make it allocate 2 GB."""
+    import subprocess
+    import sys
+
+    from classroom_tiny import tiny_notebook
+    from nbformat.v4 import new_code_cell as cell
+
+    kde_test = cell(
+        "from vrlib.density import GaussianKDE as _KDE\n_your_f = f\n"
+        "f = lambda x: (np.asarray(x, dtype=float) + 1) if np.ndim(x) < 2 else "
+        "_KDE().fit(np.asarray(x, dtype=float)).log_density(np.asarray(x, dtype=float)[:1])\n"
+        "try:\n    np.testing.assert_allclose(g([0, 1]), [2.0, 4.0])\nfinally:\n    f = _your_f",
+        metadata={"nbgrader": {"grade": True, "grade_id": "test_cb", "locked": True, "points": 1,
+                               "schema_version": 3, "solution": False, "task": False}},
+    )  # fmt: skip
+    kde_test.id = "tiny-cb"
+    source, released = make_assignment(tmp_path, tiny_notebook([kde_test]))
+    hog = (
+        "def g(x):\n    try:\n        f(np.random.default_rng(0).normal(size=(11, 16000)))\n"
+        "    except Exception as exc:\n        print('refused:', exc)\n    return f(x) * 2"
+    )
+    sub = submission(released, tmp_path / "hog.ipynb", {"g": hog})
+    script = (
+        "import json, resource, time\nfrom vrlib import classroom\nstart = time.monotonic()\n"
+        f"r = classroom.grade({str(sub)!r}, source={str(source)!r}, timeout=8, memory_cap='512M')\n"
+        "peak = max(resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))\n"
+        "print(json.dumps([r.points, r.max_points, time.monotonic() - start, peak]))"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    points, max_points, seconds, peak_kb = json.loads(done.stdout.strip().splitlines()[-1])
+    assert points == max_points, done.stdout + done.stderr
+    # the largest process of the grading (the grader, a callback's child or a box), in kB
+    assert peak_kb < 1.2 * 2**20, f"the grading took {peak_kb / 2**20:.1f} GB for a 512M cap"
+
+
+@needs_bwrap
+def test_terminal_escapes_in_a_file_name_do_not_reach_the_teachers_terminal(tmp_path, capsys):
+    from vrlib.cli import main
+
+    source, released = make_assignment(tmp_path)
+    submission(released, tmp_path / "subs" / "\x1b]0;owned\x07\x1b[2Jeve.ipynb")
+    code = main(["classroom", "grade", str(tmp_path / "subs"), "--gradebook", str(tmp_path / "book"),
+                 "--source-dir", str(source.parent), "--timeout", "20"])  # fmt: skip
+    out = capsys.readouterr()
+    assert code == 0
+    assert "eve" in out.out and "\x1b" not in out.out + out.err and "\x07" not in out.out + out.err

@@ -399,9 +399,11 @@ def _classroom(args) -> str:
     if args.source is not None or args.executed is not None:
         raise VrlibError("--source and --executed apply to a single notebook graded without --gradebook")
 
+    from vrlib.classroom.grader import clean_text  # a student's file name can hold terminal escape codes
+
     def progress(sub, report):
         print(
-            f"graded {sub.student} / {sub.assignment}: {report.points:g} / {report.max_points:g}"
+            f"graded {clean_text(sub.student)} / {sub.assignment}: {report.points:g} / {report.max_points:g}"
             f" ({report.seconds:.0f} s)",
             file=sys.stderr,
             flush=True,
@@ -418,9 +420,10 @@ def _classroom(args) -> str:
     )
     if args.format == "json":
         return json.dumps(
-            [{"student": s.student, "assignment": s.assignment, **r.to_dict()} for s, r in results], indent=1
+            [{"student": clean_text(s.student), "assignment": s.assignment, **r.to_dict()} for s, r in results],
+            indent=1,
         )
-    lines = [f"{s.student:<20} {s.assignment:<36} {r.points:>6g} / {r.max_points:<6g}" for s, r in results]
+    lines = [f"{clean_text(s.student):<20} {s.assignment:<36} {r.points:>6g} / {r.max_points:<6g}" for s, r in results]
     book = Path(args.gradebook)
     return "\n".join(lines + [f"wrote {book / 'gradebook.csv'} and {book / 'grades.csv'}"])
 

@@ -21,6 +21,7 @@ import csv
 import json
 import os
 import re
+import stat
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,17 +67,59 @@ class Submission:
 
     @property
     def key(self) -> str:
-        return f"{_SAFE.sub('_', self.student)}--{_SAFE.sub('_', self.assignment)}"
+        return f"{_safe(self.student)}--{_safe(self.assignment)}"
+
+
+def _safe(name: str) -> str:
+    """``name`` as a file name, one to one: when characters had to be replaced, a hash of the name follows.
+
+    Without the hash "ann b" and "ann_b" were one key: one student's report, feedback and row in
+    the gradebook stood for both; and "ann--x"'s feedback went into ann's feedback folder.
+    """
+    safe = _SAFE.sub("_", name).replace("--", "__")  # "--" parts a key: "ann--x" would file into ann's folder
+    if safe == name and not name.startswith("."):
+        return name
+    import hashlib
+
+    return f"{safe.lstrip('.')}~{hashlib.sha256(name.encode('utf-8', 'surrogateescape')).hexdigest()[:10]}"
 
 
 def _notebooks(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.glob("*.ipynb") if p.is_file() and not p.name.startswith("."))
+    """The notebooks of a folder, symbolic links included (:func:`discover` refuses those, saying so)."""
+    return sorted(p for p in folder.glob("*.ipynb") if (p.is_file() or p.is_symlink()) and not p.name.startswith("."))
+
+
+def _timestamp(stamp: Path) -> str:
+    """nbgrader's ``timestamp.txt``: its first line, at most 100 bytes (a link or a huge file gives nothing)."""
+    try:
+        fd = os.open(stamp, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return ""
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return ""
+        text = f.read(100).decode("utf-8", errors="replace")
+    return text.splitlines()[0].strip() if text.strip() else ""
+
+
+def _linked(path: Path, root: Path) -> Path | None:
+    """The first symbolic link on the way from ``root`` (excluded) to ``path``, or None."""
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        return path if path.is_symlink() else None
+    here = root
+    for part in parts:
+        here = here / part
+        if here.is_symlink():
+            return here
+    return None
 
 
 def discover(submissions, source_dir=None) -> list[Submission]:
     """The submissions under ``submissions`` (a notebook or a folder, see the module's layouts)."""
     root = Path(submissions)
-    if root.is_file():
+    if root.is_file():  # one notebook: read as a submission (a link is refused when it is graded, saying so)
         return [Submission(root.stem, root, find_source(root, source_dir))]
     if not root.is_dir():
         raise VrlibError(f"{root} does not exist")
@@ -88,13 +131,13 @@ def discover(submissions, source_dir=None) -> list[Submission]:
         for student in sorted(p for p in nbgrader_root.iterdir() if p.is_dir()):
             for assignment in sorted(p for p in student.iterdir() if p.is_dir()):
                 stamp = assignment / "timestamp.txt"
-                when = stamp.read_text(encoding="utf-8", errors="replace").strip() if stamp.is_file() else ""
+                when = _timestamp(stamp)
                 found += [(student.name, nb, when) for nb in _notebooks(assignment)]
     else:
         for entry in sorted(root.iterdir()):
             if entry.name.startswith("."):
                 continue
-            if entry.is_file() and entry.suffix == ".ipynb":
+            if entry.suffix == ".ipynb" and (entry.is_file() or entry.is_symlink()):
                 found.append((entry.stem, entry, ""))
             elif entry.is_dir():
                 found += [(entry.name, nb, "") for nb in _notebooks(entry)]
@@ -102,10 +145,17 @@ def discover(submissions, source_dir=None) -> list[Submission]:
         raise VrlibError(f"no notebooks (*.ipynb) in {root}: see `vrlib classroom grade --help` for the layouts")
     out = []
     for student, path, when in found:
+        link = _linked(path, nbgrader_root or root)  # below the layout's base: the teacher may link that
         try:
+            if link is not None:  # it may name the solution or a classmate's notebook: the grader can read both
+                raise VrlibError(
+                    f"{link.relative_to(root) if link != path else path.name} is a symbolic link; "
+                    "hand in the notebook itself"
+                )
             source = find_source(path, source_dir)
-        except VrlibError as exc:  # reported in the gradebook, not fatal to the class
-            out.append(Submission(student, path, _guess_source(path, source_dir), when, error=str(exc)))
+        except Exception as exc:  # noqa: BLE001 (reported in the gradebook, never fatal to the class)
+            why = str(exc) if isinstance(exc, VrlibError) else f"it cannot be read ({type(exc).__name__}: {exc})"
+            out.append(Submission(student, path, _guess_source(path, source_dir), when, error=why))
             continue
         out.append(Submission(student, path, source, when))
     return _one_per_assignment(out)
@@ -116,9 +166,12 @@ def _guess_source(path: Path, source_dir) -> Path:
     from vrlib.classroom.notebooks import assignments
 
     try:
-        for candidate in assignments(source_dir):
+        candidates = assignments(source_dir)
+        for candidate in candidates:
             if path.stem == candidate.stem or path.stem.startswith(candidate.stem):
                 return candidate
+        if len(candidates) == 1:  # a course of one assignment: that one (its max_score in the gradebook)
+            return candidates[0]
     except VrlibError:
         pass
     return Path(f"unknown-{path.stem}.ipynb")
@@ -131,12 +184,12 @@ def _one_per_assignment(subs: list[Submission]) -> list[Submission]:
     ``-Copy1``, a renamed copy): the one named exactly like the assignment's notebook is
     graded; failing that, the first by file name.  The graded one's report names the others.
     """
-    groups: dict[str, list[Submission]] = {}
+    groups: dict[tuple[str, str], list[Submission]] = {}
     for sub in subs:
-        groups.setdefault(sub.key, []).append(sub)
+        groups.setdefault((sub.student, sub.assignment), []).append(sub)
     out = []
     for sub in subs:
-        group = groups[sub.key]
+        group = groups[(sub.student, sub.assignment)]
         if len(group) == 1:
             out.append(sub)
             continue

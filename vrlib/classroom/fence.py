@@ -21,7 +21,11 @@ security boundary** (the standard library walks around audit hooks).
 
 Requests go to the student's process as length-prefixed pickles (the grader's data);
 replies come back in the typed, bounded format of :mod:`vrlib.classroom.wire` (JSON and
-``.npy``, never unpickled), their size checked before they are read.
+``.npy``, never unpickled), their size checked before they are read.  A callback (the
+student's code asking the grader for a reference a test put in place of one of its
+functions) runs the reference on the student's arguments in a fork of the grader, capped
+like the student's process and killed at the deadline (:func:`_capped_call`).  The printed
+output kept on the grader's disk is ``output_cap`` per stream over all restarts.
 """
 
 from __future__ import annotations
@@ -375,6 +379,57 @@ class Fence:
         for f in (self._out, self._err):
             f.close()
         self.proc = None
+        self._trim()
+
+    def mark(self) -> tuple[int, dict]:
+        """Where the output stands now (for :meth:`forget_since`)."""
+        sizes = {}
+        for kind in ("stdout", "stderr"):
+            path = self.scratch / f".{kind}-{self._starts}"
+            try:
+                sizes[path] = path.stat().st_size
+            except OSError:
+                sizes[path] = 0
+        return self._starts, sizes
+
+    def forget_since(self, mark: tuple[int, dict]) -> None:
+        """Stop the process and drop what it printed since ``mark``: its state and output go together."""
+        self.stop()
+        starts, sizes = mark
+        for kind in ("stdout", "stderr"):
+            for path in self._files(kind):
+                number = int(path.name.rsplit("-", 1)[1])
+                keep = sizes.get(path, 0) if number == starts else (0 if number > starts else None)
+                if keep is not None:
+                    try:
+                        if path.stat().st_size > keep:
+                            os.truncate(path, keep)
+                    except OSError:
+                        pass
+
+    def _files(self, kind: str) -> list[Path]:
+        """The output files of ``kind`` (stdout, stderr), in the order the processes started."""
+        found = self.scratch.glob(f".{kind}-*")
+        found = [p for p in found if p.name.rsplit("-", 1)[1].isdigit()]
+        return sorted(found, key=lambda p: int(p.name.rsplit("-", 1)[1]))
+
+    def _trim(self) -> None:
+        """Cut the files of ended processes to what :meth:`output` keeps (``output_cap`` bytes per kind in all).
+
+        Each restart of the student's process opens new files that may reach ``FILE_CAP``: without
+        this, a notebook whose cells each print 64 MB and end the process filled the grader's disk
+        by 128 MB per restart, for as many restarts as the time cap allows.
+        """
+        for kind in ("stdout", "stderr"):
+            left = self.output_cap + 1  # one byte more: output() then knows there was more
+            for path in self._files(kind):
+                try:
+                    size = path.stat().st_size
+                    if size > left:
+                        os.truncate(path, left)
+                    left -= min(size, left)
+                except OSError:
+                    pass
 
     def _describe_exit(self) -> str:
         if self.proc is None:
@@ -417,13 +472,12 @@ class Fence:
             if reply[0] == "callback" and on_callback is not None and len(reply) == 4:
                 _, name, args, kwargs = reply
                 try:
-                    result = _within(deadline, lambda: on_callback(name, tuple(args), dict(kwargs)))
-                    message = ("result", result)
+                    message = _capped_call(
+                        deadline, lambda: on_callback(name, tuple(args), dict(kwargs)), self.memory_cap
+                    )
                 except StudentTimeout:  # the reference, on what the student sent, ran past the deadline
                     self.stop()
                     raise
-                except Exception as exc:  # the reference raised: tell the student's code
-                    message = ("error", f"{type(exc).__name__}: {exc}")
                 try:
                     send(self._to, message, deadline)
                 except StudentTimeout:
@@ -473,43 +527,87 @@ class Fence:
             self.pids = None
 
     def output(self) -> str:
-        """What the student's code printed (stdout then stderr, each cut at ``output_cap`` bytes)."""
+        """What the student's code printed (stdout then stderr, each cut at ``output_cap`` bytes over all restarts)."""
         parts = []
         for kind in ("stdout", "stderr"):
-            for path in sorted(self.scratch.glob(f".{kind}-*")):
+            data = b""
+            for path in self._files(kind):
                 with open(path, "rb") as f:
-                    data = f.read(self.output_cap + 1)
+                    data += f.read(self.output_cap + 1 - len(data))
                 if len(data) > self.output_cap:
-                    data = data[: self.output_cap] + b"\n[output truncated]\n"
-                if data.strip():
-                    parts.append(data.decode("utf-8", "replace"))
+                    break
+            if len(data) > self.output_cap:
+                data = data[: self.output_cap] + b"\n[output truncated]\n"
+            if data.strip():
+                parts.append(data.decode("utf-8", "replace"))
         return "".join(parts)
 
 
-def _within(deadline: float, function):
-    """``function()``, stopped with :class:`StudentTimeout` at ``deadline`` (in the main thread; else unbounded).
+def _capped_call(deadline: float, function, memory_cap: int):
+    """``("result", function())`` or ``("error", why)``, computed in a child process with the student's caps.
 
-    Callbacks compute a reference in the grader on arguments the student's code chose: a
-    deadline keeps a hostile call from holding the grader.
+    A callback runs the teacher's reference on arguments the student's code chose: a few
+    megabytes of them made vrlib's KDE take gigabytes and run past the deadline inside one
+    LAPACK call (a signal waits for it).  So it runs in a fork of the grader, its address
+    space capped at ``memory_cap`` above the grader's own, killed (``SIGKILL``) at
+    ``deadline``; its value comes back in the bounded format of :mod:`vrlib.classroom.wire`.
+    Raises :class:`StudentTimeout` past the deadline.
     """
-    import threading
+    from vrlib.classroom import wire
 
-    if threading.current_thread() is not threading.main_thread():
-        return function()
-    left = deadline - time.monotonic()
-    if left <= 0:
+    if deadline - time.monotonic() <= 0:
         raise StudentTimeout()
-
-    def alarm(signum, frame):
-        raise StudentTimeout()
-
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, left)
+    base = _address_space()
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: compute, send, and end without running the grader's exit handlers
+        code = 0
+        try:
+            os.close(read_fd)
+            if base is not None:
+                apply_limits(base + memory_cap, FILE_CAP)
+            try:
+                message = ("result", plain(function()))
+            except BaseException as exc:  # noqa: BLE001 (MemoryError included: the student's call failed)
+                message = ("error", f"{type(exc).__name__}: {exc}"[:500])
+            try:
+                data = wire.encode(message)
+            except Exception as exc:  # noqa: BLE001
+                data = wire.encode(("error", f"the reference's value cannot be sent ({exc})"[:500]))
+            view = memoryview(_HEADER.pack(len(data)) + data)
+            while view:
+                view = view[os.write(write_fd, view) :]
+        except BaseException:  # noqa: BLE001
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(write_fd)
     try:
-        return function()
+        try:
+            reply = loads_untrusted(receive_bytes(read_fd, deadline))
+        except EOFError:
+            return ("error", "MemoryError: the reference ended on these arguments (memory cap?)")
+        except StudentError as exc:
+            return ("error", str(exc))
+        if not (isinstance(reply, tuple) and len(reply) == 2 and reply[0] in ("result", "error")):
+            return ("error", "the reference's value cannot be read")
+        return reply
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)
+        os.close(read_fd)
+
+
+def _address_space() -> int | None:
+    """Bytes of this process's address space (``VmSize``), or None where ``/proc`` does not say."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _json(obj) -> str:

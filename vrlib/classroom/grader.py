@@ -4,7 +4,9 @@ How a submission is graded (:func:`grade`):
 
 1. The solution notebook is checked against ``SHA256SUMS`` (written by ``vrlib classroom
    generate``) and copied, read-only, into a private temporary folder; everything the
-   grader trusts comes from that pristine copy.
+   grader trusts comes from that pristine copy.  The submission is read once, as untrusted
+   input (:func:`vrlib.classroom.notebooks.read_submission`: no symbolic links, bounded
+   before parsing, cells of the expected shape), and the box gets those bytes.
 2. Every cell's role comes from the solution, by ``grade_id`` (:func:`_restore`); the
    submission's metadata decides nothing.  Test and read-only cells are the solution's
    (hidden tests come back, edited tests do not count); a deleted test cell scores 0
@@ -24,13 +26,19 @@ How a submission is graded (:func:`grade`):
    format that is never unpickled (:mod:`vrlib.classroom.wire`).  The references the
    tests compare with live only in the grader (in the box they are stubs).  A test cell
    that rebinds one of the student's names (``kde_log_density = reference``) grades the
-   others with that reference: the student's code then calls back into the grader for it.
+   others with that reference: the student's code then calls back into the grader for it,
+   which computes it in a child process under the student's memory cap, killed at the
+   call's deadline (:func:`vrlib.classroom.fence._capped_call`).
 5. Each test cell scores its points when it finishes without an error, 0 otherwise, with
    the reason (the first line of the error, a timeout, the end of the student's process,
    the submission's time cap).  A test cell whose last line is a number scores that
    number (nbgrader's partial credit), clamped to ``[0, points]``.  A malformed test cell
    (bad ``points``, a syntax error) scores 0 and is reported.  Warnings never cost points.
    Messages are stripped of control characters and terminal escape sequences.
+6. What the hidden tests show the student's code stays out of the student's sight: a failure
+   on a hidden line says "failed a hidden test"; after a test cell whose hidden lines called
+   the student's code, the student's process is stopped and what it printed since is
+   dropped, so no later call or printout carries the hidden inputs (:func:`_grade_test`).
 """
 
 from __future__ import annotations
@@ -60,6 +68,7 @@ from vrlib.classroom.notebooks import (
     is_test,
     meta,
     read,
+    read_submission,
     solution_names,
 )
 from vrlib.errors import VrlibError
@@ -176,10 +185,10 @@ def find_source(submission: Path, source_dir=None) -> Path:
     for path in sources:
         if path.name == Path(submission).name:
             return path
-    ids = {meta(c).get("grade_id") for c in read(submission).cells if meta(c)}
+    ids = {_grade_id(c) for c in read_submission(submission)[0].cells}  # text ids only: the student's are anything
     ids.discard(None)
-    best = max(sources, key=lambda p: len(ids & {meta(c).get("grade_id") for c in read(p).cells}))
-    if not ids & {meta(c).get("grade_id") for c in read(best).cells}:
+    best = max(sources, key=lambda p: len(ids & {_grade_id(c) for c in read(p).cells}))
+    if not ids & {_grade_id(c) for c in read(best).cells}:
         raise VrlibError(
             f"cannot tell which assignment {Path(submission).name} is (no file of that name and no nbgrader "
             "cell shared with one); pass the solution notebook with --source"
@@ -275,6 +284,8 @@ class _Runner:
         self.broken: dict[str, str] = {}  # function name -> why later calls fail at once
         self.errors: dict[str, str] = {}  # cell name -> what went wrong
         self.first_run = True
+        self.hidden: tuple[str, set] | None = None  # the test cell running now and its hidden lines
+        self.mark = None  # where the output stood at the first call from a hidden test (Fence.mark)
 
     def deadline(self) -> float:
         return min(time.monotonic() + self.timeout, self.cap_deadline)
@@ -321,10 +332,12 @@ class _Runner:
                 return
         raise _CapReached()
 
-    def call(self, name: str, args, kwargs, overrides, on_callback):
+    def call(self, name: str, args, kwargs, overrides, on_callback, hidden: bool = False):
         if name in self.broken:
             raise _Broken(name, self.broken[name])
         self.ensure()
+        if hidden and self.mark is None:  # from here on, what the process prints or keeps may hold hidden inputs
+            self.mark = self.fence.mark()
         try:
             return self.fence.call(name, args, kwargs, self.deadline(), overrides, on_callback)
         except StudentTimeout:
@@ -333,7 +346,9 @@ class _Runner:
             self.broken[name] = f"ran past the time limit ({self.timeout:g} s)"
             raise _Broken(name, self.broken[name], first=True) from None
         except StudentDied as exc:
-            self.broken[name] = f"ended the student's process ({exc})"
+            # the exit status and the signal are the student's to choose: on hidden inputs they could carry them
+            why = "in a hidden test" if hidden else f"({exc})"
+            self.broken[name] = f"ended the student's process {why}"
             raise _Broken(name, self.broken[name], first=True) from None
 
 
@@ -369,7 +384,7 @@ class _Proxy:
             return self._namespace[name](*cargs, **ckwargs)
 
         try:
-            return self._runner.call(self._name, args, kwargs, overrides, on_callback)
+            return self._runner.call(self._name, args, kwargs, overrides, on_callback, self._from_hidden())
         except StudentError as exc:
             message = f"your {self._name} raised {exc}"
             if "is not defined" in str(exc) and self._runner.errors:  # say why: the cell that defines it failed
@@ -377,8 +392,58 @@ class _Proxy:
                 message = f"your {self._name} is not defined: cell {cell!r} {why}"
             raise _StudentRaised(message) from None
 
+    def _from_hidden(self) -> bool:
+        """Whether this call comes from a hidden line of the test cell running now (through any helper)."""
+        import sys
+
+        if self._runner.hidden is None:
+            return False
+        name, lines = self._runner.hidden
+        frame = sys._getframe(2)
+        while frame is not None:
+            if frame.f_code.co_filename == name:
+                return frame.f_lineno in lines
+            frame = frame.f_back
+        return False
+
     def __repr__(self) -> str:
         return f"<the student's {self._name}>"
+
+
+def _hidden_lines(source: str) -> set[int]:
+    """Line numbers (1-based) inside the ``### BEGIN HIDDEN TESTS`` … ``### END HIDDEN TESTS`` regions."""
+    lines, hiding = set(), False
+    for number, line in enumerate(source.splitlines(), 1):
+        if "### BEGIN HIDDEN TESTS" in line:
+            hiding = True
+        elif "### END HIDDEN TESTS" in line:
+            hiding = False
+        elif hiding:
+            lines.add(number)
+    return lines
+
+
+def _failed_at(exc: BaseException, name: str) -> int | None:
+    """The line of the test cell ``name`` where ``exc`` was raised (the innermost frame of that cell)."""
+    line, tb = None, exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == name:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def _hint(source: str, line: int) -> str:
+    """The teacher's own message of an ``assert x, "message"`` (a plain string) at ``line``, else ''."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return ""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assert) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            if isinstance(node.msg, ast.Constant) and isinstance(node.msg.value, str):
+                return node.msg.value
+    return ""
 
 
 def _points_of(cell) -> float | None:
@@ -422,7 +487,37 @@ def _score(value, max_points: float) -> tuple[float, str]:
 
 
 def _grade_test(cell, namespace: dict, runner: _Runner) -> TestResult:
+    """Grade one test cell; what its hidden lines show the student's code stays out of the student's sight.
+
+    A call from a hidden line sees the hidden inputs: the student's code could print them, put
+    them in an error message or keep them for a later call.  So the message of a failure on a
+    hidden line says only "failed a hidden test" (and the teacher's own ``assert`` message), and
+    after the cell the student's process is stopped and what it printed since its first hidden
+    call is dropped: the next call starts a fresh process, which knows nothing of them.
+    """
     gid = meta(cell).get("grade_id", "?")
+    hidden = _hidden_lines(cell.source)
+    runner.hidden, runner.mark = (gid, hidden), None
+    try:
+        result = _grade_test_cell(cell, namespace, runner, gid)
+    finally:
+        runner.hidden = None
+        if runner.mark is not None:
+            runner.fence.forget_since(runner.mark)
+            runner.mark = None
+    return result
+
+
+def _grade_test_cell(cell, namespace: dict, runner: _Runner, gid: str) -> TestResult:
+    hidden = runner.hidden[1] if runner.hidden else set()
+
+    def failed(status: str, message: str, exc: BaseException) -> TestResult:
+        line = _failed_at(exc, gid)
+        if line is not None and line in hidden:
+            hint = _hint(cell.source, line)
+            message = "failed a hidden test" + (f": {hint}" if hint else "")
+        return TestResult(gid, 0.0, max_points, status, _short(message))
+
     max_points = _points_of(cell)
     if max_points is None:
         return TestResult(
@@ -444,11 +539,11 @@ def _grade_test(cell, namespace: dict, runner: _Runner) -> TestResult:
     except _CapReached:
         return TestResult(gid, 0.0, max_points, "not run", "the submission's time cap was used up")
     except _Broken as exc:
-        return TestResult(gid, 0.0, max_points, exc.status, _short(str(exc)))
+        return failed(exc.status, str(exc), exc)
     except _StudentRaised as exc:
-        return TestResult(gid, 0.0, max_points, "failed", _short(str(exc)))
+        return failed("failed", str(exc), exc)
     except Exception as exc:  # an assertion, or the teacher's code on a wrong answer
-        return TestResult(gid, 0.0, max_points, "failed", _first_line(exc))
+        return failed("failed", _first_line(exc), exc)
     points, why = _score(value, max_points)
     status = "passed" if points == max_points else ("partial" if points > 0 else "failed")
     return TestResult(gid, points, max_points, status, why)
@@ -517,13 +612,16 @@ def grade(
     memory_cap = parse_size(memory_cap)
     start = time.monotonic()
     submission = Path(submission)
-    submitted = read(submission)
+    submitted, submitted_bytes = read_submission(submission)
     source = Path(source) if source is not None else find_source(submission, source_dir)
     report = GradeReport(str(submission), str(source))
     with tempfile.TemporaryDirectory(prefix="vrlib-grade-") as tmp:
         work = Path(tmp)
         try:
             solution = read(_pristine(source, work))
+            # the box gets the bytes that were checked and parsed, not the path again (which could change)
+            checked = work / "submission.ipynb"
+            checked.write_bytes(submitted_bytes)
             if sandbox:
                 from vrlib.classroom.sandbox import require_bwrap
 
@@ -551,7 +649,7 @@ def grade(
                 withheld,
                 sandbox=sandbox,
                 library=_library(withheld) if sandbox else None,
-                submission=submission if sandbox else None,
+                submission=checked if sandbox else None,
                 cpu_cap=time_cap + max(timeout, START_TIMEOUT) if math.isfinite(time_cap) else None,
             )
             runner = _Runner(fence, student, timeout, start + time_cap, report.notes)

@@ -30,6 +30,9 @@ __all__ = [
     "SUMS",
     "assignments",
     "read",
+    "read_submission",
+    "MAX_NOTEBOOK_BYTES",
+    "MAX_NOTEBOOK_CONTAINERS",
     "release",
     "generate",
     "write_sums",
@@ -48,6 +51,11 @@ __all__ = [
 ASSIGNMENTS_DIR = Path("notebooks") / "assignments"
 PATTERN = "[0-9][0-9]_*.ipynb"
 SUMS = "SHA256SUMS"
+# A submission is parsed in the grader: bounded before parsing.  nbformat builds a node per JSON
+# object (about 500 bytes each), so a 30 MB file of empty objects took 5 GB and 80 s; a real
+# notebook holds a few hundred (plots are base64 strings, not objects).
+MAX_NOTEBOOK_BYTES = 32 * 2**20
+MAX_NOTEBOOK_CONTAINERS = 100_000  # JSON objects and arrays, counted as their opening brackets (an upper bound)
 
 
 def project_root() -> Path:
@@ -78,6 +86,64 @@ def read(path) -> nbformat.NotebookNode:
         return nbformat.read(path, as_version=4)
     except Exception as exc:  # nbformat raises several kinds for a file that is not a notebook
         raise VrlibError(f"{path} is not a readable Jupyter notebook ({type(exc).__name__}: {exc})") from None
+
+
+def read_submission(path) -> tuple[nbformat.NotebookNode, bytes]:
+    """Read a student's notebook, untrusted: the notebook and the exact bytes it was read from.
+
+    Refused, with a :class:`VrlibError` saying why: a symbolic link (it could name the solution
+    or a classmate's notebook, which the grader can read and the student cannot), anything
+    but a regular file, a file over :data:`MAX_NOTEBOOK_BYTES` or with more than
+    :data:`MAX_NOTEBOOK_CONTAINERS` JSON objects and arrays (checked before parsing), and a
+    notebook whose cells are not the shape the grader reads (:func:`check_structure`).
+    The file is opened once (``O_NOFOLLOW``): what was checked is what is graded.
+    """
+    import os
+    import stat
+
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise VrlibError(f"{path} is a symbolic link; hand in the notebook itself") from None
+        raise VrlibError(f"{path} cannot be opened ({exc.strerror})") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise VrlibError(f"{path} is not a regular file")
+        if st.st_size > MAX_NOTEBOOK_BYTES:
+            raise VrlibError(f"{path} is too large to grade ({st.st_size} bytes, over {MAX_NOTEBOOK_BYTES})")
+        data = f.read(MAX_NOTEBOOK_BYTES + 1)
+    if len(data) > MAX_NOTEBOOK_BYTES:
+        raise VrlibError(f"{path} is too large to grade (over {MAX_NOTEBOOK_BYTES} bytes)")
+    containers = data.count(b"{") + data.count(b"[")
+    if containers > MAX_NOTEBOOK_CONTAINERS:
+        raise VrlibError(f"{path} holds too many JSON objects to grade ({containers}, over {MAX_NOTEBOOK_CONTAINERS})")
+    try:
+        nb = nbformat.reads(data.decode("utf-8-sig"), as_version=4)  # a byte-order mark is not a fault
+    except Exception as exc:  # nbformat raises several kinds for a file that is not a notebook
+        raise VrlibError(f"{path} is not a readable Jupyter notebook ({type(exc).__name__}: {exc})") from None
+    check_structure(nb, path)
+    return nb, data
+
+
+def check_structure(nb, path="the notebook") -> None:
+    """A :class:`VrlibError` unless ``nb`` has the shape the grader reads: a list of cells, each an
+    object with a known ``cell_type``, a text ``source`` and an object ``metadata``."""
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    if not isinstance(cells, list) or not isinstance(nb.get("metadata", {}), dict):
+        raise VrlibError(f"{path} is not a valid notebook (no list of cells)")
+    for i, cell in enumerate(cells):
+        ok = (
+            isinstance(cell, dict)
+            and cell.get("cell_type") in ("code", "markdown", "raw")
+            and isinstance(cell.get("source", ""), str)
+            and isinstance(cell.get("metadata", {}), dict)
+            and isinstance(cell.get("outputs", []), list)
+        )
+        if not ok:
+            raise VrlibError(f"{path} is not a valid notebook (cell {i + 1} is malformed)")
 
 
 def meta(cell) -> dict:
@@ -171,7 +237,11 @@ def release(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 def sha256(path) -> str:
     """Hex SHA-256 of a file's bytes."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:  # in blocks: a huge file costs time, not memory
+        for block in iter(lambda: f.read(2**20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def write_sums(source_dir) -> Path:
