@@ -84,12 +84,12 @@ def assigned_closeness(
     out = {}
     for view, sub in _views(schema).items():
         cols = list(sub.columns)
-        nearest, enc, factor = _release_neighbours({n: df[cols] for n, df in tables.items()}, synthetic[cols], sub, k + 1)
+        nearest, enc, factor = _release_neighbours(
+            {n: df[cols] for n, df in tables.items()}, synthetic[cols], sub, k + 1
+        )
         # the pool in a seeded random order: a search returns the first of equally near records, and
         # that order must not depend on which records are training records
-        order = np.random.default_rng(derive_seed(seed, f"audit assignment {view}")).permutation(
-            n_train + len(holdout)
-        )
+        order = np.random.default_rng(derive_seed(seed, f"audit assignment {view}")).permutation(n_train + len(holdout))
         pool = EncodedTable(
             np.vstack([enc["train"].onehot, enc["holdout"].onehot])[order],
             np.vstack([enc["train"].continuous, enc["holdout"].continuous])[order],
