@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from vrlib.audit.evidence import _calibrated, _check_closeness_args, _release_neighbours, gower_view
+from vrlib.audit.evidence import _calibrated, _check_closeness_args, _release_neighbours
 from vrlib.data import Schema
 from vrlib.distance import kneighbors_between
 from vrlib.encoding import EncodedTable
