@@ -86,6 +86,7 @@ def evaluate(train, holdout, release, schema, idx, kinds=None) -> dict:
             "flagged_fp": fp,
             "expected_fp": float((~planted).sum() * Q * (tp + fp) / len(p)),
             "top_k": int(planted[top].sum()),
+            "false_flagged": np.flatnonzero(flagged & ~planted).tolist(),
             "p_le_0.001_other": int((p[~planted] <= 1e-3).sum()),
             "p_le_0.01_other": int((p[~planted] <= 1e-2).sum()),
             "n_other": int((~planted).sum()),
@@ -215,6 +216,8 @@ def main(argv=None) -> int:
             "planted_fp": sum(r["flagged_fp"] for r in pl),
             "planted_fp_expected": sum(r["expected_fp"] for r in pl),
             "top_k": sum(r["top_k"] for r in pl),
+            # the planted scenarios of one run share one training set: a false record may recur
+            "distinct_false": len({i for r in pl for i in r.get("false_flagged", [])}),
             "n_planted": sum(r["n_planted"] for r in rows if r["kind"] == "planted"),
             "nulls_flagged": sum(r["flagged_tp"] + r["flagged_fp"] for r in nu),
             "nulls_auc_covering_half": sum(r["auc_ci"][0] <= 0.5 <= r["auc_ci"][1] for r in nu),
