@@ -140,8 +140,9 @@ def cost() -> dict:
     """CPU and wall time of the whole audit, its copy evidence, and the candidate, on one 10,000-record release."""
     import vrlib
     from vrlib.audit.assignment import assigned_evidence
-    from vrlib.audit.evidence import copy_evidence
+    from vrlib.audit.evidence import closeness_scores, copy_evidence
     from vrlib.audit.inputs import check_tables
+    from vrlib.data import Schema
 
     name, kind, schema, builder = next(t for t in validation_todo("adult") if "exact 0.5%" in t[0])
     train, release, holdout, _ = builder()
@@ -163,6 +164,17 @@ def cost() -> dict:
     timed("audit", lambda: vrlib.audit(train, release, holdout, schema, seed=SEED))
     timed("copy_evidence", lambda: copy_evidence(tr, ho, rel, schema, k=K, resolution=RES, seed=SEED))
     timed("assigned_evidence", lambda: assigned_evidence(tr, ho, rel, schema, k=K, resolution=RES, seed=SEED))
+    # the audit's two distance views' searches alone: what the candidate would share with the audit
+    cont = list(schema.continuous)
+    timed(
+        "distance_views",
+        lambda: (
+            closeness_scores({"train": tr, "holdout": ho}, rel, schema, k=K, resolution=RES),
+            closeness_scores(
+                {"train": tr[cont], "holdout": ho[cont]}, rel[cont], Schema([], cont), k=K, resolution=RES
+            ),
+        ),
+    )
     out["ratio_to_copy_evidence"] = out["assigned_evidence_cpu_s"] / out["copy_evidence_cpu_s"]
     out["ratio_to_audit"] = out["assigned_evidence_cpu_s"] / out["audit_cpu_s"]
     return out
