@@ -136,3 +136,22 @@ def test_no_signal_pvalues_are_not_too_small(grid):
     for t, c in counts.items():
         # too many small p-values is what would make flags false (one-sided, 6 seeds pooled)
         assert stats.binom.sf(c - 1, n, t) > 1e-3, (t, c, n * t)
+
+
+def test_benchmark_counts_the_masked_case():
+    """``benchmarks/bench_audit_assignment.py``'s per-release counts, on the masked case above."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_audit_assignment.py"
+    spec = importlib.util.spec_from_file_location("bench_audit_assignment", path)
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("bench_audit_assignment", bench)
+    spec.loader.exec_module(bench)
+    (train, release, holdout), idx = masked_case()
+    row = bench.evaluate(train, holdout, release, SCHEMA, idx)
+    assert row["assigned"]["flagged_tp"] == 10 and row["assigned"]["flagged_fp"] == 0
+    assert row["assigned"]["top_k"] == 10 and row["kept"]["flagged_tp"] <= 1
+    # the ten twins lift the kept view's null: its largest holdout score is a copy's, the assigned one's is not
+    assert row["kept"]["holdout_top_all"][0] > row["assigned"]["holdout_top_all"][0]
