@@ -1,0 +1,170 @@
+"""Copy evidence with each released record assigned to its nearest real record: a remedy for self-masking, measured beside the audit.
+
+**Self-masking.**  The audit's closeness of a record uses its nearest released record,
+whoever that record copies.  A released copy of training record ``t`` is then also the
+nearest released record of the holdout records that are ``t``'s population near-twins, so
+those non-members score like copies and lift the null tail that every training record,
+``t`` included, is calibrated against (``docs/audit.md``, *Held-out: near-copies made as a
+person makes them*).
+
+**Assignment.**  Each released record is assigned to its nearest *real* record among the
+training and holdout records pooled; a real record's ``d_1`` is its distance to the
+nearest released record assigned to it (infinite when none is, so that its closeness is
+the lowest).  Its neighbourhood ``d_nbr`` is the audit's (the mean distance to the 2nd to
+``(k+1)``-th nearest released records), so that ``closeness = log((d_nbr + eps) / (d_1 + eps))``
+is the audit's score for a record that keeps its nearest released record.  A copy of
+``t`` is at distance 0 from ``t`` and is assigned to it (or, where a holdout record is
+equal to ``t``, to one of the two at random), so ``t``'s near-twins no longer borrow it.
+
+**Why the null stays valid.**  The assignment looks at the pooled records, never at which
+of them are training records; ties are broken by a seeded random order of the pool.  When
+training and holdout records are exchangeable with respect to the release (nothing
+leaked), every record's score is the same function of the pool, the release and that
+order, so the holdout's scores are exchangeable with a non-member's and the empirical
+p-values (and the checked tail beyond them, :class:`vrlib.audit.evidence.NullTail`) stay
+valid.
+
+Not the audit's flag: a candidate, measured by ``benchmarks/bench_audit_assignment.py``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from vrlib.audit.evidence import _calibrated, _check_closeness_args, _release_neighbours
+from vrlib.data import Schema
+from vrlib.distance import kneighbors_between
+from vrlib.encoding import EncodedTable
+from vrlib.parallel import derive_seed
+
+__all__ = ["assigned_closeness", "assigned_evidence"]
+
+
+def _views(schema: Schema) -> dict[str, Schema]:
+    """The audit's distance views: all columns and, with both kinds, the continuous columns alone."""
+    views = {"all": schema}
+    if schema.categorical and schema.continuous:
+        views["continuous"] = Schema([], list(schema.continuous))
+    return views
+
+
+def assigned_closeness(
+    train: pd.DataFrame,
+    holdout: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    schema: Schema,
+    k: int = 5,
+    resolution: float = 0.0001,
+    seed: int = 0,
+) -> dict[str, dict[str, pd.DataFrame]]:
+    """Per distance view, each training and holdout record's closeness to the released records assigned to it.
+
+    Parameters
+    ----------
+    train, holdout, synthetic : DataFrame
+        As :func:`vrlib.audit.evidence.copy_evidence` takes them (after the audit's input checks).
+    schema : Schema
+    k : int
+        Released neighbours beyond the nearest that make the neighbourhood.
+    resolution : float
+        Changes smaller than this share of one column's range count as copies.
+    seed : int
+        Of the random order of the pooled records that breaks ties of the assignment.
+
+    Returns
+    -------
+    dict view -> {"train": DataFrame, "holdout": DataFrame}
+        Columns ``d_assigned`` (Gower units; ``inf`` when no released record is assigned),
+        ``n_assigned``, ``d_neighbourhood`` and ``closeness`` (``-inf`` when none is assigned).
+    """
+    _check_closeness_args(k, resolution, len(synthetic))
+    tables = {"train": train, "holdout": holdout}
+    n_train = len(train)
+    out = {}
+    for view, sub in _views(schema).items():
+        cols = list(sub.columns)
+        nearest, enc, factor = _release_neighbours(
+            {n: df[cols] for n, df in tables.items()}, synthetic[cols], sub, k + 1
+        )
+        # the pool in a seeded random order: a search returns the first of equally near records, and
+        # that order must not depend on which records are training records
+        order = np.random.default_rng(derive_seed(seed, f"audit assignment {view}")).permutation(n_train + len(holdout))
+        pool = EncodedTable(
+            np.vstack([enc["train"].onehot, enc["holdout"].onehot])[order],
+            np.vstack([enc["train"].continuous, enc["holdout"].continuous])[order],
+            enc["train"].n_categorical,
+        )
+        d, idx = kneighbors_between(enc["release"], pool, k=1, metric="minkowski", p=1.0)
+        owner = order[idx[:, 0]]  # position in train ++ holdout
+        d_assigned = np.full(len(order), np.inf)
+        np.minimum.at(d_assigned, owner, d[:, 0] / factor)
+        n_assigned = np.bincount(owner, minlength=len(order))
+        eps = resolution / len(cols)
+        out[view] = {}
+        for name, lo, hi in (("train", 0, n_train), ("holdout", n_train, len(order))):
+            nbr = nearest[name][0][:, 1 : k + 1].mean(axis=1)
+            with np.errstate(divide="ignore"):
+                closeness = np.log((nbr + eps) / (d_assigned[lo:hi] + eps))
+            out[view][name] = pd.DataFrame(
+                {
+                    "d_assigned": d_assigned[lo:hi],
+                    "n_assigned": n_assigned[lo:hi],
+                    "d_neighbourhood": nbr,
+                    "closeness": closeness,
+                },
+                index=tables[name].index,
+            )
+    return out
+
+
+def assigned_evidence(
+    train: pd.DataFrame,
+    holdout: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    schema: Schema,
+    k: int = 5,
+    resolution: float = 0.0001,
+    seed: int = 0,
+) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """The training (and holdout) records' p-values from :func:`assigned_closeness`, calibrated as the audit's views are.
+
+    Each view's closeness is calibrated on the holdout's (empirical p-values, a checked
+    generalised Pareto tail beyond the largest, empirical only if the check fails); a
+    record's p-value is the Bonferroni minimum over the views, as the audit's flag is.  A
+    record with no released record assigned gets a closeness below every finite one (the
+    same value for training and holdout records).
+
+    Returns
+    -------
+    train_table, holdout_table : DataFrame
+        ``closeness_<view>``, ``n_assigned_<view>``, ``p_<view>``, ``p_value`` and ``effect``
+        (the closeness of the view that gave the smallest p-value).
+    info : dict
+        ``warnings`` (views whose tail failed its check) and, per view, ``extrapolated``.
+    """
+    sc = assigned_closeness(train, holdout, synthetic, schema, k=k, resolution=resolution, seed=seed)
+    out = {"train": pd.DataFrame(index=train.index), "holdout": pd.DataFrame(index=holdout.index)}
+    notes, info, p, eff = [], {"views": {}}, {}, {}
+    for view, s in sc.items():
+        both = np.r_[s["train"]["closeness"].to_numpy(), s["holdout"]["closeness"].to_numpy()]
+        finite = both[np.isfinite(both)]
+        floor = (finite.min() if len(finite) else 0.0) - 1.0  # "none assigned": below every record with one
+        for name in out:
+            c = s[name]["closeness"].to_numpy()
+            eff[name, view] = np.where(np.isfinite(c), c, floor)
+        tail, check = _calibrated(eff["holdout", view], seed, f"assigned closeness ({view} view)", notes)
+        info["views"][view] = {"extrapolated": tail.fitted_, "check_passed": check["passed"]}
+        for name in out:
+            out[name][f"closeness_{view}"] = eff[name, view]
+            out[name][f"n_assigned_{view}"] = s[name]["n_assigned"].to_numpy()
+            p[name, view] = tail.pvalues(eff[name, view])
+            out[name][f"p_{view}"] = p[name, view]
+    views = list(sc)
+    for name in out:
+        pv = np.column_stack([p[name, v] for v in views])
+        best = pv.argmin(axis=1)
+        out[name]["p_value"] = np.minimum(1.0, len(views) * pv.min(axis=1))
+        out[name]["effect"] = np.column_stack([eff[name, v] for v in views])[np.arange(len(pv)), best]
+    info["warnings"] = notes
+    return out["train"], out["holdout"], info
