@@ -32,21 +32,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from vrlib.audit.evidence import _calibrated, _check_closeness_args, _release_neighbours
+from vrlib.audit.evidence import _calibrated, _check_closeness_args, _release_neighbours, distance_views
 from vrlib.data import Schema
 from vrlib.distance import kneighbors_between
 from vrlib.encoding import EncodedTable
 from vrlib.parallel import derive_seed
 
 __all__ = ["assigned_closeness", "assigned_evidence"]
-
-
-def _views(schema: Schema) -> dict[str, Schema]:
-    """The audit's distance views: all columns and, with both kinds, the continuous columns alone."""
-    views = {"all": schema}
-    if schema.categorical and schema.continuous:
-        views["continuous"] = Schema([], list(schema.continuous))
-    return views
 
 
 def assigned_closeness(
@@ -82,7 +74,7 @@ def assigned_closeness(
     tables = {"train": train, "holdout": holdout}
     n_train = len(train)
     out = {}
-    for view, sub in _views(schema).items():
+    for view, sub in distance_views(schema).items():
         cols = list(sub.columns)
         nearest, enc, factor = _release_neighbours(
             {n: df[cols] for n, df in tables.items()}, synthetic[cols], sub, k + 1

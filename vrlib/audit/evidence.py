@@ -60,6 +60,7 @@ __all__ = [
     "tolerant_distances",
     "NullTail",
     "copy_evidence",
+    "distance_views",
     "copy_resolution",
     "TOLERANT_CANDIDATES",
 ]
@@ -353,6 +354,14 @@ def _tail_info(tail, check) -> dict:
     }
 
 
+def distance_views(schema: Schema) -> dict[str, Schema]:
+    """The audit's distance views: all columns and, with both kinds, the continuous columns alone."""
+    views = {"all": schema}
+    if schema.categorical and schema.continuous:
+        views["continuous"] = Schema([], list(schema.continuous))
+    return views
+
+
 def copy_evidence(
     train: pd.DataFrame,
     holdout: pd.DataFrame,
@@ -404,9 +413,7 @@ def copy_evidence(
         and ``check``; and ``warnings`` (sentences for views whose tail failed its check).
     """
     _check_closeness_args(k, resolution, len(synthetic))
-    views = {"all": schema}
-    if schema.categorical and schema.continuous:
-        views["continuous"] = Schema([], list(schema.continuous))
+    views = distance_views(schema)
     tables = {"train": train, "holdout": holdout}
     out = {name: pd.DataFrame(index=df.index) for name, df in tables.items()}
     p_views, effects, info, notes = {}, {}, {"views": {}}, []

@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from vrlib.audit.evidence import closeness_scores
+from vrlib.audit.evidence import closeness_scores, distance_views
 from vrlib.audit.matches import match_codes, masked_counts
 from vrlib.audit.pvalues import benjamini_hochberg
 from vrlib.data import Schema
@@ -68,9 +68,7 @@ def match_closeness(
         ``near_match``) and ``isolation`` (``d_neighbourhood``).
     """
     tables = {"train": train, "holdout": holdout}
-    views = {"all": schema}
-    if schema.categorical and schema.continuous:
-        views["continuous"] = Schema([], list(schema.continuous))
+    views = distance_views(schema)
     out = {}
     for view, sub in views.items():
         cols = list(sub.columns)
