@@ -283,6 +283,12 @@ def _add_audit(sub) -> None:
         action="store_true",
         help="flag on the largest closeness of the distance views and of a view where one changed category is free",
     )
+    a.add_argument(
+        "--assign",
+        action="store_true",
+        help="score each record on the released records nearest to it among training and holdout records pooled "
+        "(a copy no longer makes its record's near-twins in the holdout look copied); not with --tolerant",
+    )
 
 
 def _null_verbatim(summary: dict) -> str:
@@ -335,6 +341,7 @@ def _audit(args) -> tuple[str, int]:
         show_values=args.show_values,
         resolution=args.resolution,
         tolerant=args.tolerant,
+        assign=args.assign,
         out=args.out,
     )
     s = result.summary

@@ -38,7 +38,7 @@ from vrlib.distance import kneighbors_between
 from vrlib.encoding import EncodedTable
 from vrlib.parallel import derive_seed
 
-__all__ = ["assigned_closeness", "assigned_evidence"]
+__all__ = ["assigned_closeness", "assigned_evidence", "assigned_frames", "floor_unassigned"]
 
 
 def assigned_closeness(
@@ -72,42 +72,82 @@ def assigned_closeness(
     """
     _check_closeness_args(k, resolution, len(synthetic))
     tables = {"train": train, "holdout": holdout}
-    n_train = len(train)
     out = {}
     for view, sub in distance_views(schema).items():
         cols = list(sub.columns)
         nearest, enc, factor = _release_neighbours(
             {n: df[cols] for n, df in tables.items()}, synthetic[cols], sub, k + 1
         )
-        # the pool in a seeded random order: a search returns the first of equally near records, and
-        # that order must not depend on which records are training records
-        order = np.random.default_rng(derive_seed(seed, f"audit assignment {view}")).permutation(n_train + len(holdout))
-        pool = EncodedTable(
-            np.vstack([enc["train"].onehot, enc["holdout"].onehot])[order],
-            np.vstack([enc["train"].continuous, enc["holdout"].continuous])[order],
-            enc["train"].n_categorical,
-        )
-        d, idx = kneighbors_between(enc["release"], pool, k=1, metric="minkowski", p=1.0)
-        owner = order[idx[:, 0]]  # position in train ++ holdout
-        d_assigned = np.full(len(order), np.inf)
-        np.minimum.at(d_assigned, owner, d[:, 0] / factor)
-        n_assigned = np.bincount(owner, minlength=len(order))
-        eps = resolution / len(cols)
-        out[view] = {}
-        for name, lo, hi in (("train", 0, n_train), ("holdout", n_train, len(order))):
-            nbr = nearest[name][0][:, 1 : k + 1].mean(axis=1)
-            with np.errstate(divide="ignore"):
-                closeness = np.log((nbr + eps) / (d_assigned[lo:hi] + eps))
-            out[view][name] = pd.DataFrame(
-                {
-                    "d_assigned": d_assigned[lo:hi],
-                    "n_assigned": n_assigned[lo:hi],
-                    "d_neighbourhood": nbr,
-                    "closeness": closeness,
-                },
-                index=tables[name].index,
-            )
+        out[view] = assigned_frames(nearest, enc, factor, tables, k, resolution / len(cols), seed, view)
     return out
+
+
+def assigned_frames(nearest, encoded, factor, tables, k, eps, seed, view) -> dict[str, pd.DataFrame]:
+    """One view's assigned closeness from that view's release searches (those of the audit's copy evidence).
+
+    Parameters
+    ----------
+    nearest, encoded, factor
+        Of :func:`vrlib.audit.evidence._release_neighbours` for ``{"train": ..., "holdout": ...}``
+        with at least ``k + 1`` neighbours: the neighbourhood is taken from them, so the only new
+        search is the release's against the pooled records (one neighbour).
+    tables : dict
+        ``{"train": train, "holdout": holdout}`` (for their indexes).
+    k : int
+    eps : float
+        ``resolution / F`` of the view.
+    seed : int
+    view : str
+        Names the view in the seed of the pool's order.
+
+    Returns
+    -------
+    dict "train" / "holdout" -> DataFrame
+        ``d_release`` (the nearest released record, assigned or not), ``d_assigned``,
+        ``n_assigned``, ``d_neighbourhood`` and ``closeness`` (``-inf`` when none is assigned).
+    """
+    n_train, n_holdout = len(tables["train"]), len(tables["holdout"])
+    # the pool in a seeded random order: a search returns the first of equally near records, and
+    # that order must not depend on which records are training records
+    order = np.random.default_rng(derive_seed(seed, f"audit assignment {view}")).permutation(n_train + n_holdout)
+    pool = EncodedTable(
+        np.vstack([encoded["train"].onehot, encoded["holdout"].onehot])[order],
+        np.vstack([encoded["train"].continuous, encoded["holdout"].continuous])[order],
+        encoded["train"].n_categorical,
+    )
+    d, idx = kneighbors_between(encoded["release"], pool, k=1, metric="minkowski", p=1.0)
+    owner = order[idx[:, 0]]  # position in train ++ holdout
+    d_assigned = np.full(len(order), np.inf)
+    np.minimum.at(d_assigned, owner, d[:, 0] / factor)
+    n_assigned = np.bincount(owner, minlength=len(order))
+    out = {}
+    for name, lo, hi in (("train", 0, n_train), ("holdout", n_train, len(order))):
+        dist = nearest[name][0]
+        nbr = dist[:, 1 : k + 1].mean(axis=1)
+        with np.errstate(divide="ignore"):
+            closeness = np.log((nbr + eps) / (d_assigned[lo:hi] + eps))
+        out[name] = pd.DataFrame(
+            {
+                "d_release": dist[:, 0],
+                "d_assigned": d_assigned[lo:hi],
+                "n_assigned": n_assigned[lo:hi],
+                "d_neighbourhood": nbr,
+                "closeness": closeness,
+            },
+            index=tables[name].index,
+        )
+    return out
+
+
+def floor_unassigned(train_closeness, holdout_closeness) -> tuple[np.ndarray, np.ndarray]:
+    """``-inf`` (no released record assigned) replaced by one value below every finite closeness of both tables."""
+    both = np.r_[np.asarray(train_closeness, float), np.asarray(holdout_closeness, float)]
+    finite = both[np.isfinite(both)]
+    floor = (finite.min() if len(finite) else 0.0) - 1.0
+    return tuple(
+        np.where(np.isfinite(c), c, floor)
+        for c in (np.asarray(train_closeness, float), np.asarray(holdout_closeness, float))
+    )
 
 
 def assigned_evidence(
@@ -139,12 +179,7 @@ def assigned_evidence(
     out = {"train": pd.DataFrame(index=train.index), "holdout": pd.DataFrame(index=holdout.index)}
     notes, info, p, eff = [], {"views": {}}, {}, {}
     for view, s in sc.items():
-        both = np.r_[s["train"]["closeness"].to_numpy(), s["holdout"]["closeness"].to_numpy()]
-        finite = both[np.isfinite(both)]
-        floor = (finite.min() if len(finite) else 0.0) - 1.0  # "none assigned": below every record with one
-        for name in out:
-            c = s[name]["closeness"].to_numpy()
-            eff[name, view] = np.where(np.isfinite(c), c, floor)
+        eff["train", view], eff["holdout", view] = floor_unassigned(s["train"]["closeness"], s["holdout"]["closeness"])
         tail, check = _calibrated(eff["holdout", view], seed, f"assigned closeness ({view} view)", notes)
         info["views"][view] = {"extrapolated": tail.fitted_, "check_passed": check["passed"]}
         for name in out:

@@ -372,6 +372,7 @@ def copy_evidence(
     seed: int = 0,
     near_matches: bool = True,
     tolerant: bool = False,
+    assign: bool = False,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Closeness of every training and holdout record in each view, and the training records' p-values.
 
@@ -399,6 +400,16 @@ def copy_evidence(
     ``combined``), calibrated on the holdout as each view is, with no Bonferroni factor;
     ``p_rank`` is the Bonferroni minimum of it and the near-match view.
 
+    With ``assign``, each distance view's ``d_1`` is the distance to the nearest released
+    record *assigned* to the record: each released record goes to its nearest record among
+    the training and holdout records pooled, ties by a seeded order blind to membership
+    (:mod:`vrlib.audit.assignment`; a record with none assigned gets one closeness below
+    every other), so that a copy of a training record no longer lifts the holdout scores
+    of that record's near-twins (self-masking).  The neighbourhood comes from the view's
+    own search as without it (``k + 1`` neighbours, no more); one search is added per view,
+    the release against the pooled records for one neighbour.  Tails, Bonferroni minimum
+    and the near-match view are as without it.  Not combined with ``tolerant``.
+
     Returns
     -------
     train_table, holdout_table : DataFrame
@@ -407,12 +418,16 @@ def copy_evidence(
         the view that gave the smallest p-value, or the combined statistic with ``tolerant``,
         which breaks ties of ``p_value``); with
         ``near_matches``, also ``release_matches``, ``reference_matches``, ``match_score``,
-        ``p_near_match`` (that view's p-value) and ``p_rank``.
+        ``p_near_match`` (that view's p-value) and ``p_rank``; with ``assign``, also
+        ``d_assigned`` and ``n_assigned`` (of the ``all`` view; ``d_assigned`` is ``inf`` where
+        none is assigned) and ``closeness`` is the assigned one.
     info : dict
         Per view: the tail's ``threshold``, ``rate``, ``shape``, ``scale``, ``extrapolated``
         and ``check``; and ``warnings`` (sentences for views whose tail failed its check).
     """
     _check_closeness_args(k, resolution, len(synthetic))
+    if tolerant and assign:
+        raise VrlibError("the tolerant view and the assignment are separate options: choose one of them")
     views = distance_views(schema)
     tables = {"train": train, "holdout": holdout}
     out = {name: pd.DataFrame(index=df.index) for name, df in tables.items()}
@@ -425,11 +440,21 @@ def copy_evidence(
     candidates, encoded, scores = {}, None, {}
     for view, sub in views.items():
         cols = list(sub.columns)
-        nearest, enc, _ = _release_neighbours({n: df[cols] for n, df in tables.items()}, synthetic[cols], sub, n_search)
+        nearest, enc, factor = _release_neighbours(
+            {n: df[cols] for n, df in tables.items()}, synthetic[cols], sub, n_search
+        )
         if view == "all":
             encoded = enc
         eps = resolution / len(cols)
-        scores[view] = {n: _closeness_frame(nearest[n][0], k, eps, df.index) for n, df in tables.items()}
+        if assign:  # the view's searches give the neighbourhood; only the release-to-pool search is added
+            from vrlib.audit.assignment import assigned_frames, floor_unassigned
+
+            scores[view] = assigned_frames(nearest, enc, factor, tables, k, eps, seed, view)
+            floored = floor_unassigned(scores[view]["train"]["closeness"], scores[view]["holdout"]["closeness"])
+            for n, c in zip(tables, floored):
+                scores[view][n]["closeness"] = c
+        else:
+            scores[view] = {n: _closeness_frame(nearest[n][0], k, eps, df.index) for n, df in tables.items()}
         for n in tables:
             candidates.setdefault(n, []).append(nearest[n][1])
     if tolerant:
@@ -498,6 +523,7 @@ def copy_evidence(
             out[name]["p_rank"] = np.minimum(1.0, n_rank * np.minimum(p_flag, p_near))
     info["warnings"] = notes
     info["flag"] = "combined" if tolerant else "bonferroni"
+    info["assign"] = bool(assign)
     return out["train"], out["holdout"], info
 
 

@@ -175,6 +175,7 @@ def audit(
     level: float = 0.95,
     resolution: float = 0.0001,
     tolerant: bool = False,
+    assign: bool = False,
     out=None,
 ) -> AuditResult:
     """Audit a synthetic release of ``train``: per-record membership risk, release-level risks, intervals.
@@ -232,6 +233,12 @@ def audit(
         Flag on one statistic, the largest closeness of the distance views and of a view in
         which one changed category is free (:func:`vrlib.audit.evidence.copy_evidence`),
         instead of the Bonferroni minimum of the distance views.
+    assign : bool
+        Score each record on the released records assigned to it, each released record going
+        to its nearest record among the training and holdout records pooled (ties by a seeded
+        order blind to membership), so that a copy of a training record does not make that
+        record's near-twins in the holdout look like copies too (self-masking;
+        :mod:`vrlib.audit.assignment`); calibrated as the default flag.  Not with ``tolerant``.
     out : path, optional
         Folder to write ``report.html``, ``summary.json`` and ``records.csv`` into.
 
@@ -244,6 +251,10 @@ def audit(
     if combine not in pv.COMBINATIONS:
         raise VrlibError(f"unknown combination {combine!r}; choose one of {pv.COMBINATIONS}")
     check_integer("seed", seed, minimum=0)
+    if tolerant and assign:  # before the long work
+        raise VrlibError(
+            "the tolerant view and the assignment are separate options: choose one (--tolerant or --assign)"
+        )
     if not wp29 and (known is not None or secret is not None):  # else a misspelt column passes unseen
         raise VrlibError("--known and --secret describe the WP29 attacker: drop them or drop --no-wp29 (wp29=False)")
     if (
@@ -279,6 +290,7 @@ def audit(
             level=level,
             resolution=resolution,
             tolerant=tolerant,
+            assign=assign,
         )
     seen = {w["message"] for w in result.summary["warnings"]}
     others = []
@@ -326,6 +338,7 @@ def _audit(
     level,
     resolution,
     tolerant=False,
+    assign=False,
 ) -> AuditResult:
     """The audit's steps (:func:`audit` collects their warnings)."""
     seconds = {}
@@ -376,7 +389,7 @@ def _audit(
     # copy evidence: every holdout record is a known non-member here
     t = time.perf_counter()
     ev_train, ev_holdout, evidence = copy_evidence(
-        train, holdout, synthetic, schema, k=k, resolution=resolution, seed=seed, tolerant=tolerant
+        train, holdout, synthetic, schema, k=k, resolution=resolution, seed=seed, tolerant=tolerant, assign=assign
     )
     if evidence["warnings"]:  # one warning however many views' tails failed their check
         notes.append({"code": "tail_miscalibrated", "message": "; ".join(evidence["warnings"])})
@@ -466,6 +479,7 @@ def _audit(
             "k": k,
             "resolution": resolution,
             "tolerant": bool(tolerant),
+            "assign": bool(assign),
             "level": level,
             "max_density_rows": max_density_rows,
             "logan_epochs": logan_epochs,
