@@ -20,10 +20,12 @@ and the AUC (DeLong, mid-ranks) of the flag's p-value, training against holdout 
   (``bench_audit_heldout.py``: *person* and *mixed* at planting seeds 100 and 101) in the
   release of ``--generator``;
 * ``--cost``: CPU and wall time of the whole audit, of its copy evidence and of the
-  candidate on one 10,000-record release, in one process.
+  candidate on one 10,000-record release, in one process;
+* ``--option-cost``: the same release, the audit (every default) and its copy evidence
+  without and with the ``assign`` option, in one process, and the ratios with / without.
 
 Run: ``VRLIB_DATA_DIR=... python benchmarks/bench_audit_assignment.py [--dataset adult|census]
-[--heldout --generator synthpop|baynet|tvae] [--cost] [--cache DIR]``.  The last line is one JSON object.
+[--heldout --generator synthpop|baynet|tvae] [--cost] [--option-cost] [--cache DIR]``.  The last line is one JSON object.
 """
 
 from __future__ import annotations
@@ -180,12 +182,58 @@ def cost() -> dict:
     return out
 
 
+def option_cost() -> dict:
+    """CPU and wall time of the audit and its copy evidence without and with ``assign``, on one 10,000-record release."""
+    import vrlib
+    from vrlib.audit.evidence import copy_evidence
+    from vrlib.audit.inputs import check_tables
+
+    name, kind, schema, builder = next(t for t in validation_todo("adult") if "exact 0.5%" in t[0])
+    train, release, holdout, idx = builder()
+    out = {"scenario": name}
+
+    def timed(label, fn):
+        c, w = time.process_time(), time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = fn()
+        out[f"{label}_cpu_s"], out[f"{label}_wall_s"] = time.process_time() - c, time.perf_counter() - w
+        return result
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tr, rel, ho = check_tables(train, release, holdout, schema)
+        # warm-up (imports, thread pools) outside the timings
+        for assign in (False, True):
+            copy_evidence(tr.iloc[:1000], ho.iloc[:1000], rel.iloc[:1000], schema, assign=assign)
+    for assign in (False, True):
+        label = "on" if assign else "off"
+        timed(
+            f"copy_evidence_{label}",
+            lambda: copy_evidence(tr, ho, rel, schema, k=K, resolution=RES, seed=SEED, assign=assign),
+        )
+        res = timed(f"audit_{label}", lambda: vrlib.audit(train, release, holdout, schema, seed=SEED, assign=assign))
+        flagged = res.records.loc[res.records["flagged"], "index"].to_numpy()
+        out[f"flagged_{label}"] = int(len(flagged))
+        out[f"flagged_planted_{label}"] = int(np.isin(flagged, idx).sum())
+    out["n_planted"] = int(len(idx))
+    out["ratio_audit_cpu"] = out["audit_on_cpu_s"] / out["audit_off_cpu_s"]
+    out["ratio_copy_evidence_cpu"] = out["copy_evidence_on_cpu_s"] / out["copy_evidence_off_cpu_s"]
+    out["added_share_of_audit_cpu"] = (out["copy_evidence_on_cpu_s"] - out["copy_evidence_off_cpu_s"]) / out[
+        "audit_off_cpu_s"
+    ]
+    return out
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dataset", default="adult", choices=("adult", "census"))
     parser.add_argument("--heldout", action="store_true", help="person-made near-copies (bench_audit_heldout.py)")
     parser.add_argument("--generator", default="synthpop", help="with --heldout: synthpop, baynet or tvae")
     parser.add_argument("--cost", action="store_true", help="time the candidate on one 10,000-record release")
+    parser.add_argument(
+        "--option-cost", action="store_true", help="time the audit without and with assign=True on that release"
+    )
     parser.add_argument("--skip", default="", help="leave out the scenarios of these generators (comma-separated)")
     parser.add_argument("--cache", default=None, help="folder keeping each finished scenario's row (resumable)")
     args = parser.parse_args(argv)
@@ -196,6 +244,15 @@ def main(argv=None) -> int:
             file=sys.stderr,
         )
         print(json.dumps({"benchmark": "bench_audit_assignment", "cost": out}))
+        return 0
+    if args.option_cost:
+        out = option_cost()
+        print(
+            f"with / without assign: audit CPU {out['ratio_audit_cpu']:.3f}, "
+            f"copy evidence CPU {out['ratio_copy_evidence_cpu']:.2f}",
+            file=sys.stderr,
+        )
+        print(json.dumps({"benchmark": "bench_audit_assignment", "option_cost": out}))
         return 0
     cache = Path(args.cache) if args.cache else None
     if cache:
