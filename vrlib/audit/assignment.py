@@ -24,7 +24,9 @@ order, so the holdout's scores are exchangeable with a non-member's and the empi
 p-values (and the checked tail beyond them, :class:`vrlib.audit.evidence.NullTail`) stay
 valid.
 
-Not the audit's flag: a candidate, measured by ``benchmarks/bench_audit_assignment.py``.
+Not the audit's default: an option, ``vrlib.audit(..., assign=True)`` (``vrlib audit --assign``),
+where :func:`vrlib.audit.evidence.copy_evidence` computes it from its own release searches
+(:func:`assigned_frames`); measured by ``benchmarks/bench_audit_assignment.py``.
 """
 
 from __future__ import annotations
