@@ -131,9 +131,9 @@ def test_domias_fig6_wgan_gp_at_the_curves_end(text):
     f = pd.read_csv(TABLES / "domias_fig6.csv")
     own = f[f.attack == "domias_flow"].set_index("generator")
     wgan, least = own.loc["WGAN-GP"], own.loc[own[own.family == "noise"].wd_sliced.idxmin()]
-    assert (
-        least.wd_sliced - wgan.wd_sliced < 0.001 < wgan.wd_sliced_std
-    )  # outside the range by far less than W1's noise
+    # outside the range by far less than W1's se over the runs
+    assert 0 < least.wd_sliced - wgan.wd_sliced < wgan.wd_sliced_std / np.sqrt(wgan.n_seeds - 1)
+    assert f"outside the range by {least.wd_sliced - wgan.wd_sliced:.3f} of W1" in text
     assert f"({wgan.wd_sliced:.4f} against the least noise's {least.wd_sliced:.4f}" in text
     assert f"std over the runs is {wgan.wd_sliced_std:.3f} and {least.wd_sliced_std:.3f}" in text
     assert f"its AUC {least.auc_mean - wgan.auc_mean:.3f} below the curve's there" in text
@@ -143,11 +143,10 @@ def test_domias_fig6_points_the_scorecard_reads_along_the_curve(text):
     from vrlib.scorecard import domias
 
     out = domias.noise_curve_sides({"domias_fig6": pd.read_csv(TABLES / "domias_fig6.csv")})
-    within = [
-        g for g in ["GAN", "WGAN-GP", "CTGAN"] + [f"ADS-GAN λ={x}" for x in ("0.2", "0.5", "0.7", "1", "1.3", "1.5")]
-    ]
+    within = ["GAN", "WGAN-GP", "CTGAN"] + [f"ADS-GAN λ={x}" for x in ("0.2", "0.5", "0.7", "1", "1.5")]
     for g in within:
         assert f"; {g} within the noise of the curve" in out.ours or f": {g} within the noise of the curve" in out.ours
     assert set(out.checks) == {None}  # the row: inconclusive
-    assert "GAN, WGAN-GP, CTGAN and ADS-GAN at λ = 0.2, 0.5, 0.7, 1, 1.3 and 1.5" in text
+    assert "GAN, WGAN-GP, CTGAN and ADS-GAN at λ = 0.2, 0.5, 0.7, 1 and 1.5" in text
+    assert "ADS-GAN λ=1.3 beyond the noise levels' quality" in out.ours and "ADS-GAN at λ = 1.1 and 1.3 lie" in text
     assert "within the noise of the curve (the row: inconclusive)" in text
