@@ -256,3 +256,17 @@ def test_fig6_rules_say_a_mixed_count_of_runs():
         rows = "4–5" if claim.quote.startswith(("In contrast", "The Pareto", "Indeed", "Though")) else None
         if rows:
             assert f"On {rows} of the paper's 8 runs" in out.ours, (claim.quote, out.ours)
+
+
+def test_a_side_counts_only_if_the_curve_gives_it_at_every_level_inside_the_w1_interval():
+    # CTGAN at W1 0.74, AUC 0.65, above the falling curve at its W1 (0.618) and at both ends of its W1 interval
+    # (0.74 ± 0.14: 0.582 and 0.576), but the curve's level at W1 0.8 spikes to 0.7, above the point: not above
+    t = _placed("ctgan", 0.74, 0.65, 0.124)
+    df = t["domias_fig6"]
+    spike = (df.family == "noise") & np.isclose(df.wd_sliced, 0.8)
+    assert spike.sum() == df.attack.nunique()  # one level, every attack
+    flat = domias.noise_curve_sides(t)
+    assert "CTGAN above the curve" in flat.ours, flat.ours
+    df.loc[spike, "auc_mean"] = 0.7
+    spiked = domias.noise_curve_sides(t)
+    assert "CTGAN within the noise of the curve" in spiked.ours, spiked.ours

@@ -552,8 +552,9 @@ def noise_curve_sides(t):
             if v == "unbounded" and reach[1] >= x[0] and reach[0] <= x[-1]:
                 v = side_at(min(max(r.wd_sliced, x[0]), x[-1]))[2]
             if v != "unbounded":
-                ends = {side_along(w) for w in reach} | {side_along(min(max(w, x[0]), x[-1])) for w in reach}
-                v = v if ends == {v} else None
+                # the curve is linear between its levels: its ends, the range's ends and the levels inside suffice
+                at = [*reach, *(min(max(w, x[0]), x[-1]) for w in reach), *x[(x > reach[0]) & (x < reach[1])]]
+                v = v if {side_along(w) for w in at} == {v} else None
         if v == "unbounded":
             rows.append((r.generator, name, d, e, "outside"))
             continue
