@@ -138,24 +138,29 @@ def heldout_todo(generator):
             yield f"adult {generator}: {scenario} ({seed})", "planted", schema, build
 
 
+def _timed(out: dict, label: str, fn):
+    """Run ``fn`` (warnings silenced), put its CPU and wall seconds in ``out`` under ``label``, return its result."""
+    c, w = time.process_time(), time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = fn()
+    out[f"{label}_cpu_s"], out[f"{label}_wall_s"] = time.process_time() - c, time.perf_counter() - w
+    return result
+
+
 def cost() -> dict:
     """CPU and wall time of the whole audit, its copy evidence, and the candidate, on one 10,000-record release."""
     import vrlib
     from vrlib.audit.assignment import assigned_evidence
-    from vrlib.audit.evidence import closeness_scores, copy_evidence
+    from vrlib.audit.evidence import closeness_scores, copy_evidence, distance_views
     from vrlib.audit.inputs import check_tables
-    from vrlib.data import Schema
 
     name, kind, schema, builder = next(t for t in validation_todo("adult") if "exact 0.5%" in t[0])
     train, release, holdout, _ = builder()
     out = {"scenario": name}
 
     def timed(label, fn):
-        c, w = time.process_time(), time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            fn()
-        out[f"{label}_cpu_s"], out[f"{label}_wall_s"] = time.process_time() - c, time.perf_counter() - w
+        return _timed(out, label, fn)
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -167,16 +172,15 @@ def cost() -> dict:
     timed("copy_evidence", lambda: copy_evidence(tr, ho, rel, schema, k=K, resolution=RES, seed=SEED))
     timed("assigned_evidence", lambda: assigned_evidence(tr, ho, rel, schema, k=K, resolution=RES, seed=SEED))
     # the audit's two distance views' searches alone: what the candidate would share with the audit
-    cont = list(schema.continuous)
+    views = distance_views(schema)
     timed(
         "distance_views",
-        lambda: (
-            closeness_scores({"train": tr, "holdout": ho}, rel, schema, k=K, resolution=RES),
-            closeness_scores(
-                {"train": tr[cont], "holdout": ho[cont]}, rel[cont], Schema([], cont), k=K, resolution=RES
-            ),
-        ),
-    )
+        lambda: [
+            closeness_scores({"train": tr[list(v.columns)], "holdout": ho[list(v.columns)]}, rel[list(v.columns)], v,
+                             k=K, resolution=RES)
+            for v in views.values()
+        ],
+    )  # fmt: skip
     out["ratio_to_copy_evidence"] = out["assigned_evidence_cpu_s"] / out["copy_evidence_cpu_s"]
     out["ratio_to_audit"] = out["assigned_evidence_cpu_s"] / out["audit_cpu_s"]
     return out
@@ -193,12 +197,7 @@ def option_cost() -> dict:
     out = {"scenario": name}
 
     def timed(label, fn):
-        c, w = time.process_time(), time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            result = fn()
-        out[f"{label}_cpu_s"], out[f"{label}_wall_s"] = time.process_time() - c, time.perf_counter() - w
-        return result
+        return _timed(out, label, fn)
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
