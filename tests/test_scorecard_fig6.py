@@ -106,6 +106,29 @@ def test_a_side_counts_only_where_the_curve_bounds_it_along_the_whole_w1_interva
     assert "TVAE within the noise of the curve" in reaching.ours, reaching.ours
 
 
+def _bumped(rise):
+    """:func:`_placed`'s table, TVAE at better quality than the least noise (W1 0.29) and 0.05 below the curve's end,
+    with the noise curve's sixth level ``rise`` above its fifth (the curve otherwise falling 0.009 a level; each
+    level's AUC se 0.005/√3 ≈ 0.003)."""
+    df = _placed("tvae", 0.29, 0.55, 0.001)["domias_fig6"]
+    for a in ("domias_flow", "domias_kde"):
+        noise = df[(df.family == "noise") & (df.attack == a)].sort_values("wd_sliced")
+        df.loc[noise.index[5], "auc_mean"] = noise.auc_mean.iloc[4] + rise
+    return {"domias_fig6": df}
+
+
+def test_a_rise_of_the_curve_within_its_noise_still_bounds_its_end():
+    # A step up of 0.001 between two levels (a third of a se) is noise: the curve does not rise beyond its noise,
+    # so its least-noise end bounds it and TVAE, at better quality and a lower AUC, is below it. (The committed
+    # curve rises 0.0001 between σ² = 1.3 and 1.5 against a se of 0.005: read as a curve that could rise, every
+    # generator beyond its range was left unjudged.)
+    within = domias.noise_curve_sides(_bumped(0.001))
+    assert within is not None and "TVAE below the curve" in within.ours, within and within.ours
+    assert verdict(within.checks) == "holds", within.why()
+    # A step up of 0.05 (beyond the noise): the curve may rise, its end bounds nothing, TVAE is not judged
+    assert domias.noise_curve_sides(_bumped(0.05)) is None
+
+
 def _dominance(w1_gap, w1_std):
     """GAN (off the paper's frontier) at W1 0.5 + ``w1_gap``, AUC 0.6; TVAE at W1 0.5, AUC 0.4 (lower beyond the
     noise); every other point far away and on a clean trade-off (none dominating another)."""

@@ -513,7 +513,11 @@ def noise_curve_sides(t):
         return None
     x, y = noise.wd_sliced.to_numpy(), noise.auc_mean.to_numpy()
     ys = np.array([seed_se(s, n) for s, n in zip(noise.auc_std, noise.n_seeds)])
-    falls = bool(np.all(np.diff(y) <= 0))
+    # The curve bounds a point beyond its range only where it does not rise as the noise grows (more noise is a
+    # post-processing of less: it cannot add membership signal). Measured, it "falls" unless some step up between
+    # neighbouring levels is beyond their noise: the committed curve's largest step up (0.0003, σ² = 2.3 to 2.5, under
+    # a tenth of a se) is noise, not a curve that could rise beyond its least-noise end.
+    falls = not any(ahead(b - a, float(np.hypot(sa, sb))) is True for a, b, sa, sb in zip(y, y[1:], ys, ys[1:]))
     from vrlib.scorecard import rules
 
     w_se = _w1_se(others)
@@ -535,9 +539,9 @@ def noise_curve_sides(t):
             return d, e, ahead(d, e, z=above_z, fail_z=below_z)  # True: above the curve
 
         def side_along(w, side_at=side_at):
-            # Beyond the noise levels run the curve is not measured; where its AUC falls as the noise grows its end
-            # bounds it on one side only: better quality than the least noise and a lower AUC is below it, worse
-            # quality than the most noise and a higher AUC above it; "unbounded" otherwise.
+            # Beyond the noise levels run the curve is not measured; where its AUC does not rise (beyond the noise) as
+            # the noise grows its end bounds it on one side only: better quality than the least noise and a lower AUC
+            # is below it, worse quality than the most noise and a higher AUC above it; "unbounded" otherwise.
             v = side_at(w)[2]  # np.interp reads the range's end beyond it
             inside = x[0] <= w <= x[-1]
             return v if inside or (falls and ((w < x[0] and v is False) or (w > x[-1] and v is True))) else "unbounded"
