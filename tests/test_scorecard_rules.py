@@ -733,7 +733,7 @@ CASES = {
     _case("achilles", "§6.3 (Fig. 3a)", "The mean AUC"): {
         "holds": _fig3a(0.0, 0.01), "does not hold": _fig3a(0.3, 0.01), "inconclusive": _fig3a(0.07, 0.1)},
     _case("achilles", "§6.4 (Fig. 3b)", "mean AUC"): {
-        "holds": _fig3b({"cosine": 0.8, "p=1": 0.8, "p=2": 0.8, "p=3": 0.7, "p=4": 0.7}),
+        "holds": _fig3b({"cosine": 0.8, "p=1": 0.8, "p=2": 0.8, "p=3": 0.77, "p=4": 0.77}),  # 'slightly': 0.03
         "does not hold": _fig3b({"cosine": 0.8, "p=1": 0.6, "p=2": 0.6, "p=3": 0.9, "p=4": 0.9}),
         "inconclusive": _fig3b({"cosine": 0.8, "p=1": 0.8, "p=2": 0.8, "p=3": 0.8, "p=4": 0.8}, std=0.2)},
     _case("achilles", "§6.5 (Fig. 4)", "Figure 4"): _ahead("achilles_fig4"),
@@ -2127,3 +2127,20 @@ def test_median_claim_up_to_fails_where_another_setting_is_above_the_stated_gap(
     # gap on Census/BayNet and 0.3 above it elsewhere
     committed_above = claim.rule(_shift_distance(name, stated, stated + 0.3)(tables_of(claim)))
     assert verdict(committed_above.checks) == "holds in part", committed_above.why(10)
+
+
+def test_higher_p_slightly_decreasing_is_not_met_by_a_steep_fall():
+    """§6.4 "while slightly decreasing for higher p values": p = 3, 4 at 0.30 below cosine (std 0.01 over 10 targets)
+    fall far beyond 'slightly' (0.05, as for k in Fig. 3a): those checks fail, the row is not "holds"; a fall of 0.03
+    holds; one of 0.03 too noisy to bound (std 0.05) is inconclusive."""
+    (claim,) = [c for c in JUDGED if c.result == "§6.4 (Fig. 3b)"]
+
+    def run(fall, std=0.01):
+        values = {"cosine": 0.8, "p=1": 0.8, "p=2": 0.8, "p=3": 0.8 - fall, "p=4": 0.8 - fall}
+        return claim.rule(_fig3b(values, std)(tables_of(claim)))
+
+    steep = run(0.3)
+    assert verdict(steep.checks) == "holds in part" and steep.checks[2:] == [False, False], steep.why(10)
+    assert "a fall beyond 'slightly' = 0.05" in steep.why(10)
+    assert verdict(run(0.03).checks) == "holds"
+    assert run(0.03, std=0.05).checks[2:] == [None, None]
