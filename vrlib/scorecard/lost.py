@@ -412,11 +412,20 @@ def _up_to(t_value: float, quantity_t: float, names=LOST_MISS, setting=None):
         name, r = max(clear, key=lambda nr: nr[1].miss_rate)
         low, high = _records_interval(r)
         out.ours += f"; the largest: {name} {f(r.miss_rate, 2)} [{f(low, 2)}, {f(high, 2)}] of {int(r.n_high)} records"
-        out.check(
-            equivalent_interval(low - stated, high - stated, ABOUT),
-            f"{name}: {f(r.miss_rate, 2)} [{f(low, 3)}, {f(high, 3)}] against {stated:g} ± {ABOUT:g}",
-            PAST_MARGIN,
-        )
+        v = equivalent_interval(low - stated, high - stated, ABOUT)
+        what = f"{name}: {f(r.miss_rate, 2)} [{f(low, 3)}, {f(high, 3)}] against {stated:g} ± {ABOUT:g}"
+        if setting is not None:
+            # "up to x" across the paper's datasets and models: a setting outside those it states x for whose miss
+            # rate at t lies above x beyond noise alone and its records' noise (at the Bonferroni z of those settings,
+            # any one of which would do) contradicts it
+            rest = [(n, q) for n, q in _miss_rows(t, t_value, names, lambda n: not setting(n)) if beyond_noise(q)]
+            z = family_z(max(len(rest), 1))
+            above = [(n, q) for n, q in rest if _records_interval(q, z=z)[0] > stated]
+            if above:
+                n, q = max(above, key=lambda nq: nq[1].miss_rate)
+                v = False
+                what += f"; {n}: {f(q.miss_rate, 2)} of {int(q.n_high)} records, above {stated:g} beyond the noise"
+        out.check(v, what, PAST_MARGIN)
         return out
 
     return rule
@@ -642,10 +651,12 @@ CLAIMS: tuple[Claim, ...] = (
           _statement("miss_rate", 0.8), LOST_MISS, _up_to(0.8, 0.8, setting=is_adult_synthpop),
           "per Adult/Synthpop setting (each once) at t = 0.8 (the summary states the 94 % for those: 'Experimente auf "
           "dem Adult-Datensatz und dem Synthpop-Generator zeigen: 94 % der Datensätze mit hohem Risiko ... "
-          "(Schwellenwert t=0,8)'; BayNet, PrivBayes and Census rows are not read): the "
+          "(Schwellenwert t=0,8)'; BayNet, PrivBayes and Census rows are not read for it): the "
           "largest miss rate beyond noise alone has a 95 % interval (bootstrap ∪ binomial over the high-risk records) "
           f"inside 0.94 ± {ABOUT:g} (a share stated without an interval) (holds), wholly outside (fails), else "
-          "inconclusive", NB, S2,
+          "inconclusive; and, the abstract's 'up to' being across its datasets and models, it fails where another "
+          "setting's miss rate at t = 0.8 is above 0.94 beyond noise alone and its records' interval (at the "
+          "Bonferroni z of those settings)", NB, S2,
           "lost_fig2"),
     Claim(PAPER, "§5 (summary)", ADULT + "RMSD-Bereich von 0,04 bis 0,11, was einen signifikanten Fehler in der mit AUC "
           "bewerteten Risiken darstellt", _statement("rmsd"), LOST_RMSD, rmsd_in_range,
