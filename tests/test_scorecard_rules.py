@@ -2173,3 +2173,15 @@ def test_up_to_94_fails_where_another_dataset_or_model_misses_more():
     out = claim.rule({**yes, "lost_census_miss": census})
     assert verdict(out.checks) == "does not hold", out.why(10)
     assert "Census, synthpop: 0.99 of 1000 records, above 0.94 beyond the noise" in out.why(10)
+
+
+def test_std_halved_fails_a_generator_only_at_the_family_z():
+    """§7 "by a factor of two, across generators": a claim about both Census generators. A ratio of stds of 0.787
+    (10 targets each) is log(0.787 / 2.25) = −1.05 from BayNet's 2.25, 2.09 se of the difference (beyond 1.96,
+    within the 2.24 of two generators): inconclusive, not "does not hold"; 0.5 (2.9 and 2.6 se) fails."""
+    (claim,) = [c for c in JUDGED if c.result == "§7"]
+    tables = tables_of(claim)
+    near = claim.rule(_std_census(0.787, 10)(tables))
+    assert verdict(near.checks) == "inconclusive", near.why(10)
+    assert "Bonferroni over 2 comparisons" in near.why(10)
+    assert verdict(claim.rule(_std_census(0.5, 10)(tables)).checks) == "does not hold"
