@@ -127,6 +127,13 @@ def test_a_rise_of_the_curve_within_its_noise_still_bounds_its_end():
     assert verdict(within.checks) == "holds", within.why()
     # A step up of 0.05 (beyond the noise): the curve may rise, its end bounds nothing, TVAE is not judged
     assert domias.noise_curve_sides(_bumped(0.05)) is None
+    # A curve rising 0.003 a level (each step within the noise, 0.033 over the range, beyond it): not bounded either
+    rising = _bumped(0.0)
+    df = rising["domias_fig6"]
+    for a in ("domias_flow", "domias_kde"):
+        noise = df[(df.family == "noise") & (df.attack == a)].sort_values("wd_sliced")
+        df.loc[noise.index, "auc_mean"] = 0.6 + 0.003 * np.arange(len(noise))
+    assert domias.noise_curve_sides(rising) is None
 
 
 def _dominance(w1_gap, w1_std):

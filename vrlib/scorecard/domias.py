@@ -517,7 +517,9 @@ def noise_curve_sides(t):
     # post-processing of less: it cannot add membership signal). Measured, it "falls" unless some step up between
     # neighbouring levels is beyond their noise: the committed curve's largest step up (0.0003, σ² = 2.3 to 2.5, under
     # a tenth of a se) is noise, not a curve that could rise beyond its least-noise end.
-    falls = not any(ahead(b - a, float(np.hypot(sa, sb))) is True for a, b, sa, sb in zip(y, y[1:], ys, ys[1:]))
+    # The ends are compared too: a curve rising by steps each within the noise but beyond it over the range may rise.
+    steps = [(a, b, sa, sb) for a, b, sa, sb in zip(y, y[1:], ys, ys[1:])] + [(y[0], y[-1], ys[0], ys[-1])]
+    falls = not any(ahead(b - a, float(np.hypot(sa, sb))) is True for a, b, sa, sb in steps)
     from vrlib.scorecard import rules
 
     w_se = _w1_se(others)
