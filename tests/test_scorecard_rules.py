@@ -2185,3 +2185,21 @@ def test_std_halved_fails_a_generator_only_at_the_family_z():
     assert verdict(near.checks) == "inconclusive", near.why(10)
     assert "Bonferroni over 2 comparisons" in near.why(10)
     assert verdict(claim.rule(_std_census(0.5, 10)(tables)).checks) == "does not hold"
+
+
+def test_auc_drop_with_epsilon_fails_only_at_the_family_z():
+    """§6.5: six comparisons (per dataset, the drop and chance at ε = 100 and 10), one claim. Census at ε = 10 below
+    chance by 2.2 se (beyond 1.96, within the 2.64 of six) is within the noise; by 3 se it fails."""
+    (claim,) = [c for c in JUDGED if c.result == "§6.5 (Fig. 4)" and c.quote.startswith("As expected")]
+    tables = tables_of(claim)
+
+    def at10(z):
+        df = _fig4_drop(0.5, 0.7, 0.9, 0.01)(tables)["achilles_fig4"]
+        rows = (df.dataset == "census") & np.isclose(df.epsilon, 10) & (df.method == "distance")
+        df.loc[rows, "auc_mean"] = 0.5 - z * 0.01 / 3  # se of a mean of 10 targets at std 0.01: 0.01 / √9
+        return claim.rule({"achilles_fig4": df})
+
+    near = at10(2.2)
+    assert verdict(near.checks) == "holds in part" and False not in near.checks, near.why(10)
+    assert "Bonferroni over 6 comparisons" in near.why(10)
+    assert False in at10(3.0).checks
