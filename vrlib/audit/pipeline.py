@@ -256,8 +256,8 @@ def audit(
         assign = not tolerant
     if tolerant and assign:  # before the long work
         raise VrlibError(
-            "the tolerant view scores on every released record, not on those assigned to each record: "
-            "drop assign=True (--assign) to use it"
+            "the tolerant view and the assignment are separate options: choose one "
+            "(the tolerant view scores on every released record; drop assign=True / --assign to use it)"
         )
     if not wp29 and (known is not None or secret is not None):  # else a misspelt column passes unseen
         raise VrlibError("--known and --secret describe the WP29 attacker: drop them or drop --no-wp29 (wp29=False)")
