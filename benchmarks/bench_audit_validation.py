@@ -31,7 +31,8 @@ copy-evidence (closeness) AUC, the shift warning and the audit's wall time; for 
 scenarios ``best_possible``, how many planted records any test calibrated on the holdout could
 flag at best (:mod:`vrlib.audit.oracle`; ``best_possible_empirical`` without a tail model,
 ``best_possible_match_alone`` on the match alone), and ``bound_violations`` (planted records
-whose audit p-value is below that bound: 0 unless the bound is wrong).  Audits
+whose audit p-value is below that bound: 0 for the distance to the nearest released record,
+``assign=False``; the default assignment's statistic can go below it where records repeat).  Audits
 run with the attacks ``copies,distance`` and without WP29 (their figures are not
 validated here).
 

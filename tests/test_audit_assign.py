@@ -1,4 +1,4 @@
-"""The audit's assignment option (``assign=True`` / ``--assign``): off, nothing changes; on, self-masking is gone.
+"""The audit's assignment (its default; ``assign=False`` / ``--no-assign`` turn it off): off, the former flag; on, self-masking is gone.
 
 Built to say yes (ten training records copied into the release, each with a near-twin in
 the holdout: flagged through ``vrlib.audit`` with the option, masked without it) and no
@@ -76,8 +76,8 @@ def test_on_is_the_assigned_evidence(masked):
 
 def test_audit_with_the_option_flags_masked_copies(masked):
     (train, release, holdout), idx = masked
-    off = vrlib.audit(train, release, holdout, SCHEMA, seed=0, **FAST)
-    on = vrlib.audit(train, release, holdout, SCHEMA, seed=0, assign=True, **FAST)
+    off = vrlib.audit(train, release, holdout, SCHEMA, seed=0, assign=False, **FAST)
+    on = vrlib.audit(train, release, holdout, SCHEMA, seed=0, **FAST)  # the default
     assert off.summary["n_flagged"] <= 1 and off.summary["settings"]["assign"] is False
     flagged = on.records.loc[on.records["flagged"], "index"].to_numpy()
     assert sorted(flagged) == sorted(idx) and on.summary["settings"]["assign"] is True
@@ -92,8 +92,8 @@ def test_audit_with_the_option_flags_nothing_without_signal():
     rng = np.random.default_rng(100)
     pop = population(600 + 1500 + 800, rng, grid=4)
     train, holdout, release = (pop.iloc[a:b].reset_index(drop=True) for a, b in ((0, 600), (600, 2100), (2100, 2900)))
-    res = vrlib.audit(train, release, holdout, SCHEMA, seed=0, assign=True, **FAST)
-    assert res.summary["n_flagged"] == 0
+    res = vrlib.audit(train, release, holdout, SCHEMA, seed=0, **FAST)
+    assert res.summary["n_flagged"] == 0 and res.summary["settings"]["assign"] is True
     for t in (0.01, 0.05, 0.2):
         assert at_most_level(res.records["p_value"], t)
 
@@ -118,9 +118,11 @@ def test_cli_assign(tmp_path, capsys):
     argv = ["audit", "--train", str(tmp_path / "train.csv"), "--synthetic", str(tmp_path / "release.csv")]
     argv += ["--holdout", str(tmp_path / "holdout.csv"), "--categorical", ",".join(SCHEMA.categorical)]
     argv += ["--continuous", ",".join(SCHEMA.continuous), "--no-wp29", "--attacks", "copies,distance"]
-    assert main([*argv, "--out", str(tmp_path / "out"), "--assign"]) == 0
-    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
-    assert summary["settings"]["assign"] is True
-    assert "n_assigned" in pd.read_csv(tmp_path / "out" / "records.csv").columns
-    assert main([*argv, "--out", str(tmp_path / "out2"), "--assign", "--tolerant"]) == 2
-    assert "choose one" in capsys.readouterr().err
+    expected = {(): True, ("--assign",): True, ("--no-assign",): False, ("--tolerant",): False}
+    for i, (options, assign) in enumerate(expected.items()):
+        assert main([*argv, "--out", str(tmp_path / f"out{i}"), *options]) == 0
+        summary = json.loads((tmp_path / f"out{i}" / "summary.json").read_text())
+        assert summary["settings"]["assign"] is assign and summary["settings"]["tolerant"] is ("--tolerant" in options)
+        assert ("n_assigned" in pd.read_csv(tmp_path / f"out{i}" / "records.csv").columns) is assign
+    assert main([*argv, "--out", str(tmp_path / "both"), "--assign", "--tolerant"]) == 2
+    assert "choose one" in capsys.readouterr().err and not (tmp_path / "both").exists()

@@ -285,9 +285,11 @@ def _add_audit(sub) -> None:
     )
     a.add_argument(
         "--assign",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=None,
         help="score each record on the released records nearest to it among training and holdout records pooled "
-        "(a copy no longer makes its record's near-twins in the holdout look copied); not with --tolerant",
+        "(a copy no longer makes its record's near-twins in the holdout look copied); on by default, "
+        "off with --no-assign or --tolerant",
     )
 
 

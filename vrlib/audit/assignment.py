@@ -24,9 +24,11 @@ order, so the holdout's scores are exchangeable with a non-member's and the empi
 p-values (and the checked tail beyond them, :class:`vrlib.audit.evidence.NullTail`) stay
 valid.
 
-Not the audit's default: an option, ``vrlib.audit(..., assign=True)`` (``vrlib audit --assign``),
-where :func:`vrlib.audit.evidence.copy_evidence` computes it from its own release searches
-(:func:`assigned_frames`); measured by ``benchmarks/bench_audit_assignment.py``.
+The audit's default (``vrlib.audit(..., assign=False)`` and ``vrlib audit --no-assign`` score
+each record on every released record instead), where
+:func:`vrlib.audit.evidence.copy_evidence` computes it from its own release searches
+(:func:`assigned_frames`); measured by ``benchmarks/bench_audit_assignment.py`` and
+``benchmarks/bench_audit_validation.py``.
 """
 
 from __future__ import annotations

@@ -30,6 +30,11 @@ bound is for the match alone.
 
 It bounds tests whose evidence is these matches (and isolation); a test that uses other
 information, e.g. how rare a matched pattern is in the population, is not bounded by it.
+Nor is the audit's default statistic where records repeat: it scores each record on the
+released records *assigned* to it (:mod:`vrlib.audit.assignment`), so a released record equal
+to a training record and to its holdout twins counts for one of them only, while the bound
+counts every holdout record some released record matches as closely.  The bound is then
+that of ``vrlib.audit(..., assign=False)``.
 """
 
 from __future__ import annotations

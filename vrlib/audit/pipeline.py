@@ -175,7 +175,7 @@ def audit(
     level: float = 0.95,
     resolution: float = 0.0001,
     tolerant: bool = False,
-    assign: bool = False,
+    assign: bool | None = None,
     out=None,
 ) -> AuditResult:
     """Audit a synthetic release of ``train``: per-record membership risk, release-level risks, intervals.
@@ -233,12 +233,13 @@ def audit(
         Flag on one statistic, the largest closeness of the distance views and of a view in
         which one changed category is free (:func:`vrlib.audit.evidence.copy_evidence`),
         instead of the Bonferroni minimum of the distance views.
-    assign : bool
+    assign : bool, optional
         Score each record on the released records assigned to it, each released record going
         to its nearest record among the training and holdout records pooled (ties by a seeded
         order blind to membership), so that a copy of a training record does not make that
         record's near-twins in the holdout look like copies too (self-masking;
-        :mod:`vrlib.audit.assignment`); calibrated as the default flag.  Not with ``tolerant``.
+        :mod:`vrlib.audit.assignment`).  Default (None): on, unless ``tolerant``, which
+        scores on every released record and cannot be combined with it.
     out : path, optional
         Folder to write ``report.html``, ``summary.json`` and ``records.csv`` into.
 
@@ -251,9 +252,12 @@ def audit(
     if combine not in pv.COMBINATIONS:
         raise VrlibError(f"unknown combination {combine!r}; choose one of {pv.COMBINATIONS}")
     check_integer("seed", seed, minimum=0)
+    if assign is None:
+        assign = not tolerant
     if tolerant and assign:  # before the long work
         raise VrlibError(
-            "the tolerant view and the assignment are separate options: choose one (--tolerant or --assign)"
+            "the tolerant view and the assignment are separate options: choose one "
+            "(the tolerant view scores on every released record; drop assign=True / --assign to use it)"
         )
     if not wp29 and (known is not None or secret is not None):  # else a misspelt column passes unseen
         raise VrlibError("--known and --secret describe the WP29 attacker: drop them or drop --no-wp29 (wp29=False)")
