@@ -7,7 +7,7 @@ Pages: the scorecard as front page (``index.html``, from :mod:`vrlib.scorecard` 
 links), the provenance page, the pages of ``docs/`` and one page per executed notebook, taken
 from ``notebooks/executed/<profile>/`` for the first profile of ``--profiles`` that has it; a notebook
 whose outputs the scorecard reads at the paper's sizes, shown from a smaller run, says so at its
-top. The committed PNG figures are copied to ``figures/<profile>/``. Sphinx with myst-nb renders
+top, and so does a copy whose notebook changed since its run (which cells, under which headings). The committed PNG figures are copied to ``figures/<profile>/``. Sphinx with myst-nb renders
 it all (``nb_execution_mode = "off"``: the outputs are the executed notebooks' own). The site
 works offline: MathJax is served from it (the ``jupyter-server-mathjax`` package's copy), and
 links from the docs to executed notebooks point at their pages.
@@ -27,6 +27,19 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from vrlib import scorecard  # noqa: E402
+
+
+def _publish_notebooks():
+    """``scripts/publish_notebooks.py``, whose header note says where a copy's notebook changed since its run."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("publish_notebooks", ROOT / "scripts" / "publish_notebooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+publish_notebooks = _publish_notebooks()
 
 DOC_LINKS = {"../figures/SCORECARD.md": "../index.md", "../figures/PROVENANCE.md": "../provenance.md"}
 
@@ -101,12 +114,25 @@ def smaller_run_note(name: str, profile: str, figures=()) -> str:
     )
 
 
-def _with_note(path: Path, note: str) -> str:
-    """The notebook at ``path`` with ``note`` as a markdown cell after its first (the published header)."""
-    nb = json.loads(path.read_text())
-    cell = {"cell_type": "markdown", "id": "site-profile-note", "metadata": {}, "source": note}
-    nb["cells"].insert(1 if nb["cells"] else 0, cell)
+def _page(nb: dict, note: str = "") -> str:
+    """The notebook ``nb`` as the site stages it, with ``note`` (if any) as a markdown cell after its header."""
+    if note:
+        cell = {"cell_type": "markdown", "id": "site-profile-note", "metadata": {}, "source": note}
+        nb["cells"].insert(1 if nb["cells"] else 0, cell)
     return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+
+
+def source_noted(path: Path, sources: Path, manifest: dict) -> dict:
+    """The executed copy at ``path`` with its header's note on where its notebook (in ``sources``) changed since
+    the run brought up to date (``publish_notebooks.with_source_note``): a copy published before a change of its
+    notebook says so on its page even when the committed copy does not yet."""
+    nb = json.loads(path.read_text())
+    source = sources / path.name
+    if source.exists():
+        commits = nb.get("metadata", {}).get("vrlib", {}).get("commits", [])
+        redrawn = publish_notebooks.redrawn_figures(manifest, path.stem, commits)
+        publish_notebooks.with_source_note(nb, json.loads(source.read_text()), path.stem, path.parent.name, redrawn)
+    return nb
 
 
 def link_notebooks(text: str, published) -> str:
@@ -122,8 +148,9 @@ def link_notebooks(text: str, published) -> str:
     return re.sub(r"\[([^\]]*)\]\(\.\./notebooks/executed/[a-z]+/([^)/]+)\.ipynb\)", swap, text)
 
 
-def stage(src: Path, executed: Path, profiles: list[str]) -> dict[str, Path]:
-    """Write the Sphinx project into ``src``; returns the notebooks it holds."""
+def stage(src: Path, executed: Path, profiles: list[str], sources: Path = ROOT / "notebooks") -> dict[str, Path]:
+    """Write the Sphinx project into ``src``; returns the notebooks it holds. ``sources``: the notebooks as they
+    are now, against which each copy's page says where its notebook changed since the run."""
     if src.exists():
         shutil.rmtree(src)
     (src / "notebooks").mkdir(parents=True)
@@ -132,12 +159,15 @@ def stage(src: Path, executed: Path, profiles: list[str]) -> dict[str, Path]:
     shutil.copy(ROOT / "docs" / "site.css", src / "_static" / "vrlib.css")
     notebooks = pick_notebooks(executed, profiles)
     paper = paper_notebooks()
+    manifests = {}
     for name, path in notebooks.items():
-        dest = src / "notebooks" / f"{name}.ipynb"
-        if name in paper and path.parent.name != "paper":
-            dest.write_text(_with_note(path, smaller_run_note(name, path.parent.name, paper_figures(name))))
-        else:
-            shutil.copy(path, dest)
+        profile = path.parent.name
+        if profile not in manifests:
+            manifest = ROOT / "figures" / profile / "manifest.json"
+            manifests[profile] = json.loads(manifest.read_text()) if manifest.exists() else {}
+        nb = source_noted(path, sources, manifests[profile])
+        note = smaller_run_note(name, profile, paper_figures(name)) if name in paper and profile != "paper" else ""
+        (src / "notebooks" / f"{name}.ipynb").write_text(_page(nb, note))
     for profile in scorecard.PROFILES:
         folder = ROOT / "figures" / profile
         if folder.is_dir():

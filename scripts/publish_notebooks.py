@@ -188,10 +188,6 @@ def publish(
     nb.metadata["vrlib"] = {"profile": params.get("profile", profile), "seed": params.get("seed"), "commits": commits}
     if reproduced:
         nb.metadata["vrlib"]["reproduced"] = reproduced
-    source = Path(source) if source is not None else ROOT / "notebooks" / f"{name}.ipynb"
-    if source.exists():
-        redrawn = redrawn_figures(manifest, name, commits)
-        with_source_note(nb, json.loads(source.read_text()), name, params.get("profile", profile), redrawn)
 
     replacements = []
     for root in (*run_roots, ROOT):  # the checkout that ran the notebook may be another clone
@@ -206,6 +202,12 @@ def publish(
             replacements.insert(0, (value, label))
     replacements.append((str(Path.home()), "~"))
     text = _neutral_paths(nbformat.writes(nb), replacements)
+    source = Path(source) if source is not None else ROOT / "notebooks" / f"{name}.ipynb"
+    if source.exists():  # the copy as published against the notebook as it is now
+        nb = nbformat.reads(text, as_version=4)
+        redrawn = redrawn_figures(manifest, name, commits)
+        with_source_note(nb, json.loads(source.read_text()), name, params.get("profile", profile), redrawn)
+        text = nbformat.writes(nb)
     dest.mkdir(parents=True, exist_ok=True)
     out = dest / f"{name}.ipynb"
     out.write_text(text)

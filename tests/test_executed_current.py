@@ -209,25 +209,27 @@ KNOWN_OLDER_THAN_SOURCE: set[str] = {
     "paper/04_achilles_privbayes_epsilon",  # before achilles_figures.plot_fig4 drew Fig. 4
     "paper/07_mca_membership_collisions",  # before mca_figures drew Fig. 3 and the precision-recall panels
 }
-_RUN_ONLY = ("vrlib-provenance", "injected-parameters")  # cells the run and the publisher add
+
+
+def _publish_notebooks():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "publish_notebooks", PROJECT_ROOT / "scripts" / "publish_notebooks.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+publish_notebooks = _publish_notebooks()
 
 
 def source_differences(executed: dict, source: dict) -> list[str]:
-    """Where an executed copy's cells differ from its notebook's source (type and text, in order), apart from the
-    cells that running and publishing add; ``[]`` when the copy shows the source as it is."""
-    import difflib
-
-    def cells(nb):
-        return [(c["cell_type"], "".join(c["source"])) for c in nb["cells"]
-                if not set(c.get("metadata", {}).get("tags", [])) & set(_RUN_ONLY)]  # fmt: skip
-
-    ran, now = cells(executed), cells(source)
-    found = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ran, now, autojunk=False).get_opcodes():
-        if op != "equal":
-            first = (now[j1] if j1 < j2 else ran[i1])[1].splitlines()[:1]
-            found.append(f"{op} copy cells {i1}-{i2} / source cells {j1}-{j2}: {first[0][:60] if first else ''!r}")
-    return found
+    """Where an executed copy's cells differ from its notebook's source (``publish_notebooks.source_changes``),
+    one line per run of cells; ``[]`` when the copy shows the source as it is."""
+    return [f"{c.kind} copy cells {list(c.copy_cells)} / source cells {list(c.source_cells)} under {c.sections[0]!r}"
+            for c in publish_notebooks.source_changes(executed, source)]  # fmt: skip
 
 
 def test_source_differences_are_found():
@@ -236,10 +238,10 @@ def test_source_differences_are_found():
     copy = {"cells": [md("> Executed", tags=["vrlib-provenance"]), md("# Title"), md("Ours is 0.5.")]}
     assert source_differences(copy, source) == []  # the banner the publisher adds is not a difference
     source["cells"][1] = md("Ours is printed below.")  # the prose corrected since the run
-    assert [d.split()[0] for d in source_differences(copy, source)] == ["replace"]
+    assert [d.split()[0] for d in source_differences(copy, source)] == ["changed"]
     source["cells"][1] = md("Ours is 0.5.")
     source["cells"].append({"cell_type": "code", "source": ["times('01')"], "metadata": {}})  # a cell added since
-    assert [d.split()[0] for d in source_differences(copy, source)] == ["insert"]
+    assert [d.split()[0] for d in source_differences(copy, source)] == ["added"]
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -257,3 +259,29 @@ def test_executed_copies_show_their_notebooks_as_they_are(profile):
     assert listed <= set(older), (
         f"listed as older but now current (remove from KNOWN_OLDER_THAN_SOURCE): {listed - set(older)}"
     )
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_a_copy_older_than_its_notebook_says_so_at_its_top(profile):
+    """Every committed copy whose notebook changed since its run carries, in its header, the note that says where
+    (as ``publish_notebooks.source_note`` words it now, for the notebook as it is); a copy that shows its notebook
+    as it is carries none. Refresh with ``scripts/publish_notebooks.py --profile P --note-source-changes``."""
+    manifest_path = PROJECT_ROOT / "figures" / profile / "manifest.json"
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    wrong, noted = [], []
+    for path in sorted((PROJECT_ROOT / "notebooks" / "executed" / profile).glob("*.ipynb")):
+        copy = json.loads(path.read_text())
+        source = json.loads((PROJECT_ROOT / "notebooks" / path.name).read_text())
+        header = "".join(next(c["source"] for c in copy["cells"] if publish_notebooks.BANNER_TAG in
+                              c["metadata"].get("tags", [])))  # fmt: skip
+        redrawn = publish_notebooks.redrawn_figures(manifest, path.stem, copy["metadata"]["vrlib"]["commits"])
+        note = publish_notebooks.source_note(copy, source, path.stem, profile, redrawn)
+        if note:
+            noted.append(path.stem)
+            if not header.endswith("\n>\n> " + note):
+                wrong.append(f"{path.stem}: its header lacks the current note")
+        elif publish_notebooks.SOURCE_NOTE in header:
+            wrong.append(f"{path.stem}: shows its notebook as it is, yet its header says it changed")
+    assert wrong == [], f"{wrong}: run scripts/publish_notebooks.py --profile {profile} --note-source-changes"
+    # the copies known to differ are among those noted (and the list above keeps them honest)
+    assert {k.split("/")[1] for k in KNOWN_OLDER_THAN_SOURCE if k.startswith(f"{profile}/")} == set(noted)

@@ -6,6 +6,7 @@ import base64
 import importlib.util
 import io
 import json
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -187,3 +188,122 @@ def test_outputs_a_run_reproduced_byte_for_byte_keep_their_commit_and_the_copy_s
     assert publish_notebooks._commits(manifest, nb, start, end) == ["new1111"]
     assert publish_notebooks._reproduced(manifest, reruns, nb, start, end) == ["old0000"]
     assert publish_notebooks._reproduced(manifest, reruns, nb, "2026-03-01T00:00:00", "2026-03-02T00:00:00") == []
+
+
+# --------------------------------------------------------------------------- the copy against its notebook's source
+
+
+def _source(tmp_path, *cells) -> Path:
+    """A notebook source (no outputs) with ``cells``, as ``notebooks/03_x.ipynb`` would be."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = list(cells)
+    path = tmp_path / "notebooks" / "03_x.ipynb"
+    path.parent.mkdir(exist_ok=True)
+    nbformat.write(nb, path)
+    return path
+
+
+def _header(out) -> str:
+    return "".join(json.loads(out.read_text())["cells"][0]["source"])
+
+
+def test_a_copy_identical_to_its_notebook_gets_no_note(executed, tmp_path):
+    path, manifest = executed
+    code = 'figures_dir = "figures"'  # the fixture's code cell as published (its path made relative)
+    source = _source(tmp_path, nbformat.v4.new_markdown_cell("# Title"), nbformat.v4.new_code_cell(code))
+    out = publish_notebooks.publish(path, tmp_path / "out", "quick", manifest, max_width=1000, source=source)
+    assert publish_notebooks.SOURCE_NOTE not in _header(out)
+    assert "Executed notebook." in _header(out)
+
+
+def test_a_changed_markdown_cell_is_named_in_the_header(executed, tmp_path):
+    path, manifest = executed
+    code = 'figures_dir = "figures"'  # the fixture's code cell as published (its path made relative)
+    source = _source(
+        tmp_path, nbformat.v4.new_markdown_cell("# Title\n\nThe prose, mended."), nbformat.v4.new_code_cell(code)
+    )
+    out = publish_notebooks.publish(path, tmp_path / "out", "quick", manifest, max_width=1000, source=source)
+    header = _header(out)
+    assert header.startswith("> **Executed notebook.**")
+    note = header.split("\n>\n> ", 1)[1]
+    assert note.startswith(publish_notebooks.SOURCE_NOTE)
+    assert "1 of this copy's cells (1 markdown) differ from `notebooks/03_x.ipynb`" in note
+    assert "cell 1 (markdown) changed, under “Title”" in note
+    assert "code at commit `inrun111`" in note  # the run's commit (the manifest's, fixture)
+    assert "rerun it with `./run_all.sh --profile quick --only 03_`" in note
+    # the copy's own cells are the run's: the old prose stays, only the header speaks of the change
+    cells = json.loads(out.read_text())["cells"]
+    assert "".join(cells[1]["source"]) == "# Title" and len(cells) == 3
+
+
+def test_a_changed_code_cell_is_named_in_the_header(executed, tmp_path):
+    path, manifest = executed
+    source = _source(tmp_path, nbformat.v4.new_markdown_cell("# Title"), nbformat.v4.new_code_cell("figures_dir = 1"))
+    out = publish_notebooks.publish(path, tmp_path / "out", "quick", manifest, max_width=1000, source=source)
+    note = _header(out).split("\n>\n> ", 1)[1]
+    assert "1 of this copy's cells (1 code) differ" in note
+    assert "cell 2 (code) changed, under “Title”" in note
+    assert "markdown" not in note
+
+
+def test_source_changes_on_a_hand_made_case():
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    banner = md("> **Executed notebook.**", metadata={"tags": [publish_notebooks.BANNER_TAG]})
+    injected = code("profile = 'paper'", metadata={"tags": ["injected-parameters"]})
+    copy = {"cells": [banner, md("# A"), code("x"), injected, md("## B"), code("y"), md("z")]}
+    source = {"cells": [md("# A"), code("x"), code("new"), md("## B"), code("y2"), md("z")]}
+    Change = publish_notebooks.CellChange
+    # copy positions count from the title (the header left out, papermill's injected cell counted: it is shown)
+    assert publish_notebooks.source_changes(copy, source) == [
+        Change("added", (), (3,), ("code",), ("A",)),
+        Change("changed", (5,), (5,), ("code",), ("B",)),
+    ]
+    source["cells"] = source["cells"][:4] + [code("y")]  # y as the run had it, and the last cell gone
+    assert publish_notebooks.source_changes(copy, source)[-1] == Change("removed", (6,), (), ("markdown",), ("B",))
+    # a changed heading cell is under its own heading; a run over two headings is named under each
+    source = {"cells": [md("# A"), code("x"), md("## B, renamed"), code("y3"), md("z")]}
+    changes = publish_notebooks.source_changes(copy, source)
+    assert changes == [Change("changed", (4, 5), (3, 4), ("markdown", "code"), ("B", "B"))]
+    copy["cells"][4] = md("## B")
+    copy["cells"].insert(5, md("## C"))
+    source["cells"].insert(3, md("## C, renamed"))
+    note = publish_notebooks.source_note(copy, source, "03_x", "paper")
+    # copy: A x [injected] B C y z; source: A x B' C' y3 z
+    assert "cell 4 (markdown) changed, under “B”; cells 5–6 (markdown, code) changed, under “C”" in note
+    assert "3 of this copy's cells (2 markdown, 1 code) differ" in note
+    assert "a commit not recorded" in note  # no vrlib metadata: not made up
+    copy = {"cells": [banner, *source["cells"]]}
+    assert publish_notebooks.source_changes(copy, source) == []
+    assert publish_notebooks.source_note(copy, source, "03_x", "paper") == ""
+
+
+def test_note_source_changes_edits_the_header_only_and_again_removes_it(executed, tmp_path):
+    path, manifest = executed
+    code = 'figures_dir = "figures"'  # the fixture's code cell as published (its path made relative)
+    source = _source(tmp_path, nbformat.v4.new_markdown_cell("# Title"), nbformat.v4.new_code_cell(code))
+    out = publish_notebooks.publish(path, tmp_path / "out", "quick", manifest, max_width=1000, source=source)
+    before = out.read_text()
+    assert publish_notebooks.note_source_changes(out.parent, source.parent, {}) == {"03_x": ""}
+    assert out.read_text() == before  # nothing to say: the file is left byte for byte
+    # the notebook's prose mended after the copy was published
+    _source(tmp_path, nbformat.v4.new_markdown_cell("# Title, mended"), nbformat.v4.new_code_cell(code))
+    redrawn = {"a.png": {"notebook": "03_x", "commit": "redraw9", "drawn_from": {"tables": {}}}}
+    notes = publish_notebooks.note_source_changes(out.parent, source.parent, redrawn)
+    assert "cell 1 (markdown) changed, under “Title”" in notes["03_x"]
+    assert "`figures/quick/a.png` (commit `redraw9`)" in notes["03_x"]
+    old, new = json.loads(before), json.loads(out.read_text())
+    assert new["cells"][1:] == old["cells"][1:] and new["metadata"] == old["metadata"]  # outputs untouched
+    assert "".join(new["cells"][0]["source"]) == "".join(old["cells"][0]["source"]) + "\n>\n> " + notes["03_x"]
+    noted = out.read_text()
+    publish_notebooks.note_source_changes(out.parent, source.parent, redrawn)
+    assert out.read_text() == noted  # once is enough: the note is replaced, not added again
+    _source(tmp_path, nbformat.v4.new_markdown_cell("# Title"), nbformat.v4.new_code_cell(code))
+    publish_notebooks.note_source_changes(out.parent, source.parent, redrawn)
+    assert out.read_text() == before  # the notebook as the run had it again: the note goes
+
+
+def test_a_copy_without_header_is_not_noted_silently():
+    md = nbformat.v4.new_markdown_cell
+    with pytest.raises(ValueError, match="no header cell"):
+        publish_notebooks.with_source_note({"cells": [md("# A")]}, {"cells": [md("# B")]}, "03_x", "quick")
+    assert publish_notebooks.with_source_note({"cells": [md("# A")]}, {"cells": [md("# A")]}, "03_x", "quick") == ""

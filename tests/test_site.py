@@ -13,6 +13,7 @@ import pytest
 
 from browser import broken_links, render, render_all
 from conftest import PROJECT_ROOT
+from test_executed_current import KNOWN_OLDER_THAN_SOURCE
 
 SITE = PROJECT_ROOT / "build" / "site"
 INPUTS = ("notebooks/executed", "figures", "docs", "vrlib/scorecard", "scripts/build_site.py")
@@ -137,6 +138,9 @@ def test_pages_show_the_paper_run_where_the_scorecard_reads_paper(site):
         text = re.sub(r"<[^>]+>", "", (site / "notebooks" / f"{name}.html").read_text())
         if (PROJECT_ROOT / "notebooks" / "executed" / "paper" / f"{name}.ipynb").exists():
             assert "Profile paper" in text and "This page shows the" not in text, name
+            # a copy older than its notebook says so on its page (tests/test_executed_current.py lists them)
+            older = f"paper/{name}" in KNOWN_OLDER_THAN_SOURCE
+            assert ("Its notebook has changed since this run." in text) == older, name
         else:
             assert "This page shows the quick run" in text, name
 
@@ -148,7 +152,8 @@ def test_a_missing_paper_copy_is_said_on_the_page(tmp_path):
     executed = tmp_path / "executed"
     for profile in ("quick", "paper"):
         (executed / profile).mkdir(parents=True)
-    header = {"cell_type": "markdown", "id": "h", "metadata": {}, "source": "> **Executed notebook.** Profile `quick`"}
+    header = {"cell_type": "markdown", "id": "h", "metadata": {"tags": ["vrlib-provenance"]},
+              "source": "> **Executed notebook.** Profile `quick`"}  # fmt: skip
     nb = {"cells": [header], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     (executed / "quick" / "05_domias.ipynb").write_text(json.dumps(nb))
     notebooks = build.stage(tmp_path / "src", executed, ["paper", "quick"])
@@ -178,7 +183,53 @@ def test_a_missing_paper_copy_is_said_on_the_page(tmp_path):
     assert len(staged["cells"]) == 1
 
 
+def test_a_page_says_where_its_notebook_changed_since_the_run(tmp_path):
+    """Staged from copies made here: one whose markdown changed since, one whose code changed, one as its source
+    is; the first two say so in their header, naming the cell, even though the committed copy did not yet."""
+    build = _build_site_module()
+    executed, sources = tmp_path / "executed", tmp_path / "sources"
+    (executed / "paper").mkdir(parents=True)
+    sources.mkdir()
+
+    def cell(kind, text, **meta):
+        extra = {"outputs": [], "execution_count": None} if kind == "code" else {}
+        return {"cell_type": kind, "id": f"c{abs(hash(text)) % 10**8}", "metadata": meta, "source": text, **extra}
+
+    header = cell("markdown", "> **Executed notebook.** Profile `paper`", tags=["vrlib-provenance"])
+    ran = [cell("markdown", "# Title\n\nBest method per ε."), cell("code", "print(1)")]
+    now = {"prose": [cell("markdown", "# Title\n\nOne root seed cannot test that."), ran[1]],
+           "code": [ran[0], cell("code", "print(2)")], "same": ran}  # fmt: skip
+    names = dict(zip(now, list(build.scorecard.NOTEBOOKS.values())[:3]))
+    for what, name in names.items():
+        meta = {"vrlib": {"commits": ["abc1234"], "profile": "paper", "seed": 0}}
+        copy = {"cells": [header, *ran], "metadata": meta, "nbformat": 4, "nbformat_minor": 5}
+        (executed / "paper" / f"{name}.ipynb").write_text(json.dumps(copy))
+        source = {"cells": now[what], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+        (sources / f"{name}.ipynb").write_text(json.dumps(source))
+    build.stage(tmp_path / "src", executed, ["paper"], sources=sources)
+
+    def staged(what):
+        nb = json.loads((tmp_path / "src" / "notebooks" / f"{names[what]}.ipynb").read_text())
+        assert len(nb["cells"]) == 3 and nb["cells"][1:] == ran  # the run's cells as they were
+        return nb["cells"][0]["source"]
+
+    assert "cell 1 (markdown) changed, under “Title”" in staged("prose")
+    assert "the outputs shown are those of the code at commit `abc1234`" in staged("prose")
+    assert "cell 2 (code) changed, under “Title”" in staged("code")
+    assert staged("same") == header["source"]
+
+
 def test_docs_links_to_executed_notebooks_point_at_their_pages():
     build = _build_site_module()
     text = "see [the run](../notebooks/executed/paper/01_x.ipynb) and [that](../notebooks/executed/quick/09_y.ipynb)"
     assert build.link_notebooks(text, {"01_x"}) == "see [the run](../notebooks/01_x.ipynb) and that"
+
+
+def test_a_reader_sees_that_a_copy_is_older_than_its_notebook(seen):
+    """In the browser, the page of each paper copy older than its notebook shows the note, in its header."""
+    older = [k.split("/")[1] for k in KNOWN_OLDER_THAN_SOURCE if k.startswith("paper/")]
+    for name in older:
+        url = next(u for u in seen if u.endswith(f"/notebooks/{name}.html"))
+        text = seen[url]["text"]
+        assert "Its notebook has changed since this run." in text, name
+        assert text.index("Executed notebook.") < text.index("Its notebook has changed since this run."), name
