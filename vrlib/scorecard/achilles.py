@@ -570,10 +570,27 @@ def fails_at_smallest_epsilon(t):
             for r in pooled.itertuples()
         )
     )
+    # "MIAs fail" on every dataset: one dataset away from chance fails the claim, so "wholly outside" is judged on
+    # its interval at the Bonferroni level of the datasets (the table's is a 95 % t interval over the root seeds)
+    m = len(pooled)
+    note = f" (fails only with its interval at the Bonferroni level over {m} datasets wholly outside)" if m > 1 else ""
+    out.ours += note
     for r in pooled.itertuples():
         v = equivalent_interval(r.ci_low - 0.5, r.ci_high - 0.5, ABOUT)
-        out.check(v, f"{r.dataset}: {f(r.mean)} [{f(r.ci_low)}, {f(r.ci_high)}] against 0.5 ± {ABOUT:g}", PAST_MARGIN)
+        if v is False and m > 1:
+            low, high = _widened(r.mean, r.ci_low, r.ci_high, r.n_seeds, m)
+            v = False if equivalent_interval(low - 0.5, high - 0.5, ABOUT) is False else None
+        out.check(v, f"{r.dataset}: {f(r.mean)} [{f(r.ci_low)}, {f(r.ci_high)}] against 0.5 ± {ABOUT:g}{note}",
+                  PAST_MARGIN)  # fmt: skip
     return out
+
+
+def _widened(mean: float, low: float, high: float, n_seeds: int, m: int) -> tuple[float, float]:
+    """A 95 % t interval over ``n_seeds`` root seeds (:func:`vrlib.uncertainty.seed_summary`) widened to the
+    Bonferroni level of a family of ``m``: each side scaled by t(1 − 0.025 / m) / t(0.975), ``n_seeds`` − 1 df."""
+    df = max(int(n_seeds) - 1, 1)
+    scale = float(stats.t.isf(0.025 / m, df) / stats.t.isf(0.025, df))
+    return mean - scale * (mean - low), mean + scale * (high - mean)
 
 
 def auc_drops_with_epsilon(t):
@@ -760,7 +777,7 @@ CLAIMS: tuple[Claim, ...] = (
           "AUC at chance at ε = 1", ("achilles_fig4_smallest_epsilon_interval",), fails_at_smallest_epsilon,
           f"per dataset, the 95 % interval over root seeds of all distinct targets' mean AUC at the smallest ε inside "
           f"0.5 ± {ABOUT:g} (the paper states no value for 'fail'; the scorecard's 'about') (holds), wholly outside it "
-          "(fails), else inconclusive", "04",
+          "at the Bonferroni level of the datasets (fails: one of them), else inconclusive", "04",
           "Reading the result", "achilles_fig4", substitute=CENSUS_SUBSTITUTE),
     Claim(PAPER, "§1 (Fig. 4)", "find that our metric consistently identifies more vulnerable records for larger values "
           "of ε", "distance ahead at every ε above the smallest", ("achilles_fig4",), distance_ahead_at_larger_epsilon,
