@@ -2225,3 +2225,27 @@ def test_mias_fail_at_the_smallest_epsilon_fails_a_dataset_only_at_the_family_le
     assert "Bonferroni level over 2 datasets" in near.why(10)
     assert verdict(at(0.62).checks) == "does not hold"
     assert verdict(at(0.5).checks) == "holds"
+
+
+FIG5_SE = float(np.hypot(0.01, 0.01) / np.sqrt(7))  # se of an excess (group − overall) at std 0.01 over 8 seeds
+
+
+def _fig5_claim(result, start):
+    (claim,) = [c for c in JUDGED if c.paper == "domias" and c.result == result and c.quote.startswith(start)]
+    return claim, tables_of(claim)
+
+
+def test_minority_fails_a_groups_excess_only_at_the_family_z():
+    """§5.3 'significantly better at attacking this vulnerable group compared to the overall population, as well as
+    compared to other baselines': per group the excess and each baseline, one family (12 comparisons on the committed
+    two groups and five baselines, 2.87 se). DOMIAS's excess 2.4 se below 0 on both groups (beyond 1.96, within 2.87),
+    every baseline far below it on the group: within the noise; 3.5 se below fails."""
+    claim, tables = _fig5_claim("§5.3 (Fig. 5)", "DOMIAS is")
+
+    def run(z):
+        return claim.rule(_minority_excess(0.01, [(OWN, -z * FIG5_SE), (BASE, -0.3)])(tables))
+
+    near = run(2.4)
+    assert False not in near.checks and verdict(near.checks) == "holds in part", near.why(10)
+    assert "Bonferroni over 12 comparisons" in near.why(10)
+    assert False in run(3.5).checks
