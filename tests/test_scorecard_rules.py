@@ -2249,3 +2249,19 @@ def test_minority_fails_a_groups_excess_only_at_the_family_z():
     assert False not in near.checks and verdict(near.checks) == "holds in part", near.why(10)
     assert "Bonferroni over 12 comparisons" in near.why(10)
     assert False in run(3.5).checks
+
+
+def test_largely_due_to_the_reference_data_fails_only_at_the_family_z():
+    """Fig. 5 caption: per group two comparisons (DOMIAS's excess above Eq. 1's, and above twice it), one family of 4
+    on the committed two groups (2.50 se). DOMIAS's excess 2.2 se below Eq. 1's on both groups, its share check within
+    the noise: inconclusive; 3 se below fails."""
+    claim, tables = _fig5_claim("§5.3 (Fig. 5 caption)", "Comparing")
+    s = FIG5_SE
+
+    def run(z, eq1):
+        return claim.rule(_excess(eq1 * s - z * np.sqrt(2) * s, eq1 * s, 0.01)(tables))
+
+    near = run(2.2, 1.0)
+    assert verdict(near.checks) == "inconclusive", near.why(10)
+    assert "Bonferroni over 4 comparisons" in near.why(10)
+    assert verdict(run(3.0, 0.5).checks) == "does not hold"
