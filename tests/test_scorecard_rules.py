@@ -2298,3 +2298,24 @@ def test_most_baselines_fails_a_baseline_only_at_the_family_z():
     assert verdict(near.checks) == "inconclusive", near.why(10)
     assert "Bonferroni over 8 comparisons" in near.why(10)
     assert verdict(run(4.0).checks) == "does not hold"
+
+
+def test_risk_to_chance_fails_a_comparison_only_at_the_family_z():
+    """lost 'Die MIA-Leistung nimmt mit sinkendem ε ab und konvergiert zur Zufallsbaseline': per game the fall and 0.5
+    reached, four comparisons, one family (2.50 se). With floors of 0.01 (the se of the fall 0.01, of the mean at the
+    smallest ε up to 0.0071): a rise of 2.2 se, or a mean at the smallest ε 2.2 se beyond 0.5 ± 0.05, is within the
+    noise; 3 se fails."""
+    claim = _lost_claim("Die MIA")
+    tables = tables_of(claim)
+    shared = 0.01 / np.sqrt(2)
+
+    def run(low, high):
+        return claim.rule(_chance(low, high, floor=0.01)(tables))
+
+    rise = run(0.5, 0.5 - 2.2 * 0.01)
+    assert False not in rise.checks and verdict(rise.checks) == "holds in part", rise.why(10)
+    assert "Bonferroni over 4 comparisons" in rise.why(10)
+    assert False in run(0.5, 0.5 - 3.0 * 0.01).checks
+    off = run(0.55 + 2.2 * shared, 0.7)
+    assert False not in off.checks and verdict(off.checks) == "holds in part", off.why(10)
+    assert False in run(0.55 + 3.0 * shared, 0.7).checks
