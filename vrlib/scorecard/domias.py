@@ -268,6 +268,11 @@ def reference_set_gain(t):
                 x, s = mean.at[idx, d] - mean.at[idx, e], float(np.hypot(se.at[idx, d], se.at[idx, e]))
                 rows.append((d, e, idx, x, s, ahead(x, s)))
     checks, parts = [], []
+    # one sentence, one comparison per estimator's gain and one of the two gains: one against it fails the claim only
+    # beyond the family z of their number
+    both_gains = {"domias_flow", "domias_kde", "eq1_flow"} <= set(mean.columns)
+    m = len(pairs) + both_gains
+    fail_z, note = family_z(m), f" ({family_note(m)})" if family_note(m) else ""
     for d, e in pairs:
         mine = [(x, s, v) for dd, _, _, x, s, v in rows if dd == d]
         gain = float(np.mean([x for x, _, _ in mine]))
@@ -278,11 +283,11 @@ def reference_set_gain(t):
             f"{label(d)} − {label(e)}: {signed(gain, gain_se)} averaged over {len(mine)} settings (above beyond the "
             f"noise in {sum(v is True for *_, v in mine)}, below in {sum(v is False for *_, v in mine)})"
         )
-        checks.append((ahead(gain, gain_se), f"{label(d)} − {label(e)} averaged {signed(gain, gain_se)}"))
+        checks.append((ahead(gain, gain_se, fail_z=fail_z), f"{label(d)} − {label(e)} averaged {signed(gain, gain_se)}{note}"))
     out = Outcome("; ".join(parts))
     for v, what in checks:
         out.check(v, what)
-    if {"domias_flow", "domias_kde", "eq1_flow"} <= set(mean.columns):
+    if both_gains:
         # "the largest gain": the reference set's (Eq. 2 − Eq. 1, BNAF) against the estimator's (BNAF − KDE), averaged
         # over the settings that have all three.
         both = mean[["domias_flow", "domias_kde", "eq1_flow"]].dropna().index
@@ -292,7 +297,7 @@ def reference_set_gain(t):
         # settings' errors bounded as above (the mean of each setting's se).
         e = float(np.sqrt((se.loc[both, ["eq1_flow", "domias_kde"]] ** 2).sum(axis=1)).mean())
         out.ours += f"; mean gain over {len(both)} settings: reference set {ref:+.3f}, BNAF over KDE {est:+.3f}"
-        out.check(ahead(ref - est, e), f"reference set's gain − estimator's {signed(ref - est, e)}")
+        out.check(ahead(ref - est, e, fail_z=fail_z), f"reference set's gain − estimator's {signed(ref - est, e)}{note}")
     return out
 
 
@@ -1121,7 +1126,8 @@ CLAIMS: tuple[Claim, ...] = (
           "DOMIAS (Eq. 2) above Eq. 1", ("domias_fig4",), reference_set_gain,
           "averaged over the ablation's settings (each (n_ref, n_syn) once), DOMIAS (Eq. 2) minus Eq. 1 above 0 beyond "
           "the noise, per density estimator the table has; and that gain (BNAF) above the estimator's (BNAF over KDE) "
-          "beyond the noise; the per-setting differences shown, not judged (the sentence compares the gains)",
+          "beyond the noise (holds); the other way fails only at the Bonferroni z of these comparisons; the per-setting "
+          "differences shown, not judged (the sentence compares the gains)",
           NB, S4, "domias_fig4"),
     Claim(PAPER, "§5.2 (Fig. 4)", "As expected, the deep density estimator gives further gains when enough data is "
           "available. For lower amounts of data, the KDE approach is more suitable.",
