@@ -2362,3 +2362,31 @@ def test_largest_gain_fails_only_at_the_family_z():
     assert verdict(near.checks) == "inconclusive", near.why(10)
     assert "Bonferroni over 3 comparisons" in near.why(10)
     assert verdict(run(3.0).checks) == "does not hold"
+
+
+def test_distance_variants_fail_only_at_the_family_z():
+    """§6.4 'not significantly different for the cosine distance, p=1, and p=2, while slightly decreasing for higher
+    p': four comparisons (p = 1 … 4 against cosine), one family (2.50 se). p = 1 above cosine by 2.2 se (significantly
+    different at 1.96, not at 2.50), the rest as the paper says: within the noise; by 3 se it fails."""
+    (claim,) = [c for c in JUDGED if c.paper == "achilles" and c.result == "§6.4 (Fig. 3b)"]
+    tables = tables_of(claim)
+    se = 0.01 * np.sqrt(2) / 3  # a difference of two cells of 10 targets at std 0.01
+
+    def run(z):
+        values = {"cosine": 0.8, "p=1": 0.8 + z * se, "p=2": 0.8, "p=3": 0.77, "p=4": 0.77}
+        return claim.rule(_fig3b(values)(tables))
+
+    near = run(2.2)
+    assert False not in near.checks and verdict(near.checks) == "holds in part", near.why(10)
+    assert "Bonferroni over 4 comparisons" in near.why(10)
+    assert False in run(3.0).checks
+
+
+def test_not_significantly_different_at_a_family_z():
+    from vrlib.scorecard.rules import equivalent
+
+    # 2.2 se apart, well inside the margin: different at 1.96, not at a family's 2.5 (nor 'not different' either)
+    assert equivalent(2.2, 1.0, 100.0, significant_fails=True) is False
+    assert equivalent(2.2, 1.0, 100.0, significant_fails=True, fail_z=2.5) is None
+    assert equivalent(1.5, 1.0, 100.0, significant_fails=True, fail_z=2.5) is True
+    assert equivalent(2.6, 1.0, 100.0, significant_fails=True, fail_z=2.5) is False

@@ -279,16 +279,16 @@ def equivalent(
     ``se`` 0 (a value without sampling noise, a count) compares the point with the margin;
     ``se`` NaN (noise not recorded) gives None: a match is never called on an interval that is not known.
     ``fail_z``: the interval that must lie wholly beyond the margin to fail, and the z of "significantly apart" with
-    ``paper_se`` (``z`` when not given; a family's :func:`family_z` where the claim is that every one of many
+    ``paper_se`` and of "significantly different" with ``significant_fails`` (``z`` when not given; a family's :func:`family_z` where the claim is that every one of many
     matches), the pass side staying at ``z``.
     """
     if pd.isna(difference) or pd.isna(se):
         return None
     se = float(se)
     low, high = difference - z * se, difference + z * se
-    if significant_fails and (low > 0 or high < 0):
-        return False
-    apart_z = z if fail_z is None else fail_z  # a family's "significantly apart" at its z too
+    apart_z = z if fail_z is None else fail_z  # a family's "significantly apart" (and "different") at its z too
+    if significant_fails and abs(difference) > z * se:  # "not significantly different" never holds then
+        return False if abs(difference) > apart_z * se else None
     if paper_se is not None and not pd.isna(paper_se) and abs(difference) > apart_z * math.hypot(se, float(paper_se)):
         return False
     v = equivalent_interval(low, high, margin)
