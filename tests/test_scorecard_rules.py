@@ -2451,3 +2451,45 @@ def test_varies_too_little_rarely_fails_a_spread_the_range_allows():
     edge = np.r_[0.5, 0.7, np.full(n - 2, 0.6)]
     assert share(edge, 0.06) <= 0.05 and share(edge, 0.03) <= 0.05
     assert share(np.full(n, 0.6), 0.01) >= 0.9
+
+
+def test_too_noisy_by_hand():
+    from vrlib.scorecard.rules import too_noisy
+
+    assert too_noisy(0.027, 0.05) and "0.053" in too_noisy(0.027, 0.05)  # 1.96 × 0.027 = 0.0529 ≥ 0.05
+    assert too_noisy(0.025, 0.05) == ""  # 0.049: a difference near 0 could be shown inside
+    assert too_noisy(float("nan"), 0.05) == ""
+
+
+def _unclear_words(out) -> list[str]:
+    return [w for w in out.failed if not w.startswith(f"{FAILS}: ")]
+
+
+def test_rows_say_when_the_runs_noise_is_too_large_to_decide():
+    """achilles Fig. 3a (range over k against 0.05), Fig. 3b (p = 1, 2 against ± 0.042) and lost Fig. 4 (the mean at
+    the smallest ε against 0.5 ± 0.05, with one shared error): where 1.96 se alone reaches the margin the check is
+    inconclusive and says the run's noise is too large to decide, not that its interval reaches past the margin; at a
+    noise that could decide, a difference reaching past the margin still says so."""
+    from vrlib.scorecard.rules import TOO_NOISY
+
+    (k,) = [c for c in JUDGED if c.paper == "achilles" and c.quote.startswith("The mean AUC of the top ten")]
+    se_to_std = 3 / np.sqrt(2)  # a difference of two cells of 10 targets
+    noisy = k.rule(_fig3a(0.015, 0.027 * se_to_std)(tables_of(k)))
+    assert verdict(noisy.checks) == "inconclusive" and noisy.why().startswith(TOO_NOISY), noisy.why()
+    past = k.rule(_fig3a(0.04, 0.01 * se_to_std)(tables_of(k)))  # 0.04 ± 0.0196 reaches past 0.05
+    assert verdict(past.checks) == "inconclusive" and past.why().startswith(PAST_MARGIN), past.why()
+
+    (p,) = [c for c in JUDGED if c.paper == "achilles" and c.result == "§6.4 (Fig. 3b)"]
+    values = {"cosine": 0.8, "p=1": 0.79, "p=2": 0.8, "p=3": 0.77, "p=4": 0.77}
+    out = p.rule(_fig3b(values, std=0.029 * se_to_std)(tables_of(p)))
+    assert [w.split(":")[0] for w in _unclear_words(out)][:2] == [TOO_NOISY] * 2, out.why(10)
+    out = p.rule(_fig3b(values, std=0.02 * se_to_std)(tables_of(p)))  # -0.01 ± 0.039 past 0.042, not 1.96 se
+    assert _unclear_words(out)[0].startswith(f"{PAST_MARGIN}: p=1"), out.why(10)
+
+    chance = _lost_claim("Die MIA")
+    out = chance.rule(_chance(0.5, 0.6, floor=0.06)(tables_of(chance)))  # one shared error: 1.96 × 0.042 = 0.083
+    said = [w for w in _unclear_words(out) if "from 0.5" in w]
+    assert len(said) == 2 and all(w.startswith(TOO_NOISY) for w in said), out.why(10)
+    out = chance.rule(_chance(0.54, 0.7, floor=0.02)(tables_of(chance)))  # 0.04 ± 0.028 past 0.05, could decide
+    said = [w for w in _unclear_words(out) if "from 0.5" in w]
+    assert len(said) == 2 and all(w.startswith(PAST_MARGIN) for w in said), out.why(10)

@@ -26,6 +26,7 @@ from vrlib.scorecard import headline
 from vrlib.scorecard.rules import (
     ABOUT,
     PAST_MARGIN,
+    TOO_NOISY,
     Z,
     Claim,
     Outcome,
@@ -41,6 +42,7 @@ from vrlib.scorecard.rules import (
     se_difference,
     se_mean,
     signed,
+    too_noisy,
 )
 
 PAPER = "achilles"
@@ -473,7 +475,9 @@ def robust_in_k(t):
     if v is False and spread - z_max * se <= ABOUT:
         v = None  # above the margin by less than the largest of `pairs` noisy differences can be by chance
     out.ours += f"; {cells} distinct cells, {pairs} pairs: the range fails only beyond {f(z_max, 2)} se"
-    out.check(v, f"range over k {f(spread)} (se {f(se)}) against 'slightly' = {ABOUT:g}", PAST_MARGIN)
+    noisy = too_noisy(se, ABOUT) if v is None else ""
+    out.check(v, f"range over k {f(spread)} (se {f(se)}) against 'slightly' = {ABOUT:g}" + (f": {noisy}" if noisy else ""),
+              TOO_NOISY if noisy else PAST_MARGIN)  # fmt: skip
     return out
 
 
@@ -506,7 +510,9 @@ def distance_variants(t):
         if p in d.index:
             x, se = diff(p)
             v = equivalent(x, se, MARGIN_QUERY, significant_fails=True, fail_z=fail_z)
-            out.check(v, f"{p} − cosine {signed(x, se)} against ± {f(MARGIN_QUERY)}{note}", PAST_MARGIN)
+            noisy = too_noisy(se, MARGIN_QUERY) if v is None and abs(x) <= Z * se else ""
+            out.check(v, f"{p} − cosine {signed(x, se)} against ± {f(MARGIN_QUERY)}" + (f": {noisy}" if noisy else "")
+                      + note, TOO_NOISY if noisy else PAST_MARGIN)  # fmt: skip
     for p in ("p=3", "p=4"):
         if p in d.index:
             x, se = diff(p)

@@ -27,6 +27,7 @@ import pandas as pd
 from vrlib.scorecard.rules import (
     ABOUT,
     PAST_MARGIN,
+    TOO_NOISY,
     Z,
     Claim,
     Outcome,
@@ -40,6 +41,7 @@ from vrlib.scorecard.rules import (
     record,
     replication_margin,
     span,
+    too_noisy,
 )
 
 PAPER = "lost"
@@ -592,9 +594,13 @@ def risk_to_chance(t):
                   f"{f(e, 4)}){note}")  # fmt: skip
         lo, hi = se(low, g), se(low, g, True)
         v_lo, v_hi = (equivalent(m_low - 0.5, s, ABOUT, fail_z=fail_z) for s in (lo, hi))
-        out.check(v_lo if v_lo == v_hi else None, f"{name}: {f(m_low)} at {at_low} is {f(m_low - 0.5, 4)} from 0.5, "
-                  f"against ± {ABOUT:g} (1.96 se: {f(Z * lo, 4)} with independent targets, {f(Z * hi, 4)} with one "
-                  f"shared error){note}", PAST_MARGIN)  # fmt: skip
+        v = v_lo if v_lo == v_hi else None
+        # with one shared error the mean's interval alone reaches past the margin: 0.5 reached cannot be shown
+        noisy = too_noisy(hi, ABOUT) if v is None and v_lo is not False else ""
+        out.check(v, f"{name}: {f(m_low)} at {at_low} is {f(m_low - 0.5, 4)} from 0.5, against ± {ABOUT:g} (1.96 se: "
+                  f"{f(Z * lo, 4)} with independent targets, {f(Z * hi, 4)} with one shared error)"
+                  + (f"; with one shared error {noisy}" if noisy else "") + note,
+                  TOO_NOISY if noisy else PAST_MARGIN)  # fmt: skip
     return out
 
 

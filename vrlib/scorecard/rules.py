@@ -40,6 +40,8 @@ __all__ = [
     "ABOUT",
     "POINT",
     "PAST_MARGIN",
+    "TOO_NOISY",
+    "too_noisy",
     "FAILS",
     "Claim",
     "Outcome",
@@ -68,6 +70,9 @@ ABOUT = 0.05  # a value the paper states as "about" (or a share, without an inte
 POINT = 0.01  # a share stated to the hundredth of a percent: within one percentage point
 PAST_MARGIN = "interval reaches past the margin"  # an inconclusive equivalence: not necessarily within the noise
 FAILS = "fails"  # a check that failed: the opposite of the claim seen beyond the noise (or outside the margin)
+# An inconclusive equivalence whose 95 % half-width alone reaches its margin: no difference, however small, could be
+# shown inside it, so the run cannot decide the match (it says nothing of ours against the paper's)
+TOO_NOISY = "the run's noise is too large to decide"
 
 
 @dataclass(frozen=True)
@@ -296,6 +301,16 @@ def equivalent(
         wide = equivalent_interval(difference - fail_z * se, difference + fail_z * se, margin)
         return False if wide is False else None
     return v
+
+
+def too_noisy(se: float, margin: float, z: float = Z) -> str:
+    """Why an equivalence against ± ``margin`` cannot hold at this noise, in words, or "" when it can: ``z`` se alone
+    at or beyond the margin (a difference of exactly 0 would still have its 95 % interval reach past it). A row's
+    check then says :data:`TOO_NOISY` rather than :data:`PAST_MARGIN`: a run with less noise is needed to decide."""
+    if pd.isna(se) or pd.isna(margin) or z * float(se) < margin:
+        return ""
+    return (f"{z:.2f} se = {z * float(se):.3f} alone is at least the margin ± {margin:.3f}: no difference, however "
+            "small, could be shown inside it")  # fmt: skip
 
 
 def not_below(difference: float, se: float, margin: float, z: float = Z, fail_z: float | None = None):
