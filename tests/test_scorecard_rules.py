@@ -2493,3 +2493,28 @@ def test_rows_say_when_the_runs_noise_is_too_large_to_decide():
     out = chance.rule(_chance(0.54, 0.7, floor=0.02)(tables_of(chance)))  # 0.04 ± 0.028 past 0.05, could decide
     said = [w for w in _unclear_words(out) if "from 0.5" in w]
     assert len(said) == 2 and all(w.startswith(PAST_MARGIN) for w in said), out.why(10)
+
+
+def test_miss_rate_rising_with_t_is_judged_at_every_step_not_the_ends_alone():
+    """lost 'Die Miss Rate nimmt mit zunehmendem Schwellenwert t zu': a miss rate that rises from t = 0.6 to 0.9 but
+    falls from 0.6 to 0.3 between t = 0.7 and 0.8 (beyond the noise of 500 records) does not increase with t; a dip
+    within the noise (0.6 to 0.59) leaves it holding."""
+    claim = _lost_claim("Die Miss Rate")
+    tables = tables_of(claim)
+    dip = claim.rule(_miss_t({0.6: 0.1, 0.7: 0.6, 0.8: 0.3, 0.9: 0.85}, 0.05)(tables))
+    assert verdict(dip.checks) == "does not hold", dip.why(10)
+    assert "falls from 0.60 at t = 0.7 to 0.30 at t = 0.8" in dip.why(10)
+    small = claim.rule(_miss_t({0.6: 0.1, 0.7: 0.6, 0.8: 0.59, 0.9: 0.85}, 0.05)(tables))
+    assert verdict(small.checks) == "holds", small.why(10)
+
+
+def test_step_against_by_hand():
+    from vrlib.scorecard.rules import n_steps, step_against
+
+    assert step_against([0.1, 0.5, 0.3, 0.9], [0.01] * 4, rising=True) == (1, pytest.approx(-0.2), pytest.approx(0.01 * np.sqrt(2)))
+    assert step_against([0.1, 0.5, 0.49, 0.9], [0.01] * 4, rising=True) is None  # 0.7 se: within the noise
+    assert step_against([0.9, 0.5, 0.6], [0.01] * 3, rising=False)[0] == 1
+    assert step_against([0.1, 0.5, 0.47], [0.01] * 3, rising=True, fail_z=3.0) is None  # 2.1 se, not beyond 3
+    assert n_steps([0.1, np.nan, 0.3, 0.4]) == 1
+    with pytest.raises(ValueError, match="differ in length"):
+        step_against([0.1, 0.2], [0.01], rising=True)

@@ -59,6 +59,8 @@ __all__ = [
     "interval_side",
     "against_each",
     "most",
+    "step_against",
+    "n_steps",
     "Reads",
     "peek",
     "record",
@@ -228,6 +230,35 @@ def against_each(differences, fail_z: float | None = None):
     unclear = [r for r in rows if r[3] is None]
     name, d, e, v = min(unclear or rows, key=z)
     return (None if unclear else True), name, d, e
+
+
+def step_against(values, ses, rising: bool, fail_z: float = Z):
+    """The step between neighbouring points of a sweep that goes against its stated direction beyond the noise:
+    ``(k, difference, se)`` of the one furthest against it (``k`` the index of its first point, ``difference`` signed
+    so that the stated direction is positive), or None when no step is against it by more than ``fail_z`` se.
+
+    A claim that a quantity rises (``rising``) or falls along a sweep ("increases with t", "drops when ε decreases")
+    is contradicted by a fall between two neighbouring points beyond the noise, whatever its two ends show. Each step
+    is a difference of two independent means (``ses``: each point's se); a step with either value missing is
+    skipped; ``fail_z``: the family z of the claim's comparisons, the steps among them."""
+    values, ses = list(values), list(ses)
+    if len(values) != len(ses):
+        raise ValueError(f"a sweep's values and ses differ in length: {len(values)} and {len(ses)}")
+    worst = None
+    for k in range(len(values) - 1):
+        d = (values[k + 1] - values[k]) * (1 if rising else -1)
+        e = float(np.hypot(ses[k], ses[k + 1]))
+        if pd.isna(d) or pd.isna(e) or ahead(d, e, fail_z=fail_z) is not False:
+            continue
+        if worst is None or d / e < worst[1] / worst[2]:
+            worst = (k, float(d), e)
+    return worst
+
+
+def n_steps(values) -> int:
+    """How many neighbouring steps of a sweep :func:`step_against` compares (both values present)."""
+    v = list(values)
+    return sum(not (pd.isna(a) or pd.isna(b)) for a, b in zip(v, v[1:]))
 
 
 def most(checks):
