@@ -653,11 +653,11 @@ def _size10k(floor):
     return f
 
 
-def _chance(low_eps, high_eps, floor=0.05):
+def _chance(low_eps, high_eps, floor=0.05, middle=0.55):
     def f(t):
         df = t["lost_fig4_rmsd"].copy()
         for g in ("traditional", "model_seeded"):
-            df[f"mean_{g}"] = 0.55
+            df[f"mean_{g}"] = middle
             df.loc[df.epsilon == df.epsilon.min(), f"mean_{g}"] = low_eps
             df.loc[df.epsilon == df.epsilon.max(), f"mean_{g}"] = high_eps
             df[f"floor_{g}"] = floor
@@ -1250,7 +1250,7 @@ def test_chance_is_inconclusive_where_the_targets_shared_noise_could_explain_the
     # still inconclusive; 0.2 from 0.5: wholly beyond with both, fails.
     near = claim.rule({**tables, **_chance(0.6, 0.8)(tables)})
     assert False not in near.checks and near.checks.count(None) == 2, near.why(10)
-    far = claim.rule({**tables, **_chance(0.7, 0.9)(tables)})
+    far = claim.rule({**tables, **_chance(0.7, 0.9, middle=0.8)(tables)})  # rising with ε at every step
     assert far.checks.count(False) == 2, far.why(10)
 
 
@@ -2304,21 +2304,21 @@ def test_most_baselines_fails_a_baseline_only_at_the_family_z():
 
 
 def test_risk_to_chance_fails_a_comparison_only_at_the_family_z():
-    """lost 'Die MIA-Leistung nimmt mit sinkendem ε ab und konvergiert zur Zufallsbaseline': per game the fall and 0.5
-    reached, four comparisons, one family (2.50 se). With floors of 0.01 (the se of the fall 0.01, of the mean at the
-    smallest ε up to 0.0071): a rise of 2.2 se, or a mean at the smallest ε 2.2 se beyond 0.5 ± 0.05, is within the
-    noise; 3 se fails."""
+    """lost 'Die MIA-Leistung nimmt mit sinkendem ε ab und konvergiert zur Zufallsbaseline': per game the fall between
+    the ends, the 4 steps between neighbouring ε and 0.5 reached, twelve comparisons, one family (2.87 se). With
+    floors of 0.01 (the se of the fall 0.01, of the mean at the smallest ε up to 0.0071): a rise of 2.2 se (by two
+    steps of 1.1 se), or a mean at the smallest ε 2.2 se beyond 0.5 ± 0.05, is within the noise; 3 se fails."""
     claim = _lost_claim("Die MIA")
     tables = tables_of(claim)
     shared = 0.01 / np.sqrt(2)
 
-    def run(low, high):
-        return claim.rule(_chance(low, high, floor=0.01)(tables))
+    def run(low, high, middle=0.55):
+        return claim.rule(_chance(low, high, floor=0.01, middle=middle)(tables))
 
-    rise = run(0.5, 0.5 - 2.2 * 0.01)
+    rise = run(0.5, 0.5 - 2.2 * 0.01, middle=0.5 - 1.1 * 0.01)
     assert False not in rise.checks and verdict(rise.checks) == "holds in part", rise.why(10)
-    assert "Bonferroni over 4 comparisons" in rise.why(10)
-    assert False in run(0.5, 0.5 - 3.0 * 0.01).checks
+    assert "Bonferroni over 12 comparisons" in rise.why(10)
+    assert False in run(0.5, 0.5 - 3.0 * 0.01, middle=0.5 - 1.5 * 0.01).checks
     off = run(0.55 + 2.2 * shared, 0.7)
     assert False not in off.checks and verdict(off.checks) == "holds in part", off.why(10)
     assert False in run(0.55 + 3.0 * shared, 0.7).checks
@@ -2565,3 +2565,14 @@ def test_growth_with_n_syn_is_judged_at_every_step_not_the_ends_alone():
     assert verdict(out.checks) == "does not hold", out.why(10)
     assert f"falls from n_syn = {third}" in out.why(10)
     assert verdict(claim.rule({"domias_fig4": df}).checks) == "holds"
+
+
+def test_risk_falling_with_epsilon_is_judged_at_every_step_not_the_ends_alone():
+    """lost 'Die MIA-Leistung nimmt mit sinkendem ε ab': the mean risk 0.5 at the smallest ε and 0.6 at the largest but
+    0.75 in between (a fall from there to ε = inf beyond the larger noise, floors 0.01) does not fall with ε along the
+    sweep: the fall's checks fail."""
+    claim = _lost_claim("Die MIA")
+    out = claim.rule(_chance(0.5, 0.6, floor=0.01, middle=0.75)(tables_of(claim)))
+    falls = [w for w in out.failed if "between the ends" in w]
+    assert len(falls) == 2 and all(w.startswith(f"{FAILS}: ") and "rises as ε decreases" in w for w in falls), out.why(10)
+    assert verdict(claim.rule(_chance(0.5, 0.6, floor=0.01)(tables_of(claim))).checks) == "holds"

@@ -41,6 +41,7 @@ from vrlib.scorecard.rules import (
     record,
     replication_margin,
     span,
+    step_against,
     too_noisy,
 )
 
@@ -595,15 +596,21 @@ def risk_to_chance(t):
             for g, name in games.items()
         )
     )
-    # one sentence, four comparisons (per game, the fall and 0.5 reached): one against it fails the claim only
-    # beyond the family z of their number
-    m = 2 * len(games)
+    # one sentence: per game the fall between the ends, each step between neighbouring ε ("nimmt mit sinkendem ε
+    # ab", along the sweep) and 0.5 reached; one against it fails the claim only beyond the family z of their number
+    m = len(games) * (2 + len(rows) - 1)
     fail_z, note = family_z(m), f" ({family_note(m)})"
     for g, name in games.items():
         m_low, m_high = getattr(low, f"mean_{g}"), getattr(high, f"mean_{g}")
         d, e = m_high - m_low, float(np.hypot(se(low, g, True), se(high, g, True)))
-        out.check(ahead(d, e, fail_z=fail_z), f"{name}: {f(m_high)} − {f(m_low)} between the ends (se up to "
-                  f"{f(e, 4)}){note}")  # fmt: skip
+        v, what = ahead(d, e, fail_z=fail_z), f"{name}: {f(m_high)} − {f(m_low)} between the ends (se up to {f(e, 4)})"
+        means = [getattr(r, f"mean_{g}") for r in rows]
+        if (step := step_against(means, [se(r, g, True) for r in rows], rising=True, fail_z=fail_z)) is not None:
+            k, sd, sde = step
+            v = False
+            what += (f"; rises as ε decreases from {setting_name(rows[k + 1], 'lost_fig4')} to "
+                     f"{setting_name(rows[k], 'lost_fig4')} by {f(-sd, 4)} (se up to {f(sde, 4)})")  # fmt: skip
+        out.check(v, what + note)
         lo, hi = se(low, g), se(low, g, True)
         v_lo, v_hi = (equivalent(m_low - 0.5, s, ABOUT, fail_z=fail_z) for s in (lo, hi))
         v = v_lo if v_lo == v_hi else None
@@ -778,8 +785,9 @@ CLAIMS: tuple[Claim, ...] = (
           f"smallest equivalent to 0.5: its 95 % interval inside 0.5 ± {ABOUT:g} ('AUC 0,5' printed to one decimal); "
           "the targets share their games, so the se of their mean lies between floor / √(2n) (independent) and "
           "floor / √2 (one shared error): the fall judged on the larger, 0.5 reached when inside the margin with both "
-          "(holds), missed when wholly outside with both (fails), else inconclusive; either the other way fails only "
-          "at the Bonferroni z of the row's four comparisons", NB, S4, "lost_fig4"),
+          "(holds), missed when wholly outside with both (fails), else inconclusive; a step between neighbouring ε "
+          "where the mean risk rises as ε decreases beyond the larger noise fails the fall ('nimmt mit sinkendem ε "
+          "ab', along the sweep); the other way fails only at the Bonferroni z of the row's comparisons", NB, S4, "lost_fig4"),
     # The abstract's words; the summary says it as "Mit Schätzungen, die sich um 0,5 konzentrieren, nimmt auch der
     # Unterschied zwischen den beiden Schätzungen ab".
     Claim(PAPER, "abstract; §5 (summary, Fig. 4)", "models not protected by strong differential privacy guarantees "
