@@ -2597,3 +2597,21 @@ def test_kde_then_flow_fails_only_at_the_family_z():
     assert False not in near.checks and verdict(near.checks) == "holds in part", near.why(10)
     assert "Bonferroni over 2 comparisons" in near.why(10)
     assert False in run(3.0).checks
+
+
+def test_one_record_fails_a_comparison_only_at_the_family_z():
+    """lost Fig. 5: five comparisons (the spread, worst case − traditional, R_T = 0.62, each end of the range), one
+    family (2.58 se). At noise sd 0.01 (margin for 0.62: 1.96 √2 × 0.01 = 0.028) a traditional risk 0.05 off (its
+    interval wholly beyond the margin at 1.96 se, not at 2.58) is within the noise; 0.07 off fails."""
+    claim = _lost_claim("Das modell")
+    tables = tables_of(claim)
+
+    def run(off):
+        return claim.rule(_record(model_seeded_min=0.5, model_seeded_max=0.8, traditional=0.62 + off,
+                                  between_datasets_sd=0.1, noise_sd=0.01)(tables))  # fmt: skip
+
+    near = run(0.05)
+    said = [w for w in near.failed if "traditional risk" in w]
+    assert len(said) == 1 and not said[0].startswith(f"{FAILS}: "), near.why(10)
+    assert "Bonferroni over 5 comparisons" in said[0]
+    assert any(w.startswith(f"{FAILS}: traditional risk") for w in run(0.07).failed)
