@@ -2529,7 +2529,11 @@ def test_miss_rate_rising_with_t_is_judged_at_every_step_not_the_ends_alone():
 def test_step_against_by_hand():
     from vrlib.scorecard.rules import n_steps, step_against
 
-    assert step_against([0.1, 0.5, 0.3, 0.9], [0.01] * 4, rising=True) == (1, pytest.approx(-0.2), pytest.approx(0.01 * np.sqrt(2)))
+    assert step_against([0.1, 0.5, 0.3, 0.9], [0.01] * 4, rising=True) == (
+        1,
+        pytest.approx(-0.2),
+        pytest.approx(0.01 * np.sqrt(2)),
+    )
     assert step_against([0.1, 0.5, 0.49, 0.9], [0.01] * 4, rising=True) is None  # 0.7 se: within the noise
     assert step_against([0.9, 0.5, 0.6], [0.01] * 3, rising=False)[0] == 1
     assert step_against([0.1, 0.5, 0.47], [0.01] * 3, rising=True, fail_z=3.0) is None  # 2.1 se, not beyond 3
@@ -2574,7 +2578,8 @@ def test_risk_falling_with_epsilon_is_judged_at_every_step_not_the_ends_alone():
     claim = _lost_claim("Die MIA")
     out = claim.rule(_chance(0.5, 0.6, floor=0.01, middle=0.75)(tables_of(claim)))
     falls = [w for w in out.failed if "between the ends" in w]
-    assert len(falls) == 2 and all(w.startswith(f"{FAILS}: ") and "rises as ε decreases" in w for w in falls), out.why(10)
+    failed = [w.startswith(f"{FAILS}: ") and "rises as ε decreases" in w for w in falls]
+    assert len(falls) == 2 and all(failed), out.why(10)
     assert verdict(claim.rule(_chance(0.5, 0.6, floor=0.01)(tables_of(claim))).checks) == "holds"
 
 

@@ -614,7 +614,8 @@ def auc_drops_with_epsilon(t):
     if not _fig4_wide(df) or "distance" not in set(df.method):
         return None
     dist = df[df.method == "distance"].sort_values("epsilon")
-    parts, diffs = [], []  # (the difference, its se, what it is, the sweep): each judged below once their number is known
+    # (the difference, its se, what it is, the sweep or None): each judged below once their number is known
+    parts, diffs = [], []
     for dataset, g in dist.groupby("dataset", sort=False):
         lo, hi = g.iloc[0], g.iloc[-1]
         x = hi.auc_mean - lo.auc_mean

@@ -285,7 +285,9 @@ def reference_set_gain(t):
             f"{label(d)} − {label(e)}: {signed(gain, gain_se)} averaged over {len(mine)} settings (above beyond the "
             f"noise in {sum(v is True for *_, v in mine)}, below in {sum(v is False for *_, v in mine)})"
         )
-        checks.append((ahead(gain, gain_se, fail_z=fail_z), f"{label(d)} − {label(e)} averaged {signed(gain, gain_se)}{note}"))
+        checks.append(
+            (ahead(gain, gain_se, fail_z=fail_z), f"{label(d)} − {label(e)} averaged {signed(gain, gain_se)}{note}")
+        )
     out = Outcome("; ".join(parts))
     for v, what in checks:
         out.check(v, what)
@@ -299,7 +301,9 @@ def reference_set_gain(t):
         # settings' errors bounded as above (the mean of each setting's se).
         e = float(np.sqrt((se.loc[both, ["eq1_flow", "domias_kde"]] ** 2).sum(axis=1)).mean())
         out.ours += f"; mean gain over {len(both)} settings: reference set {ref:+.3f}, BNAF over KDE {est:+.3f}"
-        out.check(ahead(ref - est, e, fail_z=fail_z), f"reference set's gain − estimator's {signed(ref - est, e)}{note}")
+        out.check(
+            ahead(ref - est, e, fail_z=fail_z), f"reference set's gain − estimator's {signed(ref - est, e)}{note}"
+        )
     return out
 
 
@@ -831,8 +835,8 @@ def adsgan_lambda(t):
                   f"{signed(d, e)} against ± {ABOUT:g}{note}", PAST_MARGIN)  # fmt: skip
     else:
         out.failed.append("no WGAN-GP row to compare ADS-GAN's smallest λ with")
-    v, what = ahead(fall, fall_se, fail_z=fail_z), f"AUC at λ = {small.privacy_param:g} − at λ = {large.privacy_param:g} "
-    what += signed(fall, fall_se)
+    v = ahead(fall, fall_se, fail_z=fail_z)
+    what = f"AUC at λ = {small.privacy_param:g} − at λ = {large.privacy_param:g} {signed(fall, fall_se)}"
     if (step := step_against(ads.auc_mean, ads.se, rising=False, fail_z=fail_z)) is not None:
         k, d, e = step
         v = False
