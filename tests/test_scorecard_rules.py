@@ -2620,3 +2620,23 @@ def test_one_record_fails_a_comparison_only_at_the_family_z():
     assert len(said) == 1 and not said[0].startswith(f"{FAILS}: "), near.why(10)
     assert "Bonferroni over 5 comparisons" in said[0]
     assert any(w.startswith(f"{FAILS}: traditional risk") for w in run(0.07).failed)
+
+
+@pytest.mark.parametrize("name", ["achilles_table2", "achilles_table3"])
+def test_table_cells_fail_only_at_the_family_z(name):
+    """Tables 2 and 3 as the paper printed them, one claim over their 16 cells (2.96 se): every cell of ours, as
+    noisy as the paper's, 2.5 se of the difference away from it (significantly apart at 1.96, not at 2.96) is too
+    noisy to tell, not 'does not hold'; 3.5 se away fails."""
+    (claim,) = [c for c in JUDGED if c.paper == "achilles" and c.result == name.replace("achilles_table", "Table ")]
+    tables = tables_of(claim)
+
+    def run(z):
+        df = tables[name].copy()
+        df["auc_std"] = df.paper_std
+        df["auc_mean"] = df.paper_mean + z * np.sqrt(2) * df.paper_std / 3  # se of each: std / √9
+        return claim.rule({name: df})
+
+    near = run(2.5)
+    assert verdict(near.checks) == "inconclusive", near.why(10)
+    assert "Bonferroni over 16 comparisons" in near.why(10)
+    assert verdict(run(3.5).checks) == "does not hold"
