@@ -2640,3 +2640,15 @@ def test_table_cells_fail_only_at_the_family_z(name):
     assert verdict(near.checks) == "inconclusive", near.why(10)
     assert "Bonferroni over 16 comparisons" in near.why(10)
     assert verdict(run(3.5).checks) == "does not hold"
+
+
+def test_mca_fig3_fails_a_share_only_at_the_family_z():
+    """MCA §4.1 'approximately 96% ... Conversely, almost 91% ...': two shares, one family (2.24 se). 83 % of 400
+    records in 100 values (se 0.038) is 2.1 se beyond 0.96 − 0.05: within the noise, not apart; 78 % (3.1 se) fails."""
+    (claim,) = [c for c in JUDGED if c.paper == "mca" and c.result.startswith("§4.1 (Fig. 3, left")]
+    tables = tables_of(claim)
+    near = claim.rule({**tables, **_fig3_counts(332, 68)(tables)})
+    assert near.checks[0] is None, near.why(10)
+    assert "Bonferroni over 2 comparisons" in near.why(10)
+    assert claim.rule({**tables, **_fig3_counts(312, 88)(tables)}).checks[0] is False
+
