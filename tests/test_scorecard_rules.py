@@ -2652,3 +2652,20 @@ def test_mca_fig3_fails_a_share_only_at_the_family_z():
     assert "Bonferroni over 2 comparisons" in near.why(10)
     assert claim.rule({**tables, **_fig3_counts(312, 88)(tables)}).checks[0] is False
 
+
+def test_mca_notebook_numbers_fail_only_at_the_family_z():
+    """The authors' notebook's collision rate and precision, two numbers, one family (2.24 se): a precision of 0.90
+    over 249 flagged records (binomial se 0.019) is 2.1 se beyond 0.81 + 0.05, within the noise; over 506 (3.0 se) it
+    fails."""
+    (claim,) = [c for c in JUDGED if c.paper == "mca" and c.result.startswith("authors' notebook")]
+    tables = tables_of(claim)
+
+    def run(n_flagged):
+        df = tables["mca_collisions"].copy()
+        w = df.generator == "WGAN-GP"
+        df.loc[w, "precision"], df.loc[w, "n_flagged"] = 0.90, n_flagged
+        return claim.rule({**tables, "mca_collisions": df})
+
+    near = run(249)
+    assert near.checks[1] is None and "Bonferroni over 2 comparisons" in near.why(10), near.why(10)
+    assert run(506).checks[1] is False

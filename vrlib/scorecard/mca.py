@@ -141,20 +141,23 @@ def attack(t):
     # Binomial se: the collision rate over the released records, the precision over the flagged ones.
     se_rate = float(np.sqrt(w.collision_rate * (1 - w.collision_rate) / w.n_released)) if w.n_released else np.nan
     se_precision = float(np.sqrt(w.precision * (1 - w.precision) / w.n_flagged)) if w.n_flagged else np.nan
+    # two numbers of one notebook: one apart from it fails the row only beyond their family z
+    fail_z, note = family_z(2), f" ({family_note(2)})"
     out.check(
-        equivalent(w.collision_rate - P["wgan_gp_collision_rate"], se_rate, ABOUT),
-        f"collision rate {pct(w.collision_rate)} (se {f(se_rate, 4)})",
+        equivalent(w.collision_rate - P["wgan_gp_collision_rate"], se_rate, ABOUT, fail_z=fail_z),
+        f"collision rate {pct(w.collision_rate)} (se {f(se_rate, 4)}){note}",
         PAST_MARGIN,
     )
     out.check(
-        equivalent(w.precision - P["wgan_gp_precision"], se_precision, ABOUT),
-        f"precision {f(w.precision, 2)} (se {f(se_precision, 4)})",
+        equivalent(w.precision - P["wgan_gp_precision"], se_precision, ABOUT, fail_z=fail_z),
+        f"precision {f(w.precision, 2)} (se {f(se_precision, 4)}){note}",
         PAST_MARGIN,
     )
     # The binomial se is a lower bound (copies of one value are one draw): how many times as large it could be before
-    # either check changes verdict (its interval's end reaching the margin), from these numbers, not typed in.
+    # either check changes verdict (its interval's end reaching the margin: at Z inside it, at the family z beyond it),
+    # from these numbers, not typed in.
     ends = [
-        abs(abs(d) - ABOUT) / (Z * e)
+        abs(abs(d) - ABOUT) / ((Z if abs(d) <= ABOUT else fail_z) * e)
         for d, e in ((w.collision_rate - P["wgan_gp_collision_rate"], se_rate), (w.precision - P["wgan_gp_precision"], se_precision))
         if e > 0
     ]  # fmt: skip
@@ -195,8 +198,8 @@ CLAIMS: tuple[Claim, ...] = (
           _statement_attack, ("mca_collisions",), attack,
           f"collision rate and precision each with its 95 % interval (binomial, over the released records and over "
           f"the flagged ones: a lower bound, copies of one value being one draw; 'ours' says how many times as large "
-          f"it could be before a verdict changes) inside ± {ABOUT:g} of the notebook's (holds), wholly outside "
-          "(fails), else inconclusive", NB,
+          f"it could be before a verdict changes) inside ± {ABOUT:g} of the notebook's (holds), wholly outside at the "
+          "Bonferroni z of the two (fails), else inconclusive", NB,
           "Releases: collision rate and the attack at the default threshold, per generator", "mca_precision_recall",
           restates="a number of the authors' notebook, not of the paper's text"),
 )  # fmt: skip
