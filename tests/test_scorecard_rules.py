@@ -2669,3 +2669,19 @@ def test_mca_notebook_numbers_fail_only_at_the_family_z():
     near = run(249)
     assert near.checks[1] is None and "Bonferroni over 2 comparisons" in near.why(10), near.why(10)
     assert run(506).checks[1] is False
+
+
+def test_quality_over_lambda_fails_an_end_only_at_the_family_z():
+    """§5.4 'At first, it also leads to an increase in quality ... but when λ increases further ... quality is
+    significantly reduced': each end's W1 against the best intermediate λ's, two comparisons, one family (2.24 se).
+    The largest λ's W1 2.1 se below the best intermediate one (beyond 1.96, within 2.24) is within the noise; 3 se
+    below fails."""
+    (claim,) = [c for c in JUDGED if c.paper == "domias" and c.quote.startswith("At first")]
+    se = 0.01 * np.sqrt(2) / np.sqrt(3)  # a difference of two W1 means over 4 seeds at std 0.01
+
+    def run(z):
+        return claim.rule(_quality([0.5, 0.3, 0.4, 0.45, 0.5, 0.55, 0.3 - z * se], 0.01)(tables_of(claim)))
+
+    near = run(2.1)
+    assert verdict(near.checks) == "inconclusive" and "Bonferroni over 2 comparisons" in near.why(10), near.why(10)
+    assert verdict(run(3.0).checks) == "does not hold"
