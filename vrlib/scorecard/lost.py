@@ -27,6 +27,7 @@ import pandas as pd
 from vrlib.scorecard.rules import (
     ABOUT,
     PAST_MARGIN,
+    TOO_NOISY,
     Z,
     Claim,
     Outcome,
@@ -40,6 +41,8 @@ from vrlib.scorecard.rules import (
     record,
     replication_margin,
     span,
+    step_against,
+    too_noisy,
 )
 
 PAPER = "lost"
@@ -292,6 +295,17 @@ def is_adult_synthpop(setting: str, row=None) -> bool:
     return setting.lower().startswith("adult, synthpop")
 
 
+# How a stated range is read. The summary gives each range for "Experimente auf dem Adult-Datensatz und dem
+# Synthpop-Generator" without saying which of them give its two ends; ours need not be the same set (the paper's
+# sizes and thresholds are not all stated). What the range says of every setting it spans, whichever they are, is
+# that the setting's value lies inside it: that is what is judged. Its ends are not matched to our smallest and
+# largest value: with another set of settings they need not be the same, and a mismatch would say nothing of the games.
+RANGE_READING = (
+    "the range's ends are not matched to our smallest and largest values: the summary does not say which settings "
+    "give 0.04 / 0.73 and 0.11 / 0.94, and a value inside the range is what it states of each of them"
+)
+
+
 def rmsd_in_range(t):
     """Per Adult/Synthpop setting (the summary's range is stated for those), the RMSD inside the paper's range —
     judged only where it is beyond its noise floor (:func:`above_floor`; an RMSD the noise alone gives says nothing
@@ -492,12 +506,24 @@ def miss_rises_with_t(t):
     out = Outcome(
         "; ".join(f"{k}: {', '.join(f(r.miss_rate, 2) for r in v)} at t = {', '.join(f'{r.t:g}' for r in v)}" for k, v in by.items())
     )  # fmt: skip
-    z = family_z(len(by))  # a trend stated for every setting: a fall in one fails it, so "below" at the family z
+    # "nimmt mit zunehmendem t zu", for every setting: per setting its two ends and each step between neighbouring
+    # t's; a fall, of the ends or of a step, fails it only beyond the family z of all these comparisons
+    m = sum(1 + len(v) - 1 for v in by.values())
+    z = family_z(m)
+    note = f" ({family_note(m)})" if family_note(m) else ""
+    out.ours += note
     for k, v in by.items():
         (lo1, hi1), (lo2, hi2) = _records_interval(v[0]), _records_interval(v[-1])
         x = share_above(v[-1], "miss_rate", v[0], "miss_rate", fail_z=z)
-        out.check(x, f"{k}: [{f(lo1, 2)}, {f(hi1, 2)}] at t = {v[0].t:g}, [{f(lo2, 2)}, {f(hi2, 2)}] at t = {v[-1].t:g} "
-                  f"({int(v[-1].n_high)} record{'' if int(v[-1].n_high) == 1 else 's'})")  # fmt: skip
+        what = (f"{k}: [{f(lo1, 2)}, {f(hi1, 2)}] at t = {v[0].t:g}, [{f(lo2, 2)}, {f(hi2, 2)}] at t = {v[-1].t:g} "
+                f"({int(v[-1].n_high)} record{'' if int(v[-1].n_high) == 1 else 's'})")  # fmt: skip
+        # a step between neighbouring t's falling beyond the noise contradicts "increases with t" (between the ends)
+        falls = [(a, b) for a, b in zip(v, v[1:]) if share_above(b, "miss_rate", a, "miss_rate", fail_z=z) is False]
+        if falls:
+            a, b = max(falls, key=lambda ab: ab[0].miss_rate - ab[1].miss_rate)
+            x = False
+            what += f"; falls from {f(a.miss_rate, 2)} at t = {a.t:g} to {f(b.miss_rate, 2)} at t = {b.t:g} beyond the noise"
+        out.check(x, what + note)
     return out
 
 
@@ -581,16 +607,50 @@ def risk_to_chance(t):
             for g, name in games.items()
         )
     )
+    # one sentence: per game the fall between the ends, each step between neighbouring ε ("nimmt mit sinkendem ε
+    # ab", along the sweep) and 0.5 reached; one against it fails the claim only beyond the family z of their number
+    m = len(games) * (2 + len(rows) - 1)
+    fail_z, note = family_z(m), f" ({family_note(m)})"
     for g, name in games.items():
         m_low, m_high = getattr(low, f"mean_{g}"), getattr(high, f"mean_{g}")
         d, e = m_high - m_low, float(np.hypot(se(low, g, True), se(high, g, True)))
-        out.check(ahead(d, e), f"{name}: {f(m_high)} − {f(m_low)} between the ends (se up to {f(e, 4)})")
+        v, what = ahead(d, e, fail_z=fail_z), f"{name}: {f(m_high)} − {f(m_low)} between the ends (se up to {f(e, 4)})"
+        means = [getattr(r, f"mean_{g}") for r in rows]
+        if (step := step_against(means, [se(r, g, True) for r in rows], rising=True, fail_z=fail_z)) is not None:
+            k, sd, sde = step
+            v = False
+            what += (f"; rises as ε decreases from {setting_name(rows[k + 1], 'lost_fig4')} to "
+                     f"{setting_name(rows[k], 'lost_fig4')} by {f(-sd, 4)} (se up to {f(sde, 4)})")  # fmt: skip
+        out.check(v, what + note)
         lo, hi = se(low, g), se(low, g, True)
-        v_lo, v_hi = equivalent(m_low - 0.5, lo, ABOUT), equivalent(m_low - 0.5, hi, ABOUT)
-        out.check(v_lo if v_lo == v_hi else None, f"{name}: {f(m_low)} at {at_low} is {f(m_low - 0.5, 4)} from 0.5, "
-                  f"against ± {ABOUT:g} (1.96 se: {f(Z * lo, 4)} with independent targets, {f(Z * hi, 4)} with one "
-                  "shared error)", PAST_MARGIN)  # fmt: skip
+        v_lo, v_hi = (equivalent(m_low - 0.5, s, ABOUT, fail_z=fail_z) for s in (lo, hi))
+        v = v_lo if v_lo == v_hi else None
+        # with one shared error the mean's interval alone reaches past the margin: 0.5 reached cannot be shown
+        noisy = too_noisy(hi, ABOUT) if v is None and v_lo is not False else ""
+        out.check(v, f"{name}: {f(m_low)} at {at_low} is {f(m_low - 0.5, 4)} from 0.5, against ± {ABOUT:g} (1.96 se: "
+                  f"{f(Z * lo, 4)} with independent targets, {f(Z * hi, 4)} with one shared error)"
+                  + (f"; with one shared error {noisy}" if noisy else "") + note,
+                  TOO_NOISY if noisy else PAST_MARGIN)  # fmt: skip
     return out
+
+
+def varies_least_sd(width: float, n: int) -> float:
+    """The least sample sd (ddof = 1) of ``n`` values spanning ``width``: one at each end, the rest in the middle,
+    ``width / √(2 (n − 1))``."""
+    return float(max(width, 0.0) / np.sqrt(2 * (n - 1)))
+
+
+def varies_too_little(between_sd: float, noise_sd: float, sd_need: float, n: int) -> float:
+    """One-sided p of "the spread of the true risks over the ``n`` datasets is at least ``sd_need``", from the sd of
+    one run over the datasets (``between_sd``, ddof = 1, n − 1 df) and the noise sd of one estimate (``noise_sd``, from
+    two runs in each dataset: n df). The observed variance estimates the true spread's plus the noise's, so
+    ``(between_sd² / noise_sd²) / (1 + sd_need² / noise_sd²)`` is F(n − 1, n) at the least spread allowed; a small p
+    says the spread is smaller than that beyond the noise. (The noise variance in the ratio is the estimated one, an
+    approximation of the test's reference point.)"""
+    from scipy import stats
+
+    ratio = (between_sd / noise_sd) ** 2 / (1 + (sd_need / noise_sd) ** 2)
+    return float(stats.f.cdf(ratio, n - 1, n))
 
 
 def one_record(t):
@@ -623,18 +683,32 @@ def one_record(t):
         f"noise sd {f(r.noise_sd)}, F test p = {f(p_f)}); traditional {f(r.traditional)}; worst case − traditional "
         f"{f(under)} (the paper: {f(pl['high'])} − {f(pt['high'])})"
     )
-    out.check(True if p_f < 0.05 else None, f"spread over datasets not beyond estimation noise (F test p = {f(p_f)})")
+    # two sentences, five comparisons: one against them fails the claim only beyond their family z (for the one-sided
+    # F test of 'varies', at its one-sided level 0.025 / 5, as a z-test's fail side at family_z)
+    m = 5
+    fail_z, note = family_z(m), f" ({family_note(m)})"
+    # "variiert von etwa 0,5 ... bis 0,8": a spread over the datasets beyond estimation noise (F test) and not smaller,
+    # beyond the noise, than a range of about 0.5 to 0.8 needs (each end within ABOUT: at least 0.2 wide)
+    sd_need = varies_least_sd(pl["high"] - pl["low"] - 2 * ABOUT, n)
+    p_small = varies_too_little(r.between_datasets_sd, r.noise_sd, sd_need, n)
+    if p_small < 0.025 / m:
+        out.check(False, f"spread over datasets sd {f(r.between_datasets_sd)} (noise sd {f(r.noise_sd)}) below the "
+                  f"least a range of about {f(pl['low'], 1)} to {f(pl['high'], 1)} gives (sd {f(sd_need)} over {n} "
+                  f"datasets) beyond the noise (F test p = {f(p_small, 4)}, below {0.025 / m:g}){note}")  # fmt: skip
+    else:
+        out.check(True if p_f < 0.05 else None, f"spread over datasets not beyond estimation noise (F test p = "
+                  f"{f(p_f)})")  # fmt: skip
     margin = max(ABOUT, two)  # "about 0.2", one decimal
-    out.check(equivalent(under - stated_under, e, margin), f"worst case − traditional {f(under)} against about "
-              f"{f(stated_under)} ± {f(margin)}", PAST_MARGIN)  # fmt: skip
+    out.check(equivalent(under - stated_under, e, margin, fail_z=fail_z), f"worst case − traditional {f(under)} "
+              f"against about {f(stated_under)} ± {f(margin)}{note}", PAST_MARGIN)  # fmt: skip
     margin = max(POINT_2DP, one)  # "R_T = 0,62", two decimals
-    out.check(equivalent(r.traditional - pt["high"], r.noise_sd, margin),
-              f"traditional risk {f(r.traditional)} against {f(pt['high'])} ± {f(margin)}", PAST_MARGIN)  # fmt: skip
+    out.check(equivalent(r.traditional - pt["high"], r.noise_sd, margin, fail_z=fail_z),
+              f"traditional risk {f(r.traditional)} against {f(pt['high'])} ± {f(margin)}{note}", PAST_MARGIN)  # fmt: skip
     margin = max(ABOUT, one)  # "etwa 0,5 ... bis 0,8", one decimal
     for end, ours, stated in (("lowest", r.model_seeded_min, pl["low"]), ("highest", r.model_seeded_max, pl["high"])):
         out.check(
-            equivalent(ours - stated, r.noise_sd, margin),
-            f"{end} model-seeded risk {f(ours)} against about {f(stated)} ± {f(margin)}",
+            equivalent(ours - stated, r.noise_sd, margin, fail_z=fail_z),
+            f"{end} model-seeded risk {f(ours)} against about {f(stated)} ± {f(margin)}{note}",
             PAST_MARGIN,
         )
     return out
@@ -664,7 +738,8 @@ CLAIMS: tuple[Claim, ...] = (
           "Adult-Datensatz und dem Synthpop-Generator', so BayNet, PrivBayes and Census rows are not read), the "
           "RMSD's interval inside the range (holds), wholly outside it at the Bonferroni z of the settings (fails), "
           "judged only where it is beyond its noise floor, RMSD − floor above 0 by more than 1.96 se of the difference "
-          "(else inconclusive: our floors lie inside the range, so noise alone would pass it)", NB, S2, "lost_fig2"),
+          "(else inconclusive: our floors lie inside the range, so noise alone would pass it); " + RANGE_READING,
+          NB, S2, "lost_fig2"),
     Claim(PAPER, "abstract", "the two privacy games indeed result in different risk scores",
           "the two games rate records differently (beyond estimation noise)", LOST_RMSD, rmsd_above_floor,
           "per setting (each once), the RMSD above its noise floor (two runs of one game): RMSD − floor above 0 by more than 1.96 se of the "
@@ -677,8 +752,8 @@ CLAIMS: tuple[Claim, ...] = (
           _statement("miss_rate"), LOST_MISS, miss_in_range,
           "per Adult/Synthpop setting (each once; the summary states the range for those) at t = 0.8, the miss rate's "
           "interval (bootstrap ∪ binomial over the high-risk records) inside the range (holds), wholly outside it at "
-          "the Bonferroni z of the settings (fails), judged only where it is beyond noise alone (else inconclusive)",
-          NB, S3, "lost_fig3"),
+          "the Bonferroni z of the settings (fails), judged only where it is beyond noise alone (else inconclusive); "
+          + RANGE_READING, NB, S3, "lost_fig3"),
     Claim(PAPER, "§5 (summary)", "Bei t=0,6 übersteigt die Miss Rate in allen Einstellungen 20 %",
           _statement("miss_rate", 0.6), LOST_MISS, miss_above_at_06,
           "per setting (each once) at t = 0.6, the miss rate's interval (bootstrap ∪ binomial over the high-risk records) above 20 % and beyond "
@@ -705,7 +780,9 @@ CLAIMS: tuple[Claim, ...] = (
           _statement("miss_rate_trend_t"), LOST_MISS, miss_rises_with_t,
           "per setting (each once), the miss rate at its largest t above that at its smallest beyond 1.96 se of the "
           "difference, each rate's se from its interval (bootstrap ∪ binomial over the high-risk records, the side "
-          "facing the other) (holds); below it at the Bonferroni z of the settings (fails); else inconclusive",
+          "facing the other), and no step between neighbouring t's falling beyond the noise (holds); the ends, or a "
+          "step, falling beyond the noise, at the Bonferroni z of all these comparisons (fails: 'nimmt mit "
+          "zunehmendem t zu' at every step, not only between the ends); else inconclusive",
           NB, S2, "lost_fig2"),
     Claim(PAPER, "abstract; §5 (Fig. 3)", "records in smaller datasets ... tend to have a larger gap between risk "
           "estimates", _statement("rmsd_trend_size"), ("lost_fig3_rmsd",),
@@ -724,7 +801,9 @@ CLAIMS: tuple[Claim, ...] = (
           f"smallest equivalent to 0.5: its 95 % interval inside 0.5 ± {ABOUT:g} ('AUC 0,5' printed to one decimal); "
           "the targets share their games, so the se of their mean lies between floor / √(2n) (independent) and "
           "floor / √2 (one shared error): the fall judged on the larger, 0.5 reached when inside the margin with both "
-          "(holds), missed when wholly outside with both (fails), else inconclusive", NB, S4, "lost_fig4"),
+          "(holds), missed when wholly outside with both (fails), else inconclusive; a step between neighbouring ε "
+          "where the mean risk rises as ε decreases beyond the larger noise fails the fall ('nimmt mit sinkendem ε "
+          "ab', along the sweep); the other way fails only at the Bonferroni z of the row's comparisons", NB, S4, "lost_fig4"),
     # The abstract's words; the summary says it as "Mit Schätzungen, die sich um 0,5 konzentrieren, nimmt auch der
     # Unterschied zwischen den beiden Schätzungen ab".
     Claim(PAPER, "abstract; §5 (summary, Fig. 4)", "models not protected by strong differential privacy guarantees "
@@ -736,9 +815,12 @@ CLAIMS: tuple[Claim, ...] = (
           "(hohes Risiko). Das traditionelle Risiko R_T = 0,62, unterschätzt das DPD-Risiko im schlimmsten Fall um 0,2",
           lambda: f"one record over 15 datasets: model-seeded {paper_value('model_seeded_risk_over_15_datasets')['statement']}"
           f", traditional {paper_value('traditional_risk_of_that_record')['statement']}", ("lost_fig5",), one_record,
-          f"the spread over datasets beyond estimation noise (F test, 5 %); worst case − traditional, the traditional "
+          f"the spread over datasets beyond estimation noise (F test, 5 %) (holds), smaller beyond the noise than a "
+          f"range of about 0.5 to 0.8 needs (each end within {ABOUT:g}: 0.2 wide at least, an sd of 0.038 over 15 "
+          f"datasets; one-sided F test) (fails), else inconclusive; worst case − traditional, the traditional "
           f"risk (R_T = 0.62) and each end of the range each equivalent to the paper's: ours ± 1.96 noise sd inside "
           f"± the larger of the printed precision ({ABOUT:g} for 0.2, 0.5, 0.8; {POINT_2DP:g} for 0.62) and what two "
           "runs of the same estimate differ by (1.96 √2 noise sd; 1.96 × 2 for the difference), the paper's values "
-          "coming from as many games as ours (holds), wholly outside (fails), else inconclusive", NB, S5, "lost_fig5"),
+          "coming from as many games as ours (holds), wholly outside (fails), else inconclusive; every 'fails' at the "
+          "Bonferroni level of the five comparisons", NB, S5, "lost_fig5"),
 )  # fmt: skip

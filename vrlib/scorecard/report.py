@@ -389,7 +389,8 @@ def scorecard_markdown(root: Path | str = ".", links: Links = Links()) -> str:
         "**does not hold** when some fail and none passes; *not run* when no table has it yet; *not reproduced* "
         "(with why) for a claim this companion does not reproduce. Under *why not / evidence*, a check that failed "
         "starts with *fails:*, one that is inconclusive with why (*within the noise*, *interval reaches past the "
-        "margin*). *Size* says which profile's table it read: "
+        "margin*, or *the run's noise is too large to decide* where 1.96 se alone reaches the margin, so that no "
+        "difference could be shown inside it). *Size* says which profile's table it read: "
         "`paper` (the papers' sizes) where that table exists, else `quick` (reduced sizes: read those rows as a "
         "check of the pipeline, not of the paper). Which commit, machine and wall time made each table: "
         f"{links.link('provenance', links.provenance())}.",

@@ -40,6 +40,8 @@ __all__ = [
     "ABOUT",
     "POINT",
     "PAST_MARGIN",
+    "TOO_NOISY",
+    "too_noisy",
     "FAILS",
     "Claim",
     "Outcome",
@@ -57,6 +59,8 @@ __all__ = [
     "interval_side",
     "against_each",
     "most",
+    "step_against",
+    "n_steps",
     "Reads",
     "peek",
     "record",
@@ -68,6 +72,9 @@ ABOUT = 0.05  # a value the paper states as "about" (or a share, without an inte
 POINT = 0.01  # a share stated to the hundredth of a percent: within one percentage point
 PAST_MARGIN = "interval reaches past the margin"  # an inconclusive equivalence: not necessarily within the noise
 FAILS = "fails"  # a check that failed: the opposite of the claim seen beyond the noise (or outside the margin)
+# An inconclusive equivalence whose 95 % half-width alone reaches its margin: no difference, however small, could be
+# shown inside it, so the run cannot decide the match (it says nothing of ours against the paper's)
+TOO_NOISY = "the run's noise is too large to decide"
 
 
 @dataclass(frozen=True)
@@ -225,6 +232,35 @@ def against_each(differences, fail_z: float | None = None):
     return (None if unclear else True), name, d, e
 
 
+def step_against(values, ses, rising: bool, fail_z: float = Z):
+    """The step between neighbouring points of a sweep that goes against its stated direction beyond the noise:
+    ``(k, difference, se)`` of the one furthest against it (``k`` the index of its first point, ``difference`` signed
+    so that the stated direction is positive), or None when no step is against it by more than ``fail_z`` se.
+
+    A claim that a quantity rises (``rising``) or falls along a sweep ("increases with t", "drops when ε decreases")
+    is contradicted by a fall between two neighbouring points beyond the noise, whatever its two ends show. Each step
+    is a difference of two independent means (``ses``: each point's se); a step with either value missing is
+    skipped; ``fail_z``: the family z of the claim's comparisons, the steps among them."""
+    values, ses = list(values), list(ses)
+    if len(values) != len(ses):
+        raise ValueError(f"a sweep's values and ses differ in length: {len(values)} and {len(ses)}")
+    worst = None
+    for k in range(len(values) - 1):
+        d = (values[k + 1] - values[k]) * (1 if rising else -1)
+        e = float(np.hypot(ses[k], ses[k + 1]))
+        if pd.isna(d) or pd.isna(e) or ahead(d, e, fail_z=fail_z) is not False:
+            continue
+        if worst is None or d / e < worst[1] / worst[2]:
+            worst = (k, float(d), e)
+    return worst
+
+
+def n_steps(values) -> int:
+    """How many neighbouring steps of a sweep :func:`step_against` compares (both values present)."""
+    v = list(values)
+    return sum(not (pd.isna(a) or pd.isna(b)) for a, b in zip(v, v[1:]))
+
+
 def most(checks):
     """ "Most" of a list of three-valued checks: True when more than half are True, False when at most half can be
     (the Falses leave no majority, whatever the inconclusive ones turn out to be), else None."""
@@ -279,16 +315,16 @@ def equivalent(
     ``se`` 0 (a value without sampling noise, a count) compares the point with the margin;
     ``se`` NaN (noise not recorded) gives None: a match is never called on an interval that is not known.
     ``fail_z``: the interval that must lie wholly beyond the margin to fail, and the z of "significantly apart" with
-    ``paper_se`` (``z`` when not given; a family's :func:`family_z` where the claim is that every one of many
+    ``paper_se`` and of "significantly different" with ``significant_fails`` (``z`` when not given; a family's :func:`family_z` where the claim is that every one of many
     matches), the pass side staying at ``z``.
     """
     if pd.isna(difference) or pd.isna(se):
         return None
     se = float(se)
     low, high = difference - z * se, difference + z * se
-    if significant_fails and (low > 0 or high < 0):
-        return False
-    apart_z = z if fail_z is None else fail_z  # a family's "significantly apart" at its z too
+    apart_z = z if fail_z is None else fail_z  # a family's "significantly apart" (and "different") at its z too
+    if significant_fails and abs(difference) > z * se:  # "not significantly different" never holds then
+        return False if abs(difference) > apart_z * se else None
     if paper_se is not None and not pd.isna(paper_se) and abs(difference) > apart_z * math.hypot(se, float(paper_se)):
         return False
     v = equivalent_interval(low, high, margin)
@@ -296,6 +332,16 @@ def equivalent(
         wide = equivalent_interval(difference - fail_z * se, difference + fail_z * se, margin)
         return False if wide is False else None
     return v
+
+
+def too_noisy(se: float, margin: float, z: float = Z) -> str:
+    """Why an equivalence against ± ``margin`` cannot hold at this noise, in words, or "" when it can: ``z`` se alone
+    at or beyond the margin (a difference of exactly 0 would still have its 95 % interval reach past it). A row's
+    check then says :data:`TOO_NOISY` rather than :data:`PAST_MARGIN`: a run with less noise is needed to decide."""
+    if pd.isna(se) or pd.isna(margin) or z * float(se) < margin:
+        return ""
+    return (f"{z:.2f} se = {z * float(se):.3f} alone is at least the margin ± {margin:.3f}: no difference, however "
+            "small, could be shown inside it")  # fmt: skip
 
 
 def not_below(difference: float, se: float, margin: float, z: float = Z, fail_z: float | None = None):
