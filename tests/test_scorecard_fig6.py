@@ -7,6 +7,7 @@ The holds / does-not-hold cases of every rule are in test_scorecard_rules.py (``
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from test_scorecard_rules import _fig6_shape, _quality
 from vrlib.scorecard import CLAIMS, domias
@@ -300,3 +301,63 @@ def test_a_side_counts_only_if_the_curve_gives_it_at_every_level_inside_the_w1_i
     df.loc[spike, "auc_mean"] = 0.7
     spiked = domias.noise_curve_sides(t)
     assert "CTGAN within the noise of the curve" in spiked.ours, spiked.ours
+
+
+STD_PAIR, SEEDS_PAIR = 0.005, 4  # each point's AUC and W1 std over its seeds
+SE_PAIR = STD_PAIR / np.sqrt(SEEDS_PAIR - 1) * np.sqrt(2)  # se of a difference of two points' means (ddof 0 std)
+
+
+def _pair(tvae, gan):
+    """The paper-shaped table with TVAE (on the paper's frontier) and GAN (off it) at ``(W1, AUC)`` each, given in
+    se of a difference from (0.5, 0.4); every other point far away (W1 from 2.0) on a clean trade-off."""
+    df = _dominance(0.0, STD_PAIR)["domias_fig6"]
+    df["n_seeds"], df["auc_std"] = SEEDS_PAIR, STD_PAIR
+    own = df.attack.isin(["domias_flow", "domias_kde"])
+    for family, (w, a) in (("tvae", tvae), ("gan", gan)):
+        df.loc[own & (df.family == family), ["wd_sliced", "auc_mean"]] = 0.5 + w * SE_PAIR, 0.4 + a * SE_PAIR
+    return {"domias_fig6": df}
+
+
+def _pareto_family_z(t):
+    """The Bonferroni z of the frontier's pairwise tests, counted here from the table: every point of the paper's
+    figure (BayNet not among them) tested against every other, n (n − 1) tests."""
+    df = t["domias_fig6"]
+    n = int(((df.attack == "domias_flow") & (df.family != "baynet")).sum())
+    assert n == 28  # GAN, WGAN-GP, CTGAN, TVAE, NFlow, PATE-GAN, 3 PrivBayes ε, 7 ADS-GAN λ, 12 noise levels
+    return float(stats.norm.isf(0.05 / 2 / (n * (n - 1))))
+
+
+def _check(out, model):
+    """``model``'s check, read from what the row says of the checks that did not pass (True when it says nothing)."""
+    said = [w for w in out.failed if w.split(": ", 1)[1].startswith(f"{model} (")]
+    assert len(said) <= 1, said
+    return True if not said else (False if said[0].startswith("fails: ") else None)
+
+
+def test_pareto_fails_a_model_only_beyond_the_family_z():
+    """A frontier model dominated, or an off-frontier one clear of every other point, counts against the claim only
+    beyond the Bonferroni z of the n (n − 1) pairwise tests; the side the paper says stays at 1.96 se."""
+    z = _pareto_family_z(_pair((0, 0), (0, 0)))
+    assert 3.9 < z < 4.1
+    # TVAE (on the paper's frontier) above GAN by 2.5 se on both axes: dominated at 1.96, not at the family z
+    between = domias.pareto_frontier(_pair((2.5, 2.5), (0, 0)))
+    assert "TVAE: within the noise" in between.ours, between.ours
+    assert _check(between, "TVAE") is None
+    beyond = domias.pareto_frontier(_pair((z + 0.3, z + 0.3), (0, 0)))
+    assert "TVAE: dominated beyond the noise (by GAN)" in beyond.ours, beyond.ours
+    assert _check(beyond, "TVAE") is False
+    # GAN (off it) below TVAE on AUC by 2.5 se, above it on W1 by far: clear of every point at 1.96, not at the family z
+    between = domias.pareto_frontier(_pair((-40, 2.5), (0, 0)))
+    assert "GAN: within the noise" in between.ours, between.ours
+    assert _check(between, "GAN") is None
+    beyond = domias.pareto_frontier(_pair((-40, z + 0.3), (0, 0)))
+    assert "GAN: undominated beyond the noise" in beyond.ours, beyond.ours
+    assert _check(beyond, "GAN") is False
+    # the side the paper says at 1.96: GAN dominated by TVAE by 2.5 se (holds), TVAE clear of GAN by 2.5 se (holds)
+    dominated = domias.pareto_frontier(_pair((0, 0), (2.5, 2.5)))
+    assert "GAN: dominated beyond the noise (by TVAE)" in dominated.ours, dominated.ours
+    assert _check(dominated, "GAN") is True
+    clear = domias.pareto_frontier(_pair((0, 0), (-40, 2.5)))
+    assert "TVAE: undominated beyond the noise" in clear.ours, clear.ours
+    assert _check(clear, "TVAE") is True
+    assert f"against the paper's frontier only beyond {z:.2f} se, Bonferroni over 756 pairwise tests" in clear.ours
