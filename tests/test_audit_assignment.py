@@ -80,7 +80,7 @@ def test_assignment_by_brute_force():
     train, release, holdout = check_tables(
         train.reset_index(drop=True), release.reset_index(drop=True), holdout.reset_index(drop=True), SCHEMA
     )
-    got = assigned_closeness(train, holdout, release, SCHEMA, k=5, resolution=1e-4)["all"]
+    got = assigned_closeness(train, holdout, release, SCHEMA, k=5, resolution=1e-4, seed=0)["all"]
     real = pd.concat([train, holdout], ignore_index=True)
     span = {c: np.ptp(pd.concat([real, release])[c].to_numpy(float)) for c in SCHEMA.continuous}
     g = sum(
@@ -91,16 +91,23 @@ def test_assignment_by_brute_force():
         for c in SCHEMA.continuous
     )
     g /= len(SCHEMA.columns)
-    # the rule: a released record goes to every real record at its smallest distance
-    tied = np.isclose(g, g.min(axis=0), rtol=0, atol=1e-12)  # (real, released)
-    want_n = tied.sum(axis=1)
-    want_d = np.where(tied, g, np.inf).min(axis=1)
+    tied = np.isclose(g, g.min(axis=0), rtol=0, atol=1e-12)  # (real, released): a nearest real record
+    unique = tied & (tied.sum(axis=0) == 1)
     d_assigned = np.concatenate([got["train"]["d_assigned"], got["holdout"]["d_assigned"]])
     n_assigned = np.concatenate([got["train"]["n_assigned"], got["holdout"]["n_assigned"]])
+    assert n_assigned.sum() == len(release)
     assert tied.sum(axis=0).max() > 1  # the grid makes ties: the check covers them
-    assert n_assigned.sum() == tied.sum() > len(release)
-    np.testing.assert_array_equal(n_assigned, want_n)
-    np.testing.assert_allclose(d_assigned, want_d, rtol=0, atol=1e-9)
+    for i in range(len(real)):
+        mine = g[i, tied[i]]
+        if not len(mine):  # nearest to no released record: nothing assigned
+            assert n_assigned[i] == 0 and np.isinf(d_assigned[i])
+            continue
+        # a released record with one nearest real record goes to it; a tied one to one of its nearest
+        assert unique[i].sum() <= n_assigned[i] <= tied[i].sum()
+        if n_assigned[i]:
+            assert np.isclose(mine, d_assigned[i], rtol=0, atol=1e-9).any()
+        if unique[i].any():
+            assert d_assigned[i] <= g[i, unique[i]].min() + 1e-9
     nbr = np.sort(g, axis=1)[:, 1:6].mean(axis=1)
     assert np.allclose(np.concatenate([got["train"]["d_neighbourhood"], got["holdout"]["d_neighbourhood"]]), nbr)
 
@@ -129,47 +136,6 @@ def test_no_signal_pvalues_are_not_too_small(grid):
     for t, c in counts.items():
         # too many small p-values is what would make flags false (one-sided, 6 seeds pooled)
         assert stats.binom.sf(c - 1, n, t) > 1e-3, (t, c, n * t)
-
-
-def test_many_ties_saturating_the_first_search():
-    """A released record equal to 40 pooled records (more than the first search finds) goes to all of them."""
-    rng = np.random.default_rng(7)
-    pop = population(300, rng, grid=3)
-    train, holdout, release = pop.iloc[:100], pop.iloc[100:200], pop.iloc[200:]
-    holdout = pd.concat([holdout.iloc[:80], pd.concat([release.iloc[[0]]] * 20)], ignore_index=True)
-    train = pd.concat([train.iloc[:80], pd.concat([release.iloc[[0]]] * 20)], ignore_index=True)
-    train, release, holdout = check_tables(
-        train.reset_index(drop=True), release.reset_index(drop=True), holdout.reset_index(drop=True), SCHEMA
-    )
-    got = assigned_closeness(train, holdout, release, SCHEMA)["all"]
-    n_equal = int((release == release.iloc[0]).all(axis=1).sum())  # released records equal to the copies
-    for name in ("train", "holdout"):
-        copies = got[name].iloc[80:]
-        assert (copies["d_assigned"] == 0).all() and (copies["n_assigned"] == n_equal).all()
-
-
-def test_result_does_not_depend_on_the_seed():
-    """On a 4-level grid (ties everywhere) the seed changes only the tail check's split, never a score."""
-    rng = np.random.default_rng(11)
-    pop = population(600 + 1500 + 800, rng, grid=4)
-    train, holdout, release = (
-        pop.iloc[:600].reset_index(drop=True),
-        pop.iloc[600:2100].reset_index(drop=True),
-        pop.iloc[2100:].reset_index(drop=True),
-    )
-    train, release, holdout = check_tables(train, release, holdout, SCHEMA)
-    runs = [assigned_evidence(train, holdout, release, SCHEMA, seed=s) for s in (0, 1, 2)]
-    flags = [benjamini_hochberg(r[0]["p_value"].to_numpy(), 0.05)[1] for r in runs]
-    for r, f in zip(runs[1:], flags[1:]):
-        for view in ("all", "continuous"):
-            for i in (0, 1):
-                np.testing.assert_array_equal(r[i][f"closeness_{view}"], runs[0][i][f"closeness_{view}"])
-                np.testing.assert_array_equal(r[i][f"n_assigned_{view}"], runs[0][i][f"n_assigned_{view}"])
-        np.testing.assert_array_equal(f, flags[0])
-    # and the audit's default gives the same copy evidence at every seed
-    tabs = [copy_evidence(train, holdout, release, SCHEMA, seed=s, assign=True)[0] for s in (0, 1)]
-    np.testing.assert_array_equal(tabs[0]["closeness"], tabs[1]["closeness"])
-    np.testing.assert_array_equal(tabs[0]["n_assigned"], tabs[1]["n_assigned"])
 
 
 def test_benchmark_counts_the_masked_case():

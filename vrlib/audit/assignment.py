@@ -10,21 +10,17 @@ person makes them*).
 **Assignment.**  Each released record is assigned to its nearest *real* record among the
 training and holdout records pooled; a real record's ``d_1`` is its distance to the
 nearest released record assigned to it (infinite when none is, so that its closeness is
-the lowest).  A released record at the same smallest distance from several pooled records
-is assigned to each of them: each counts it in ``n_assigned`` and takes that distance as
-its ``d_1``.  Its neighbourhood ``d_nbr`` is the audit's (the mean distance to the 2nd to
+the lowest).  Its neighbourhood ``d_nbr`` is the audit's (the mean distance to the 2nd to
 ``(k+1)``-th nearest released records), so that ``closeness = log((d_nbr + eps) / (d_1 + eps))``
 is the audit's score for a record that keeps its nearest released record.  A copy of
-``t`` is at distance 0 from ``t`` and is assigned to it (and, where a holdout record is
-equal to ``t``, to that record too), so ``t``'s near-twins no longer borrow it.
+``t`` is at distance 0 from ``t`` and is assigned to it (or, where a holdout record is
+equal to ``t``, to one of the two at random), so ``t``'s near-twins no longer borrow it.
 
 **Why the null stays valid.**  The assignment looks at the pooled records, never at which
-of them are training records, and a tie goes to every record in it, so the assignment is a
-symmetric function of the pool: no order of the pool and no seed enters it (an earlier
-rule broke ties by a seeded random order of the pool; valid too, but on the 30,000-record
-Adult release the flags then moved with the seed, ``docs/audit.md``).  When training and
-holdout records are exchangeable with respect to the release (nothing leaked), every
-record's score is the same function of the pool and the release, so the holdout's scores are exchangeable with a non-member's and the empirical
+of them are training records; ties are broken by a seeded random order of the pool.  When
+training and holdout records are exchangeable with respect to the release (nothing
+leaked), every record's score is the same function of the pool, the release and that
+order, so the holdout's scores are exchangeable with a non-member's and the empirical
 p-values (and the checked tail beyond them, :class:`vrlib.audit.evidence.NullTail`) stay
 valid.
 
@@ -44,8 +40,9 @@ from vrlib.audit.evidence import _calibrated, _check_closeness_args, _release_ne
 from vrlib.data import Schema
 from vrlib.distance import kneighbors_between
 from vrlib.encoding import EncodedTable
+from vrlib.parallel import derive_seed
 
-__all__ = ["assigned_closeness", "assigned_evidence", "assigned_frames", "floor_unassigned", "nearest_pooled"]
+__all__ = ["assigned_closeness", "assigned_evidence", "assigned_frames", "floor_unassigned"]
 
 
 def assigned_closeness(
@@ -55,6 +52,7 @@ def assigned_closeness(
     schema: Schema,
     k: int = 5,
     resolution: float = 0.0001,
+    seed: int = 0,
 ) -> dict[str, dict[str, pd.DataFrame]]:
     """Per distance view, each training and holdout record's closeness to the released records assigned to it.
 
@@ -67,6 +65,8 @@ def assigned_closeness(
         Released neighbours beyond the nearest that make the neighbourhood.
     resolution : float
         Changes smaller than this share of one column's range count as copies.
+    seed : int
+        Of the random order of the pooled records that breaks ties of the assignment.
 
     Returns
     -------
@@ -82,11 +82,11 @@ def assigned_closeness(
         nearest, enc, factor = _release_neighbours(
             {n: df[cols] for n, df in tables.items()}, synthetic[cols], sub, k + 1
         )
-        out[view] = assigned_frames(nearest, enc, factor, tables, k, resolution / len(cols))
+        out[view] = assigned_frames(nearest, enc, factor, tables, k, resolution / len(cols), seed, view)
     return out
 
 
-def assigned_frames(nearest, encoded, factor, tables, k, eps) -> dict[str, pd.DataFrame]:
+def assigned_frames(nearest, encoded, factor, tables, k, eps, seed, view) -> dict[str, pd.DataFrame]:
     """One view's assigned closeness from that view's release searches (those of the audit's copy evidence).
 
     Parameters
@@ -94,40 +94,45 @@ def assigned_frames(nearest, encoded, factor, tables, k, eps) -> dict[str, pd.Da
     nearest, encoded, factor
         Of :func:`vrlib.audit.evidence._release_neighbours` for ``{"train": ..., "holdout": ...}``
         with at least ``k + 1`` neighbours: the neighbourhood is taken from them, so the only new
-        search is the release's against the pooled records (:func:`nearest_pooled`).
+        search is the release's against the pooled records (one neighbour).
     tables : dict
         ``{"train": train, "holdout": holdout}`` (for their indexes).
     k : int
     eps : float
         ``resolution / F`` of the view.
+    seed : int
+    view : str
+        Names the view in the seed of the pool's order.
 
     Returns
     -------
     dict "train" / "holdout" -> DataFrame
         ``d_release`` (the nearest released record, assigned or not), ``d_assigned``,
-        ``n_assigned`` (released records assigned, a tied one counted by each record it is
-        assigned to), ``d_neighbourhood`` and ``closeness`` (``-inf`` when none is assigned).
+        ``n_assigned``, ``d_neighbourhood`` and ``closeness`` (``-inf`` when none is assigned).
     """
     n_train, n_holdout = len(tables["train"]), len(tables["holdout"])
+    # the pool in a seeded random order: a search returns the first of equally near records, and
+    # that order must not depend on which records are training records
+    order = np.random.default_rng(derive_seed(seed, f"audit assignment {view}")).permutation(n_train + n_holdout)
     pool = EncodedTable(
-        np.vstack([encoded["train"].onehot, encoded["holdout"].onehot]),
-        np.vstack([encoded["train"].continuous, encoded["holdout"].continuous]),
+        np.vstack([encoded["train"].onehot, encoded["holdout"].onehot])[order],
+        np.vstack([encoded["train"].continuous, encoded["holdout"].continuous])[order],
         encoded["train"].n_categorical,
     )
-    released, owner, dist = nearest_pooled(encoded["release"], pool)
-    n_pool = n_train + n_holdout
-    d_assigned = np.full(n_pool, np.inf)
-    np.minimum.at(d_assigned, owner, dist / factor)
-    n_assigned = np.bincount(owner, minlength=n_pool)
+    d, idx = kneighbors_between(encoded["release"], pool, k=1, metric="minkowski", p=1.0)
+    owner = order[idx[:, 0]]  # position in train ++ holdout
+    d_assigned = np.full(len(order), np.inf)
+    np.minimum.at(d_assigned, owner, d[:, 0] / factor)
+    n_assigned = np.bincount(owner, minlength=len(order))
     out = {}
-    for name, lo, hi in (("train", 0, n_train), ("holdout", n_train, n_pool)):
-        d_rel = nearest[name][0]
-        nbr = d_rel[:, 1 : k + 1].mean(axis=1)
+    for name, lo, hi in (("train", 0, n_train), ("holdout", n_train, len(order))):
+        dist = nearest[name][0]
+        nbr = dist[:, 1 : k + 1].mean(axis=1)
         with np.errstate(divide="ignore"):
             closeness = np.log((nbr + eps) / (d_assigned[lo:hi] + eps))
         out[name] = pd.DataFrame(
             {
-                "d_release": d_rel[:, 0],
+                "d_release": dist[:, 0],
                 "d_assigned": d_assigned[lo:hi],
                 "n_assigned": n_assigned[lo:hi],
                 "d_neighbourhood": nbr,
@@ -136,40 +141,6 @@ def assigned_frames(nearest, encoded, factor, tables, k, eps) -> dict[str, pd.Da
             index=tables[name].index,
         )
     return out
-
-
-def nearest_pooled(release: EncodedTable, pool: EncodedTable, start: int = 8) -> tuple[np.ndarray, ...]:
-    """Every pooled record at the smallest distance from each released record.
-
-    The release is searched for ``start`` neighbours in the pool; a released record whose
-    last neighbour found is still at its smallest distance is searched again, alone with the
-    others in that case, for twice as many, until it is not or the whole pool is found.  Ties
-    are exact equalities of the distances :func:`vrlib.distance.kneighbors_between` returns:
-    each is recomputed in float64 from the two records alone, so records equal in the
-    view (the ties met in practice) get the same distance to the bit, and a tie missed by
-    rounding goes to the nearer record by the computed distance, still a function of the
-    records and never of their positions.
-
-    Returns
-    -------
-    released, owner, distance : ndarray
-        One entry per (released record, nearest pooled record) pair: the positions in the
-        release and in the pool, and their distance (the view's distance, before ``factor``).
-    """
-    n = len(pool)
-    rows, k = np.arange(len(release)), min(start, n)
-    released, owner, dist = [], [], []
-    while len(rows):
-        sub = EncodedTable(release.onehot[rows], release.continuous[rows], release.n_categorical)
-        d, idx = kneighbors_between(sub, pool, k=k, metric="minkowski", p=1.0)
-        tied = d == d[:, :1]
-        open_ = tied[:, -1] & (k < n)  # the last one found is still tied: there may be more
-        r, c = np.nonzero(tied & ~open_[:, None])
-        released.append(rows[r])
-        owner.append(idx[r, c])
-        dist.append(d[r, c])
-        rows, k = rows[open_], min(2 * k, n)
-    return np.concatenate(released), np.concatenate(owner), np.concatenate(dist)
 
 
 def floor_unassigned(train_closeness, holdout_closeness) -> tuple[np.ndarray, np.ndarray]:
@@ -200,14 +171,6 @@ def assigned_evidence(
     record with no released record assigned gets a closeness below every finite one (the
     same value for training and holdout records).
 
-    Parameters
-    ----------
-    train, holdout, synthetic, schema, k, resolution
-        As :func:`assigned_closeness` takes them.
-    seed : int
-        Of the tail check's random split of the holdout scores only: the assignment itself
-        uses no seed.
-
     Returns
     -------
     train_table, holdout_table : DataFrame
@@ -216,7 +179,7 @@ def assigned_evidence(
     info : dict
         ``warnings`` (views whose tail failed its check) and, per view, ``extrapolated``.
     """
-    sc = assigned_closeness(train, holdout, synthetic, schema, k=k, resolution=resolution)
+    sc = assigned_closeness(train, holdout, synthetic, schema, k=k, resolution=resolution, seed=seed)
     out = {"train": pd.DataFrame(index=train.index), "holdout": pd.DataFrame(index=holdout.index)}
     notes, info, p, eff = [], {"views": {}}, {}, {}
     for view, s in sc.items():
