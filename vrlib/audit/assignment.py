@@ -24,11 +24,12 @@ order, so the holdout's scores are exchangeable with a non-member's and the empi
 p-values (and the checked tail beyond them, :class:`vrlib.audit.evidence.NullTail`) stay
 valid.
 
-The audit's default (``vrlib.audit(..., assign=False)`` and ``vrlib audit --no-assign`` score
-each record on every released record instead), where
-:func:`vrlib.audit.evidence.copy_evidence` computes it from its own release searches
-(:func:`assigned_frames`); measured by ``benchmarks/bench_audit_assignment.py`` and
-``benchmarks/bench_audit_validation.py``.
+The audit's default: :func:`vrlib.audit.evidence.copy_evidence` computes it from its own
+release searches (:func:`assigned_frames`); ``vrlib.audit(..., assign=False)`` and ``vrlib
+audit --no-assign`` score each record on every released record instead.  Measured by
+``benchmarks/bench_audit_assignment.py`` and ``benchmarks/bench_audit_validation.py``.  The
+tie order makes the flag's margin depend on the seed; giving a tied released record to every
+equally near pooled record instead was measured and not kept (``docs/audit.md``).
 """
 
 from __future__ import annotations

@@ -408,7 +408,8 @@ def copy_evidence(
     of that record's near-twins (self-masking).  The neighbourhood comes from the view's
     own search as without it (``k + 1`` neighbours, no more); one search is added per view,
     the release against the pooled records for one neighbour.  Tails, Bonferroni minimum
-    and the near-match view are as without it.  Not combined with ``tolerant``.
+    and the near-match view are as without it.  Not combined with ``tolerant``.  Off here by
+    default; :func:`vrlib.audit.audit` turns it on unless ``tolerant``.
 
     Returns
     -------
