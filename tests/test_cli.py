@@ -157,7 +157,7 @@ def test_other_formats(capsys, csv_table, fmt):
         (["--csv", "{path}"], "declare the column types"),
         (
             ["--csv", "{path}", "--categorical", "c0,c1,c2", "--continuous", "x0,x1", "--p", "3"],
-            "--metric minkowski only",
+            "--metric minkowski only: add --metric minkowski, or leave --p out",
         ),
     ],
 )
@@ -309,6 +309,8 @@ def test_classroom_grade_a_class_and_one_notebook(capsys, tmp_path):
         (["nope"], "(see vrlib --help)"),
         (["audit", "--bogus"], "(see vrlib audit --help)"),
         (["rank", "--x"], "(see vrlib rank --help)"),
+        ([], "required: {rank,classroom,audit,scorecard} (see vrlib --help)"),
+        (["classroom"], "required: {generate,grade} (see vrlib classroom --help)"),
     ],
 )
 def test_usage_errors_point_at_a_help_that_exists(capsys, argv, pointer):
@@ -347,3 +349,44 @@ def test_every_help_states_its_default():
             if default != argparse.SUPPRESS and "default" not in (action.help or ""):
                 unstated.append((" ".join(path), action.option_strings[0], default))
     assert unstated == []
+
+
+def test_top_level_help_shows_examples_that_parse(capsys):
+    """The examples under ``vrlib --help`` are commands the parser accepts."""
+    from vrlib.cli import _parser
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    epilog = capsys.readouterr().out.split("examples:\n", 1)[1].split("\neach command", 1)[0]
+    examples = [line.split() for line in epilog.replace("\\\n", " ").splitlines()]
+    assert len(examples) == 3 and all(words[0] == "vrlib" for words in examples)
+    for words in examples:
+        _parser().parse_args(words[1:])  # an unknown option or subcommand exits 2
+
+
+def test_audit_help_names_every_policy_rule(capsys):
+    from vrlib.audit.policy import RULES
+
+    with pytest.raises(SystemExit):
+        main(["audit", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "docs/audit.md" in text
+    missing = [rule for rule in RULES if rule not in text]
+    assert missing == []
+
+
+@pytest.mark.parametrize(
+    "n_verbatim, expected", [(0, ""), (5, " (and 2 of the 999 holdout records kept as non-members")]
+)
+def test_verbatim_sentence_names_the_null_half(n_verbatim, expected):
+    """Given 1,997 holdout records, the sentence says why it counts 999 of them (the rest is the reference)."""
+    from vrlib.cli import _null_verbatim
+
+    summary = {
+        "n_verbatim": n_verbatim,
+        "n_verbatim_null": 2,
+        "settings": {"n_holdout": 1997, "n_null": 999, "n_reference": 998},
+    }
+    sentence = _null_verbatim(summary)
+    assert sentence.startswith(expected) and (not expected or "other 998 are the attackers' reference" in sentence)
+    assert (sentence == "") == (n_verbatim == 0)

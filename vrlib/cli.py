@@ -40,8 +40,23 @@ def _columns(text: str) -> list[str]:
     return [c.strip() for c in text.split(",") if c.strip()]
 
 
+_EXAMPLES = """\
+examples:
+  vrlib rank --dataset adult --k 5 --top 10
+  vrlib rank --csv people.csv --categorical sex,job --continuous age,income --ignore id
+  vrlib audit --train TRAIN.csv --synthetic RELEASE.csv --holdout HOLDOUT.csv \\
+      --categorical sex,job --continuous age,income --out audit/
+each command's options: vrlib COMMAND --help; more in the project's README.md and docs/audit.md.
+"""
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="vrlib", description=__doc__.split("\n")[0].replace("``", ""))
+    parser = _Parser(
+        prog="vrlib",
+        description=__doc__.split("\n")[0].replace("``", ""),
+        epilog=_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     rank = sub.add_parser(
         "rank",
@@ -102,7 +117,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     card.add_argument("--root", default=None, help="the project's folder (default: the one vrlib is installed from)")
     card.add_argument("--check", action="store_true", help="write nothing; exit 1 when a generated file differs")
+    _name_choices(sub)
     return parser
+
+
+def _name_choices(sub) -> None:
+    """A missing subcommand is reported by its choices ("required: {rank,…}"), not by the internal name "command"."""
+    sub.metavar = "{" + ",".join(sub.choices) + "}"
 
 
 def _add_classroom(sub) -> None:
@@ -158,6 +179,7 @@ def _add_classroom(sub) -> None:
         metavar="FILE",
         help="a single submission: write its graded notebook here (as --feedback does)",
     )
+    _name_choices(action)
 
 
 _AUDIT_FILES = """\
@@ -183,11 +205,13 @@ sizes:
   see single copies (a smaller one gives the holdout_small warning). A holdout from
   another population gives holdout_shift and no record is flagged.
 exit status: 0 done, 2 bad input (before any work), 3 a --policy threshold exceeded.
+what each output column and figure means, and how the flag decides: docs/audit.md.
 """
 
 
 def _add_audit(sub) -> None:
     """``vrlib audit``: the logic is in :mod:`vrlib.audit`."""
+    from vrlib.audit.policy import RULES as POLICY_RULES
     from vrlib.audit.pvalues import COMBINATIONS
     from vrlib.audit.scores import ATTACKS
     from vrlib.generators import REGISTRY as GENERATORS
@@ -261,7 +285,11 @@ def _add_audit(sub) -> None:
     )
     a.add_argument("--epsilon", type=float, default=None, help="declared ε of a PrivBayes release (with --generator)")
     a.add_argument(
-        "--policy", default=None, metavar="POLICY.json", help="thresholds; exit status 3 when one is exceeded"
+        "--policy",
+        default=None,
+        metavar="POLICY.json",
+        help='a JSON object of largest accepted figures, e.g. {"max_membership_auc": 0.55, "max_verbatim": 0}; '
+        f"exit status 3 when one is exceeded. Keys: {', '.join(POLICY_RULES)}",
     )
     a.add_argument("--show-values", action="store_true", help="put record values into records.csv and the report")
     a.add_argument("--na-values", type=_columns, default=[], metavar="NA,?", help="spellings of a missing value")
@@ -294,10 +322,18 @@ def _add_audit(sub) -> None:
 
 
 def _null_verbatim(summary: dict) -> str:
-    """How many holdout records (non-members) occur verbatim too, when some training records do."""
+    """How many holdout records (non-members) occur verbatim too, when some training records do.
+
+    Only the null half of the holdout is counted (the other half is the attackers' reference), and the
+    sentence says so: given 2,000 holdout records, a bare "of 1,000" reads as records lost.
+    """
     if not summary.get("n_verbatim") or summary.get("n_verbatim_null") is None:
         return ""
-    return f" (and {summary['n_verbatim_null']} of {summary['settings']['n_null']} holdout records, non-members)"
+    settings = summary["settings"]
+    return (
+        f" (and {summary['n_verbatim_null']} of the {settings['n_null']} holdout records kept as non-members"
+        f" to compare with; the other {settings['n_reference']} are the attackers' reference)"
+    )
 
 
 def _audit(args) -> tuple[str, int]:
@@ -492,7 +528,7 @@ def _rank(args) -> str:
 def _check_numbers(args, n_records: int) -> None:
     """Refuse option values that would crash deep inside, or silently mean nothing."""
     if args.p is not None and args.metric != "minkowski":
-        raise VrlibError("--p applies to --metric minkowski only")
+        raise VrlibError("--p applies to --metric minkowski only: add --metric minkowski, or leave --p out")
     if args.seed < 0:
         raise VrlibError(f"--seed must be a non-negative integer, got {args.seed}")
     if args.bins < 1:
