@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -102,6 +103,41 @@ def test_readme_steps_from_a_fresh_clone(clone):
         ["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True, check=True
     ).stdout
     assert status == ""
+
+
+def _readme_audit_try(readme: str) -> tuple[str, list[str]]:
+    """The Python block and the ``vrlib audit`` command (its arguments) of the README's *To try it*."""
+    part = readme.split("**To try it**", 1)
+    assert len(part) == 2, "the README no longer shows how to try `vrlib audit` on Adult (**To try it**)"
+    python = re.search(r"```python\n(.*?)```", part[1], re.S)
+    command = re.search(r"```bash\n\.venv/bin/vrlib (audit .*?)```", part[1], re.S)
+    assert python and command, "**To try it** lost its Python block or its `.venv/bin/vrlib audit` command"
+    return python.group(1), shlex.split(command.group(1).replace("\\\n", " "))
+
+
+def test_readme_audit_try_from_a_fresh_clone(clone):
+    """The README's way to try the audit without files of one's own: write them, audit them, nothing committed moves."""
+    venv_bin = Path(sys.executable).parent
+    python_block, audit_args = _readme_audit_try((clone / "README.md").read_text())
+    env = _env(clone)
+    made = subprocess.run(
+        [sys.executable, "-c", python_block], cwd=clone, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert made.returncode == 0, made.stderr
+    categorical, continuous = made.stdout.split()
+    assert f"--categorical {categorical}" in " ".join(audit_args)  # the columns it printed are the ones declared
+    assert f"--continuous {continuous}" in " ".join(audit_args)
+    audit = subprocess.run(
+        [str(venv_bin / "vrlib"), *audit_args], cwd=clone, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert audit.returncode == 0, audit.stderr
+    assert re.match(r"\d[\d,]* of 3,000 training records flagged at 5% FDR", audit.stdout), audit.stdout
+    out = clone / audit_args[audit_args.index("--out") + 1]
+    assert sorted(p.name for p in out.iterdir()) == ["records.csv", "report.html", "summary.json"]
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True, check=True
+    ).stdout
+    assert status == ""  # written under the git-ignored results/
 
 
 def test_a_notebook_in_the_registered_kernel_finds_the_data(clone, monkeypatch):

@@ -331,8 +331,8 @@ def _null_verbatim(summary: dict) -> str:
         return ""
     settings = summary["settings"]
     return (
-        f" (and {summary['n_verbatim_null']} of the {settings['n_null']} holdout records kept as non-members"
-        f" to compare with; the other {settings['n_reference']} are the attackers' reference)"
+        f" (and {summary['n_verbatim_null']:,} of the {settings['n_null']:,} holdout records kept as non-members"
+        f" to compare with; the other {settings['n_reference']:,} are the attackers' reference)"
     )
 
 
@@ -393,7 +393,7 @@ def _audit(args) -> tuple[str, int]:
         )
     else:
         first = (
-            f"{s['n_flagged']} of {s['settings']['n_train']} training records flagged at {args.fdr:.0%} FDR; "
+            f"{s['n_flagged']:,} of {s['settings']['n_train']:,} training records flagged at {args.fdr:.0%} FDR; "
             f"{s['n_verbatim']} copied verbatim{_null_verbatim(s)}; membership AUC {interval}"
         )
     lines = [
