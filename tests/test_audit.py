@@ -400,3 +400,21 @@ def test_docs_name_every_policy_rule():
 
     page = (PROJECT_ROOT / "docs" / "audit.md").read_text()
     assert [rule for rule in RULES if f"`{rule}`" not in page] == []
+
+
+def test_docs_name_every_output(leak_result):
+    """docs/audit.md's *What it writes* names every key of summary.json and every column of records.csv."""
+    import re
+
+    from conftest import PROJECT_ROOT
+    from vrlib.audit.scores import ATTACKS
+
+    page = (PROJECT_ROOT / "docs" / "audit.md").read_text()
+    section = page.split("## What it writes", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"`([\w.]+)`", section))
+    per_attack = {f"{kind}_{attack}" for kind in ("score", "p") for attack in ATTACKS}  # "each attack's `score_*`"
+    assert "`score_*` and `p_*`" in section
+    assert sorted(set(leak_result.summary) - named) == []
+    assert sorted({"n_train", "n_holdout", "n_reference", "n_null"} - named) == []  # the sizes in `settings`
+    assert {"n_train", "n_holdout", "n_reference", "n_null"} <= set(leak_result.summary["settings"])
+    assert sorted(set(leak_result.records.columns) - named - per_attack) == []
