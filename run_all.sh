@@ -3,6 +3,15 @@
 #
 #   ./run_all.sh [--profile smoke|quick|paper] [--only PATTERN] [--seed S]
 #
+#   --profile  smoke (toy sizes, about a minute a notebook; CI), quick (the default) or paper
+#              (the papers' sizes: hours to days)
+#   --only     only the notebooks whose file name contains PATTERN (e.g. --only 03_)
+#   --seed     the root seed (default 0)
+#
+# The data are looked for in $VRLIB_DATA_DIR, else in ../shared/data beside this checkout, else in
+# data/, where the public ones are downloaded (see data/README.md); VRLIB_N_JOBS caps the worker
+# processes and VRLIB_CACHE_DIR moves the cache (.cache/vrlib/ by default).
+#
 # Creates the environment first when it is missing. Executed notebooks and their HTML go
 # to results/<profile>/ (git-ignored). Figures go to figures/<profile>/ and tables to
 # figures/<profile>/tables/, each listed in figures/<profile>/manifest.json; the smoke
