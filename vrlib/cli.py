@@ -64,7 +64,11 @@ def _parser() -> argparse.ArgumentParser:
         description="Rank records from highest to lowest privacy risk.",
     )
     source = rank.add_mutually_exclusive_group(required=True)
-    source.add_argument("--dataset", choices=DATASETS, help="a built-in dataset (index = position in Ω)")
+    source.add_argument(
+        "--dataset",
+        choices=DATASETS,
+        help="a built-in dataset (index = the record's row in vrlib.load(NAME), the papers' Ω)",
+    )
     source.add_argument("--csv", metavar="FILE", help="your own CSV file (index = row position in the file)")
     rank.add_argument("--categorical", type=_columns, default=[], metavar="A,B", help="categorical columns of --csv")
     rank.add_argument("--continuous", type=_columns, default=[], metavar="C,D", help="continuous columns of --csv")
