@@ -1,10 +1,10 @@
-"""The pages a newcomer reads hold no broken link and no command that cannot run as written.
+"""The pages a newcomer reads hold no broken link, no missing file and no command that cannot run as written.
 
 For README.md, docs/*.md, data/README.md and the teacher's page: every relative link reaches a file,
 and its ``#anchor`` a heading of that file (GitHub's rule for heading ids); every ``vrlib`` command
 names a subcommand and options the command line has; every command of ``run_all.sh``, ``scripts/``
-or ``benchmarks/`` names a file that exists and options it defines; and a script run by its path
-alone (no ``python`` before it) is executable.
+or ``benchmarks/`` names a file that exists and options it defines; a script run by its path
+alone (no ``python`` before it) is executable; and a project path named in code exists.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ PAGES = [
 ]
 FENCE = re.compile(r"^```[^\n]*\n(.*?)^```[ \t]*$", re.S | re.M)
 OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z0-9_.-]*)")
+PROJECT_PATH = re.compile(r"(?:benchmarks|data|docs|figures|notebooks|scripts|tests|vrlib)/\S*")
 PROGRAM = re.compile(r"(?:\./)?((?:scripts|benchmarks)/[\w.-]+\.(?:py|sh)|run_all\.sh|run_tests\.sh)")
 
 
@@ -135,6 +136,37 @@ def command_problems(page: Path, root: Path, vrlib_options=None) -> list[str]:
         args = re.split(r"[;|&)]", args)[0]
         problems += [f"{m.group(1)} has no {o}: {line.strip()}" for o in OPTION.findall(args) if o not in known]
     return problems
+
+
+def missing_paths(page: Path, root: Path) -> list[str]:
+    """Paths of the project named in code (``vrlib/cli.py``, ``docs/runs.md``) that do not exist.
+
+    Paths with a wildcard or a placeholder (``figures/<profile>/``, ``achilles_fig1.*``) and outputs
+    of a run (under ``results/``, ``build/`` or the cache) are not checked.
+    """
+    missing = set()
+    for line in command_lines(page.read_text(encoding="utf-8")):
+        for token in line.split():
+            path = token.strip("()[],;:'\"").removeprefix("./").rstrip(".")
+            if not PROJECT_PATH.fullmatch(path) or re.search(r"[*<>{}…|$]", path):
+                continue
+            if not (root / path).exists():
+                missing.add(path)
+    return sorted(missing)
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_every_named_path_exists(name):
+    assert missing_paths(PROJECT_ROOT / name, PROJECT_ROOT) == []
+
+
+def test_missing_paths_are_found(project):
+    page = project / "README.md"
+    page.write_text(
+        "`scripts/tool.py` and `docs/runs.md.` exist, `docs/gone.md` and `vrlib/nope/` do not;"
+        " `figures/<profile>/` and `results/smoke/x` are not checked\n"
+    )
+    assert missing_paths(page, project) == ["docs/gone.md", "vrlib/nope/"]
 
 
 @pytest.mark.parametrize("name", PAGES)
