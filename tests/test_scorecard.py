@@ -313,11 +313,16 @@ def test_cli_writes_then_checks(root, capsys):
 
     put(root, "quick", "achilles_table2", _table2({}))
     assert main(["scorecard", "--check", "--root", str(root)]) == 1  # nothing written yet
+    checked = capsys.readouterr()
+    assert "differs: figures/SCORECARD.md" in checked.out and "run `vrlib scorecard`" in checked.err
     assert main(["scorecard", "--root", str(root)]) == 0
+    assert "wrote: figures/SCORECARD.md" in capsys.readouterr().out
     assert "holds" in (root / "figures" / "SCORECARD.md").read_text()
     assert main(["scorecard", "--check", "--root", str(root)]) == 0
+    assert capsys.readouterr().out.startswith("up to date: ")  # a check that passes says so
     put(root, "quick", "achilles_table2", _table2({("adult", "baynet", "rare"): 0.4}))  # a new run changes a table
     assert main(["scorecard", "--check", "--root", str(root)]) == 1
+    assert "up to date" not in capsys.readouterr().out
 
 
 def test_a_table_of_another_shape_is_not_run_with_its_reason(root):

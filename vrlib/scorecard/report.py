@@ -589,6 +589,8 @@ def main(argv=None) -> int:
             f"{'differs' if args.check else 'wrote'}: {Path(path).relative_to(Path(args.root).resolve()) if Path(path).is_absolute() else path}"
         )
     if args.check and differ:
-        print("run `python -m vrlib.scorecard` and commit the result", file=sys.stderr)
+        print("run `vrlib scorecard` (or `python -m vrlib.scorecard`) and commit the result", file=sys.stderr)
         return 1
+    if not differ:  # said, so that a silent success is not taken for a command that did nothing
+        print("up to date: figures/SCORECARD.md, figures/PROVENANCE.md and the README's summary")
     return 0
