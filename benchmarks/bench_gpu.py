@@ -279,7 +279,9 @@ def attention_seconds(device, tiny: bool = False) -> dict:
         "attention_s_per_target": round(preprocess_s + train_s, 3),
         # None when an epoch was not measurable (its run no longer than the set-up's)
         "attention_train_autograd_speedup": (
-            round(handwritten_epoch_s / autograd_epoch_s, 2) if handwritten_epoch_s > 0 and autograd_epoch_s > 0 else None
+            round(handwritten_epoch_s / autograd_epoch_s, 2)
+            if handwritten_epoch_s > 0 and autograd_epoch_s > 0
+            else None
         ),
         "attention_preprocess_matches_numpy": bool(same),
         "attention_host_syncs_per_epoch": syncs if device.type == "cuda" else None,
