@@ -3,7 +3,7 @@
 Self-masking: a planted copy of training record ``t`` is the nearest released record of
 ``t``'s population near-twins in the holdout, which then score like copies and lift the
 null that ``t`` is calibrated against.  The candidate assigns each released record to its
-nearest record among training and holdout records pooled (ties by a seeded random order)
+nearest record among training and holdout records pooled (one tied with several to none)
 and scores each record only on the released records assigned to it; the rest (views,
 tails, Bonferroni minimum, Benjamini–Hochberg at 5 %) is the audit's.
 
@@ -238,7 +238,7 @@ def seed_dependence(seeds) -> dict:
 
     The release of ``docs/audit.md``'s *Measured: cost on Adult* (Synthpop, 30,000 training,
     15,222 holdout, 30,000 released records).  Without the assignment the seed only splits the
-    holdout for the tail's check; with it, it also orders the ties among the pooled records.
+    holdout for the tail's check; with it, too (ties are assigned to no one, so no order enters the scores).
     """
     from vrlib.audit.evidence import copy_evidence
     from vrlib.audit.inputs import check_tables

@@ -80,7 +80,7 @@ def test_assignment_by_brute_force():
     train, release, holdout = check_tables(
         train.reset_index(drop=True), release.reset_index(drop=True), holdout.reset_index(drop=True), SCHEMA
     )
-    got = assigned_closeness(train, holdout, release, SCHEMA, k=5, resolution=1e-4, seed=0)["all"]
+    got = assigned_closeness(train, holdout, release, SCHEMA, k=5, resolution=1e-4)["all"]
     real = pd.concat([train, holdout], ignore_index=True)
     span = {c: np.ptp(pd.concat([real, release])[c].to_numpy(float)) for c in SCHEMA.continuous}
     g = sum(
@@ -95,19 +95,13 @@ def test_assignment_by_brute_force():
     unique = tied & (tied.sum(axis=0) == 1)
     d_assigned = np.concatenate([got["train"]["d_assigned"], got["holdout"]["d_assigned"]])
     n_assigned = np.concatenate([got["train"]["n_assigned"], got["holdout"]["n_assigned"]])
-    assert n_assigned.sum() == len(release)
-    assert tied.sum(axis=0).max() > 1  # the grid makes ties: the check covers them
-    for i in range(len(real)):
-        mine = g[i, tied[i]]
-        if not len(mine):  # nearest to no released record: nothing assigned
-            assert n_assigned[i] == 0 and np.isinf(d_assigned[i])
-            continue
-        # a released record with one nearest real record goes to it; a tied one to one of its nearest
-        assert unique[i].sum() <= n_assigned[i] <= tied[i].sum()
-        if n_assigned[i]:
-            assert np.isclose(mine, d_assigned[i], rtol=0, atol=1e-9).any()
-        if unique[i].any():
-            assert d_assigned[i] <= g[i, unique[i]].min() + 1e-9
+    assert tied.sum(axis=0).max() > 1 and (tied.sum(axis=0) == 1).any()  # the grid makes ties: both rules checked
+    # a released record with one nearest real record goes to it; one tied with several goes to none of them
+    assert n_assigned.sum() == (tied.sum(axis=0) == 1).sum()
+    assert np.array_equal(n_assigned, unique.sum(axis=1))
+    expected = np.where(unique, g, np.inf).min(axis=1)
+    assert np.allclose(d_assigned[np.isfinite(expected)], expected[np.isfinite(expected)], rtol=0, atol=1e-9)
+    assert np.isinf(d_assigned[~np.isfinite(expected)]).all()
     nbr = np.sort(g, axis=1)[:, 1:6].mean(axis=1)
     assert np.allclose(np.concatenate([got["train"]["d_neighbourhood"], got["holdout"]["d_neighbourhood"]]), nbr)
 
@@ -155,3 +149,31 @@ def test_benchmark_counts_the_masked_case():
     assert row["assigned"]["top_k"] == 10 and row["kept"]["flagged_tp"] <= 1
     # the ten twins lift the kept view's null: its largest holdout score is a copy's, the assigned one's is not
     assert row["kept"]["holdout_top_all"][0] > row["assigned"]["holdout_top_all"][0]
+
+
+def test_a_copy_of_a_record_with_an_exact_holdout_twin_goes_to_neither():
+    """The twin case that rules out both other tie rules: given to the twin (a seeded order, or to all tied
+    records), the copy makes a non-member score like a copy and lifts the null every record is calibrated on."""
+    (train, release, holdout), idx = masked_case(n_planted=10)
+    holdout = holdout.copy()
+    holdout.iloc[:5] = train.iloc[idx[:5]].to_numpy()  # five of the twins made exact
+    got = assigned_closeness(train, holdout, release, SCHEMA)["all"]
+    assert (got["train"]["n_assigned"].iloc[idx[:5]] == 0).all()
+    assert (got["holdout"]["n_assigned"].iloc[:5] == 0).all()
+    assert (got["train"]["d_assigned"].iloc[idx[5:]] == 0).all()  # the others keep their copies
+    # no twin is among the holdout's top scores, which only copies would reach
+    assert got["holdout"]["closeness"].iloc[:5].max() < got["train"]["closeness"].iloc[idx[5:]].min()
+
+
+def test_assigned_evidence_does_not_depend_on_the_seed_where_ties_abound():
+    rng = np.random.default_rng(9)
+    pop = population(500 + 1200 + 700, rng, grid=4)
+    train, holdout, release = pop.iloc[:500], pop.iloc[500:1700], pop.iloc[1700:]
+    train, release, holdout = check_tables(
+        train.reset_index(drop=True), release.reset_index(drop=True), holdout.reset_index(drop=True), SCHEMA
+    )
+    a = copy_evidence(train, holdout, release, SCHEMA, seed=0, assign=True, near_matches=False)[0]
+    b = copy_evidence(train, holdout, release, SCHEMA, seed=3, assign=True, near_matches=False)[0]
+    assert (a["n_assigned"] == 0).sum() > 0  # ties left records with nothing assigned: the rule is exercised
+    pd.testing.assert_series_equal(a["closeness"], b["closeness"])
+    pd.testing.assert_series_equal(a["closeness_continuous"], b["closeness_continuous"])

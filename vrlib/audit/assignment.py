@@ -13,23 +13,31 @@ nearest released record assigned to it (infinite when none is, so that its close
 the lowest).  Its neighbourhood ``d_nbr`` is the audit's (the mean distance to the 2nd to
 ``(k+1)``-th nearest released records), so that ``closeness = log((d_nbr + eps) / (d_1 + eps))``
 is the audit's score for a record that keeps its nearest released record.  A copy of
-``t`` is at distance 0 from ``t`` and is assigned to it (or, where a holdout record is
-equal to ``t``, to one of the two at random), so ``t``'s near-twins no longer borrow it.
+``t`` is at distance 0 from ``t`` and is assigned to it, so ``t``'s near-twins no longer
+borrow it.
 
-**Why the null stays valid.**  The assignment looks at the pooled records, never at which
-of them are training records; ties are broken by a seeded random order of the pool.  When
-training and holdout records are exchangeable with respect to the release (nothing
-leaked), every record's score is the same function of the pool, the release and that
-order, so the holdout's scores are exchangeable with a non-member's and the empirical
-p-values (and the checked tail beyond them, :class:`vrlib.audit.evidence.NullTail`) stay
-valid.
+**Ties go to no one.**  A released record equally near to several pooled records (a copy
+of a record that the population repeats, a holdout twin of ``t`` included) is assigned to
+none of them: the rule needs no order of the pool, so the scores do not depend on the seed,
+and a holdout record never takes a copy that is as much its own as a training record's.
+(Two other rules were measured and not kept, ``docs/audit.md``: ties to one of the tied
+records by a seeded order, the default until this rule, moved the flag's margin with the
+seed; ties to all of them gave exact copies back to holdout twins, which then topped the
+null and masked other copies.)  What it costs: a copy of a record that another *training*
+record repeats is assigned to neither; such a copy is weak evidence in any case where the
+population repeats records.
+
+**Why the null stays valid.**  The assignment looks at the pooled records' distances,
+never at which of them are training records.  When training and holdout records are
+exchangeable with respect to the release (nothing leaked), every record's score is the
+same function of the pool and the release, so the holdout's scores are exchangeable with a
+non-member's and the empirical p-values (and the checked tail beyond them,
+:class:`vrlib.audit.evidence.NullTail`) stay valid.
 
 The audit's default: :func:`vrlib.audit.evidence.copy_evidence` computes it from its own
 release searches (:func:`assigned_frames`); ``vrlib.audit(..., assign=False)`` and ``vrlib
 audit --no-assign`` score each record on every released record instead.  Measured by
-``benchmarks/bench_audit_assignment.py`` and ``benchmarks/bench_audit_validation.py``.  The
-tie order makes the flag's margin depend on the seed; giving a tied released record to every
-equally near pooled record instead was measured and not kept (``docs/audit.md``).
+``benchmarks/bench_audit_assignment.py`` and ``benchmarks/bench_audit_validation.py``.
 """
 
 from __future__ import annotations
@@ -41,9 +49,10 @@ from vrlib.audit.evidence import _calibrated, _check_closeness_args, _release_ne
 from vrlib.data import Schema
 from vrlib.distance import kneighbors_between
 from vrlib.encoding import EncodedTable
-from vrlib.parallel import derive_seed
 
 __all__ = ["assigned_closeness", "assigned_evidence", "assigned_frames", "floor_unassigned"]
+
+TIE = 1e-12  # Gower units: nearest distances closer than this are one distance (sums rounded otherwise)
 
 
 def assigned_closeness(
@@ -53,7 +62,6 @@ def assigned_closeness(
     schema: Schema,
     k: int = 5,
     resolution: float = 0.0001,
-    seed: int = 0,
 ) -> dict[str, dict[str, pd.DataFrame]]:
     """Per distance view, each training and holdout record's closeness to the released records assigned to it.
 
@@ -66,8 +74,6 @@ def assigned_closeness(
         Released neighbours beyond the nearest that make the neighbourhood.
     resolution : float
         Changes smaller than this share of one column's range count as copies.
-    seed : int
-        Of the random order of the pooled records that breaks ties of the assignment.
 
     Returns
     -------
@@ -83,11 +89,11 @@ def assigned_closeness(
         nearest, enc, factor = _release_neighbours(
             {n: df[cols] for n, df in tables.items()}, synthetic[cols], sub, k + 1
         )
-        out[view] = assigned_frames(nearest, enc, factor, tables, k, resolution / len(cols), seed, view)
+        out[view] = assigned_frames(nearest, enc, factor, tables, k, resolution / len(cols))
     return out
 
 
-def assigned_frames(nearest, encoded, factor, tables, k, eps, seed, view) -> dict[str, pd.DataFrame]:
+def assigned_frames(nearest, encoded, factor, tables, k, eps) -> dict[str, pd.DataFrame]:
     """One view's assigned closeness from that view's release searches (those of the audit's copy evidence).
 
     Parameters
@@ -95,15 +101,12 @@ def assigned_frames(nearest, encoded, factor, tables, k, eps, seed, view) -> dic
     nearest, encoded, factor
         Of :func:`vrlib.audit.evidence._release_neighbours` for ``{"train": ..., "holdout": ...}``
         with at least ``k + 1`` neighbours: the neighbourhood is taken from them, so the only new
-        search is the release's against the pooled records (one neighbour).
+        search is the release's against the pooled records (two neighbours: the second tells a tie).
     tables : dict
         ``{"train": train, "holdout": holdout}`` (for their indexes).
     k : int
     eps : float
         ``resolution / F`` of the view.
-    seed : int
-    view : str
-        Names the view in the seed of the pool's order.
 
     Returns
     -------
@@ -111,22 +114,22 @@ def assigned_frames(nearest, encoded, factor, tables, k, eps, seed, view) -> dic
         ``d_release`` (the nearest released record, assigned or not), ``d_assigned``,
         ``n_assigned``, ``d_neighbourhood`` and ``closeness`` (``-inf`` when none is assigned).
     """
-    n_train, n_holdout = len(tables["train"]), len(tables["holdout"])
-    # the pool in a seeded random order: a search returns the first of equally near records, and
-    # that order must not depend on which records are training records
-    order = np.random.default_rng(derive_seed(seed, f"audit assignment {view}")).permutation(n_train + n_holdout)
+    n_train, n_pool = len(tables["train"]), len(tables["train"]) + len(tables["holdout"])
     pool = EncodedTable(
-        np.vstack([encoded["train"].onehot, encoded["holdout"].onehot])[order],
-        np.vstack([encoded["train"].continuous, encoded["holdout"].continuous])[order],
+        np.vstack([encoded["train"].onehot, encoded["holdout"].onehot]),
+        np.vstack([encoded["train"].continuous, encoded["holdout"].continuous]),
         encoded["train"].n_categorical,
     )
-    d, idx = kneighbors_between(encoded["release"], pool, k=1, metric="minkowski", p=1.0)
-    owner = order[idx[:, 0]]  # position in train ++ holdout
-    d_assigned = np.full(len(order), np.inf)
-    np.minimum.at(d_assigned, owner, d[:, 0] / factor)
-    n_assigned = np.bincount(owner, minlength=len(order))
+    d, idx = kneighbors_between(encoded["release"], pool, k=min(2, n_pool), metric="minkowski", p=1.0)
+    d = d / factor
+    # a released record with a second pooled record as near as its nearest is tied: assigned to no one
+    alone = d[:, 1] - d[:, 0] > TIE if n_pool > 1 else np.ones(len(d), bool)
+    owner = idx[alone, 0]  # position in train ++ holdout
+    d_assigned = np.full(n_pool, np.inf)
+    np.minimum.at(d_assigned, owner, d[alone, 0])
+    n_assigned = np.bincount(owner, minlength=n_pool)
     out = {}
-    for name, lo, hi in (("train", 0, n_train), ("holdout", n_train, len(order))):
+    for name, lo, hi in (("train", 0, n_train), ("holdout", n_train, n_pool)):
         dist = nearest[name][0]
         nbr = dist[:, 1 : k + 1].mean(axis=1)
         with np.errstate(divide="ignore"):
@@ -180,7 +183,7 @@ def assigned_evidence(
     info : dict
         ``warnings`` (views whose tail failed its check) and, per view, ``extrapolated``.
     """
-    sc = assigned_closeness(train, holdout, synthetic, schema, k=k, resolution=resolution, seed=seed)
+    sc = assigned_closeness(train, holdout, synthetic, schema, k=k, resolution=resolution)
     out = {"train": pd.DataFrame(index=train.index), "holdout": pd.DataFrame(index=holdout.index)}
     notes, info, p, eff = [], {"views": {}}, {}, {}
     for view, s in sc.items():

@@ -402,12 +402,12 @@ def copy_evidence(
 
     With ``assign``, each distance view's ``d_1`` is the distance to the nearest released
     record *assigned* to the record: each released record goes to its nearest record among
-    the training and holdout records pooled, ties by a seeded order blind to membership
+    the training and holdout records pooled, one tied with several of them to none
     (:mod:`vrlib.audit.assignment`; a record with none assigned gets one closeness below
     every other), so that a copy of a training record no longer lifts the holdout scores
     of that record's near-twins (self-masking).  The neighbourhood comes from the view's
     own search as without it (``k + 1`` neighbours, no more); one search is added per view,
-    the release against the pooled records for one neighbour.  Tails, Bonferroni minimum
+    the release against the pooled records for two neighbours.  Tails, Bonferroni minimum
     and the near-match view are as without it.  Not combined with ``tolerant``.  Off here by
     default; :func:`vrlib.audit.audit` turns it on unless ``tolerant``.
 
@@ -450,7 +450,7 @@ def copy_evidence(
         if assign:  # the view's searches give the neighbourhood; only the release-to-pool search is added
             from vrlib.audit.assignment import assigned_frames, floor_unassigned
 
-            scores[view] = assigned_frames(nearest, enc, factor, tables, k, eps, seed, view)
+            scores[view] = assigned_frames(nearest, enc, factor, tables, k, eps)
             floored = floor_unassigned(scores[view]["train"]["closeness"], scores[view]["holdout"]["closeness"])
             for n, c in zip(tables, floored):
                 scores[view][n]["closeness"] = c

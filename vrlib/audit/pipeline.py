@@ -235,8 +235,8 @@ def audit(
         instead of the Bonferroni minimum of the distance views.
     assign : bool, optional
         Score each record on the released records assigned to it, each released record going
-        to its nearest record among the training and holdout records pooled (ties by a seeded
-        order blind to membership), so that a copy of a training record does not make that
+        to its nearest record among the training and holdout records pooled (one equally near to
+        several of them to none), so that a copy of a training record does not make that
         record's near-twins in the holdout look like copies too (self-masking;
         :mod:`vrlib.audit.assignment`).  Default (None): on, unless ``tolerant``, which
         scores on every released record and cannot be combined with it.
