@@ -219,9 +219,12 @@ def test_train_group_picks_the_hand_written_pass_on_the_cpu(monkeypatch):
     monkeypatch.setattr(training, "_Backprop", Spy)
     rng = np.random.default_rng(8)
     datasets = [_pool(rng, 20) for _ in range(10)]
-    AttentionAttack(SCHEMA, top_x=5, max_epochs=1).fit(datasets, np.arange(10) % 2, _pool(rng, 1))
+    # on the CPU whatever the machine has (on a GPU, "auto" means autograd: tests/test_cuda_paths.py)
+    AttentionAttack(SCHEMA, top_x=5, max_epochs=1, device="cpu").fit(datasets, np.arange(10) % 2, _pool(rng, 1))
     assert len(built) == 1
-    AttentionAttack(SCHEMA, top_x=5, max_epochs=1, gradients="autograd").fit(datasets, np.arange(10) % 2, _pool(rng, 1))
+    AttentionAttack(SCHEMA, top_x=5, max_epochs=1, gradients="autograd", device="cpu").fit(
+        datasets, np.arange(10) % 2, _pool(rng, 1)
+    )
     assert len(built) == 1
 
 
