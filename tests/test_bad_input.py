@@ -673,11 +673,11 @@ def _offline(*args, **kwargs):
 @pytest.mark.parametrize(
     "name, fragment",
     [
-        ("adult.data", "download it by hand into {project}, put the shared data folder at {shared}"),
+        ("adult.data", "download it by hand into {project}, or copy it into VRLIB_DATA_DIR ({env})"),
         (
             "cal_housing.data",
             "download it by hand into {project} (the URL gives an archive: take 'CaliforniaHousing/cal_housing.data' "
-            "out of it, named 'cal_housing.data'), put the shared data folder at {shared}",
+            "out of it, named 'cal_housing.data'), or copy it into VRLIB_DATA_DIR ({env})",
         ),
     ],
 )
@@ -687,7 +687,31 @@ def test_failed_download_says_where_to_put_the_file(offline_project, monkeypatch
         data.find_file(name)
     message = str(error.value)
     assert "failed (no network)" in message and "one of those folders" not in message
-    assert fragment.format(project=offline_project, shared=data.files.shared_data_dir()) in message, message
+    # the folder set searched first, not ../shared/data, which VRLIB_DATA_DIR replaces
+    assert fragment.format(project=offline_project, env=offline_project.parent / "empty") in message, message
+    assert "put the shared data folder at" not in message
+
+
+def test_missing_file_with_a_data_folder_set_says_to_copy_it_there(tmp_path, monkeypatch):
+    """With VRLIB_DATA_DIR set, ../shared/data is not searched: the advice names the folder that is."""
+    monkeypatch.setenv("VRLIB_DATA_DIR", str(tmp_path))
+    monkeypatch.setattr(data.files, "project_data_dir", lambda: tmp_path / "project")
+    with pytest.raises(VrlibError) as error:
+        data.find_file("uk_census2011_teaching_first50000.csv.gz")
+    message = str(error.value)
+    assert f"copy it into VRLIB_DATA_DIR ({tmp_path})" in message, message
+    assert "put the shared data folder at" not in message
+
+
+def test_missing_file_without_a_data_folder_set_names_the_shared_folder(tmp_path, monkeypatch):
+    monkeypatch.delenv("VRLIB_DATA_DIR", raising=False)
+    monkeypatch.setattr(data.files, "shared_data_dir", lambda: tmp_path / "shared" / "data")
+    monkeypatch.setattr(data.files, "project_data_dir", lambda: tmp_path / "project")
+    with pytest.raises(VrlibError) as error:
+        data.find_file("uk_census2011_teaching_first50000.csv.gz")
+    message = str(error.value)
+    assert f"put the shared data folder at {tmp_path / 'shared' / 'data'}, or set VRLIB_DATA_DIR" in message, message
+    assert "copy it into VRLIB_DATA_DIR" not in message
 
 
 def test_missing_data_folder_is_named(tmp_path, monkeypatch):

@@ -150,6 +150,14 @@ def verify(path: Path, spec: DataFile) -> None:
     _verified.add(key)
 
 
+def _where_to_put() -> str:
+    """Where a missing file can go: the folder searched first (``VRLIB_DATA_DIR`` when it is set)."""
+    env = os.environ.get("VRLIB_DATA_DIR")
+    if env:
+        return f"copy it into VRLIB_DATA_DIR ({env}), or unset VRLIB_DATA_DIR so that {shared_data_dir()} is searched"
+    return f"put the shared data folder at {shared_data_dir()}, or set VRLIB_DATA_DIR to the folder that holds it"
+
+
 def find_file(name: str, download: bool = True) -> Path:
     """Path of the verified data file ``name``, downloading it when it is missing.
 
@@ -176,10 +184,7 @@ def find_file(name: str, download: bool = True) -> Path:
             if spec.url is None
             else f"its public source is {spec.url}"
         )
-        raise VrlibError(
-            f"data file {name!r} not found in {where}; put the shared data folder at {shared_data_dir()} "
-            f"or set VRLIB_DATA_DIR to the folder that holds it ({source}; see data/README.md)"
-        )
+        raise VrlibError(f"data file {name!r} not found in {where}; {_where_to_put()} ({source}; see data/README.md)")
     target = project_data_dir() / name
     try:
         _download(spec, target)
@@ -190,8 +195,7 @@ def find_file(name: str, download: bool = True) -> Path:
             by_hand += f" (the URL gives an archive: take {spec.member!r} out of it, named {name!r})"
         raise VrlibError(
             f"data file {name!r} not found in {where}, and downloading it from {spec.url} failed ({exc}); "
-            f"{by_hand}, put the shared data folder at {shared_data_dir()}, or set VRLIB_DATA_DIR to the folder "
-            "that holds it (see data/README.md)"
+            f"{by_hand}, or {_where_to_put()} (see data/README.md)"
         ) from None
     verify(target, spec)
     return target
