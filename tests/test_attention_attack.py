@@ -376,23 +376,29 @@ def test_grouped_forward_is_the_network_forward():
             torch.testing.assert_close(a, b, rtol=0, atol=0)
 
 
-def test_grouped_training_equals_training_each_target_alone():
-    """Each target's result in a group of 3 (own data, seed, early stopping) is its result alone, on the CPU.
-
-    (On a GPU the float orders differ more: tests/test_cuda_paths.py holds the GPU's version.)"""
+def grouped_and_alone(device):
+    """Three targets' attacks trained each alone and as one group of 3 on ``device``: ``(alone, together)``."""
     from vrlib.attacks.attention import fit_attacks
 
-    # Grouped and single training add up the same numbers in different orders: their losses differ in
-    # the last bits, and training amplifies that over epochs.  Twelve epochs keep it below 1e-6, far
-    # under the smallest change of validation loss an early-stopping decision here rests on (5e-5),
-    # while the three targets still stop at different epochs (11, 6 and 12).
-    params = dict(top_x=10, max_epochs=12, patience=1, batch_size=20, lr=3e-2, device="cpu")
+    params = dict(top_x=10, max_epochs=12, patience=1, batch_size=20, lr=3e-2, device=device)
     games = [_game(120, seed=30 + k, planted=k != 1) for k in range(3)]
     alone = [AttentionAttack(BIG_SCHEMA, seed=k, **params).fit(d, y, t) for k, (d, y, t) in enumerate(games)]
     together = fit_attacks(
         (AttentionAttack(BIG_SCHEMA, seed=k, **params), d, y, t) for k, (d, y, t) in enumerate(games)
     )
     assert together[0].timings_["group_size"] == 3
+    return alone, together
+
+
+def test_grouped_training_equals_training_each_target_alone():
+    """Each target's result in a group of 3 (own data, seed, early stopping) is its result alone, on the CPU.
+
+    (On a GPU the float orders differ more: tests/test_cuda_paths.py holds the GPU's version.)"""
+    # Grouped and single training add up the same numbers in different orders: their losses differ in
+    # the last bits, and training amplifies that over epochs.  Twelve epochs keep it below 1e-6, far
+    # under the smallest change of validation loss an early-stopping decision here rests on (5e-5),
+    # while the three targets still stop at different epochs (11, 6 and 12).
+    alone, together = grouped_and_alone("cpu")
     test, _, _ = _game(40, seed=40)
     for a, b in zip(alone, together):
         assert (a.best_epoch_, a.n_epochs_) == (b.best_epoch_, b.n_epochs_)

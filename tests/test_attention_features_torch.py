@@ -204,8 +204,8 @@ def test_gradients_parameter_is_checked_and_picks_the_path(monkeypatch):
     assert seen == [None, True, False]
 
 
-def test_train_group_picks_the_hand_written_pass_on_the_cpu(monkeypatch):
-    """autograd=None: the hand-written backward pass on a CPU (measured faster there)."""
+def spy_backprop(monkeypatch) -> list:
+    """Records each hand-written backward pass that training builds: a test can tell which gradients trained."""
     from vrlib.attacks.attention import training
 
     built = []
@@ -217,6 +217,12 @@ def test_train_group_picks_the_hand_written_pass_on_the_cpu(monkeypatch):
             super().__init__(model)
 
     monkeypatch.setattr(training, "_Backprop", Spy)
+    return built
+
+
+def test_train_group_picks_the_hand_written_pass_on_the_cpu(monkeypatch):
+    """autograd=None: the hand-written backward pass on a CPU (measured faster there)."""
+    built = spy_backprop(monkeypatch)
     rng = np.random.default_rng(8)
     datasets = [_pool(rng, 20) for _ in range(10)]
     # on the CPU whatever the machine has (on a GPU, "auto" means autograd: tests/test_cuda_paths.py)

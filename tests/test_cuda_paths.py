@@ -102,19 +102,11 @@ def test_wgan_on_cuda_learns_what_it_learns_on_cpu():
 def test_attention_on_cuda_trains_with_autograd_by_default(monkeypatch):
     """gradients="auto" on a GPU: autograd (the hand-written pass is the CPU's default)."""
     from test_attention_features_torch import SCHEMA as ATT_SCHEMA
-    from test_attention_features_torch import _pool
+    from test_attention_features_torch import _pool, spy_backprop
 
-    from vrlib.attacks.attention import AttentionAttack, training
+    from vrlib.attacks.attention import AttentionAttack
 
-    built = []
-    real = training._Backprop
-
-    class Spy(real):
-        def __init__(self, model):
-            built.append(model)
-            super().__init__(model)
-
-    monkeypatch.setattr(training, "_Backprop", Spy)
+    built = spy_backprop(monkeypatch)
     rng = np.random.default_rng(8)
     datasets = [_pool(rng, 20) for _ in range(10)]
     AttentionAttack(ATT_SCHEMA, top_x=5, max_epochs=1, device="cuda").fit(datasets, np.arange(10) % 2, _pool(rng, 1))
@@ -130,17 +122,9 @@ def test_attention_grouped_on_cuda_stops_each_target_as_alone():
 
     On a CPU the two agree to 1e-5 (test_attention_attack.py); on one H200 the GPU's float orders
     left them 8e-4 apart (relative) by the 8th epoch, with the same stopping epochs."""
-    from test_attention_attack import BIG_SCHEMA, _game
+    from test_attention_attack import grouped_and_alone
 
-    from vrlib.attacks.attention import AttentionAttack, fit_attacks
-
-    params = dict(top_x=10, max_epochs=12, patience=1, batch_size=20, lr=3e-2, device="cuda")
-    games = [_game(120, seed=30 + k, planted=k != 1) for k in range(3)]
-    alone = [AttentionAttack(BIG_SCHEMA, seed=k, **params).fit(d, y, t) for k, (d, y, t) in enumerate(games)]
-    together = fit_attacks(
-        (AttentionAttack(BIG_SCHEMA, seed=k, **params), d, y, t) for k, (d, y, t) in enumerate(games)
-    )
-    assert together[0].timings_["group_size"] == 3
+    alone, together = grouped_and_alone("cuda")
     for a, b in zip(alone, together):
         assert (a.best_epoch_, a.n_epochs_) == (b.best_epoch_, b.n_epochs_)
         np.testing.assert_allclose(a.history_["val_loss"], b.history_["val_loss"], rtol=5e-3, atol=1e-5)
