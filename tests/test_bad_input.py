@@ -692,26 +692,31 @@ def test_failed_download_says_where_to_put_the_file(offline_project, monkeypatch
     assert "put the shared data folder at" not in message
 
 
-def test_missing_file_with_a_data_folder_set_says_to_copy_it_there(tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    "env_set, advice, not_advice",
+    [
+        (True, "copy it into VRLIB_DATA_DIR ({tmp})", "put the shared data folder at"),
+        (
+            False,
+            "put the shared data folder at {tmp}/shared/data, or set VRLIB_DATA_DIR",
+            "copy it into VRLIB_DATA_DIR",
+        ),
+    ],
+    ids=["data-folder-set", "no-data-folder-set"],
+)
+def test_missing_file_advice_names_the_folder_searched_first(tmp_path, monkeypatch, env_set, advice, not_advice):
     """With VRLIB_DATA_DIR set, ../shared/data is not searched: the advice names the folder that is."""
-    monkeypatch.setenv("VRLIB_DATA_DIR", str(tmp_path))
-    monkeypatch.setattr(data.files, "project_data_dir", lambda: tmp_path / "project")
-    with pytest.raises(VrlibError) as error:
-        data.find_file("uk_census2011_teaching_first50000.csv.gz")
-    message = str(error.value)
-    assert f"copy it into VRLIB_DATA_DIR ({tmp_path})" in message, message
-    assert "put the shared data folder at" not in message
-
-
-def test_missing_file_without_a_data_folder_set_names_the_shared_folder(tmp_path, monkeypatch):
-    monkeypatch.delenv("VRLIB_DATA_DIR", raising=False)
+    if env_set:
+        monkeypatch.setenv("VRLIB_DATA_DIR", str(tmp_path))
+    else:
+        monkeypatch.delenv("VRLIB_DATA_DIR", raising=False)
     monkeypatch.setattr(data.files, "shared_data_dir", lambda: tmp_path / "shared" / "data")
     monkeypatch.setattr(data.files, "project_data_dir", lambda: tmp_path / "project")
     with pytest.raises(VrlibError) as error:
         data.find_file("uk_census2011_teaching_first50000.csv.gz")
     message = str(error.value)
-    assert f"put the shared data folder at {tmp_path / 'shared' / 'data'}, or set VRLIB_DATA_DIR" in message, message
-    assert "copy it into VRLIB_DATA_DIR" not in message
+    assert advice.format(tmp=tmp_path) in message, message
+    assert not_advice not in message
 
 
 def test_missing_data_folder_is_named(tmp_path, monkeypatch):
