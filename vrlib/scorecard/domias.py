@@ -928,6 +928,8 @@ def pareto_frontier(t):
     def lower(i, j, axis, z):
         """Point i's value on ``axis`` below point j's beyond ``z`` se of the two (True), above (False), else None."""
         p, q = pts.loc[i], pts.loc[j]
+        if pd.isna(p.wd_sliced) or pd.isna(q.wd_sliced):  # a W1 not measured is never better or worse than another
+            return None
         if axis == "auc":
             return ahead(q.auc_mean - p.auc_mean, float(np.hypot(p.se, q.se)), z=z, fail_z=z)
         if w_se is None:  # W1 read as exact
