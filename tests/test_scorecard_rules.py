@@ -972,6 +972,28 @@ def test_headline_average_gap_se_bounds_the_settings_that_share_targets():
     assert out.checks == [None], out.why()
 
 
+@pytest.mark.parametrize("result, table", [("§6.1 (Fig. 1)", "achilles_fig1_targets"),
+                                           ("§6.2 (Fig. 2)", "achilles_fig2_targets")])  # fmt: skip
+def test_median_gap_match_never_passes_more_easily_on_a_noisier_run(result, table):
+    # The paper's median gap was taken as noisy as ours, so the margin (1.96 √2 se) grew faster than our interval
+    # (1.96 se): a gap 0.05 above the stated one was inconclusive at a bootstrap se of 0.04 and 'equal' to it at
+    # 0.08 to 0.11. The check on the stated gap may pass at a smaller noise only, never first at a larger one.
+    (c,) = [c for c in JUDGED if c.paper == "achilles" and c.result == result]
+    stated = {"§6.1 (Fig. 1)": 0.186, "§6.2 (Fig. 2)": 0.1089}[result]
+    passed = []
+    for spread in (0.1, 0.15, 0.2, 0.25, 0.3):
+        out = c.rule({**tables_of(c), **_targets(table, stated + 0.05, 0.15, spread)(None)})
+        passed.append(out.checks[-1] is True)  # the last check: Census/BayNet against the stated gap
+    assert passed == sorted(passed, reverse=True), passed
+
+
+def test_paper_median_gap_se_by_hand():
+    # Census/BayNet: distance 0.858 ± 0.040 and log-likelihood (the highest other mean) 0.731 ± 0.090 over 10
+    # targets in Table 2; 0.737 ± 0.118 and 0.674 ± 0.085 in Table 3.
+    assert headline.paper_median_gap_se("query") == pytest.approx(np.sqrt(np.pi / 2) * np.hypot(0.040, 0.090) / 3)
+    assert headline.paper_median_gap_se("attention") == pytest.approx(np.sqrt(np.pi / 2) * np.hypot(0.118, 0.085) / 3)
+
+
 def test_headline_median_gaps_and_std_ratios_by_hand():
     rows = []
     for method, aucs in {"distance": [0.9, 0.8, 0.7], "rare": [0.6, 0.65, 0.9], "random": [0.5, 0.5, 0.5]}.items():
@@ -1977,9 +1999,12 @@ def test_median_claim_says_which_comparison_decided(result):
     failed against 0); a gap equal to 0 is not taken for the stated one, and the words say so when that decides."""
     (claim,) = [c for c in JUDGED if c.result == result and c.quote.startswith("The median")]
     name = "achilles_fig1_targets" if "Fig. 1" in result else "achilles_fig2_targets"
-    short = claim.rule(_targets(name, 0.03, 0.05, 0.01)({}))  # clearly above 0, far below 0.186 / 0.1089
-    (said,) = [w for w in short.failed if "census/baynet: ours" in w]
-    assert said.startswith(f"{FAILS}: ") and "against 0" not in said and "above 0" not in said
+    # clearly above 0, far below 0.186 / 0.1089 (beyond the paper's own noise too: its median gap's se, from its
+    # table's spread, is 0.041 / 0.061, so Fig. 2's stated gap is apart from no gap above 0 and is not tried here)
+    if "Fig. 1" in result:
+        short = claim.rule(_targets(name, 0.03, 0.05, 0.01)({}))
+        (said,) = [w for w in short.failed if "census/baynet: ours" in w]
+        assert said.startswith(f"{FAILS}: ") and "against 0" not in said and "above 0" not in said
     for spread in (0.1, 0.2, 0.4):  # a median gap of 0 with noise up to as large as the claim: never "holds"
         noisy = claim.rule(_targets(name, 0.0, 0.25, spread)({}))
         (said,) = [w for w in noisy.failed if "census/baynet: ours" in w]
@@ -1989,9 +2014,10 @@ def test_median_claim_says_which_comparison_decided(result):
 
 def test_median_claim_inconclusive_by_zero_says_so():
     """§6.2: a median gap of 0 whose interval sits inside the stated gap's margin is inconclusive because it is
-    not above 0, and says that, not that its interval reaches past the margin."""
+    not above 0, and says that, not that its interval reaches past the margin. (A gap of 0 is within the paper's own
+    noise of its 0.1089: its median gap's se, from its Table 3's spread, is 0.061.)"""
     (claim,) = [c for c in JUDGED if c.result == "§6.2 (Fig. 2)" and c.quote.startswith("The median")]
-    noisy = claim.rule(_targets("achilles_fig2_targets", 0.0, 0.25, 0.4)({}))
+    noisy = claim.rule(_targets("achilles_fig2_targets", 0.0, 0.25, 0.01)({}))
     (said,) = [w for w in noisy.failed if "census/baynet: ours" in w]
     assert said.startswith("within the stated gap's margin but not above 0 beyond the noise: ")
 

@@ -23,7 +23,8 @@ from vrlib.errors import VrlibError
 from vrlib.scorecard.rules import se_difference
 
 __all__ = [
-    "setting_gaps", "average_gap", "paper_average_gap", "median_gaps", "std_ratios", "shortfall_carrier",
+    "setting_gaps", "average_gap", "paper_average_gap", "paper_median_gap_se", "median_gaps", "std_ratios",
+    "shortfall_carrier",
     "PAPER_N_TARGETS",
 ]  # fmt: skip
 
@@ -89,6 +90,22 @@ def paper_average_gap(attack: str = "query") -> dict:
     from vrlib.experiments.achilles import paper_table
 
     return average_gap(paper_table(attack), mean="paper_mean", std="paper_std", n_targets=PAPER_N_TARGETS)
+
+
+def paper_median_gap_se(attack: str, dataset: str = "census", generator: str = "baynet") -> float:
+    """The se of the paper's median gap at one setting, from the spread of its own targets (Table 2 or 3's ±).
+
+    The paper publishes no per-target AUC, but its table gives each method's std over its 10 targets; the median of
+    n values of sd σ has an se of about √(π/2) σ / √(n − 1) (the normal case, with the table's population std), and
+    the gap is distance's median minus that of the other method with the highest mean there.
+    """
+    from vrlib.experiments.achilles import paper_table
+
+    p = paper_table(attack)
+    g = p[(p.dataset == dataset) & (p.generator == generator)].set_index("method")
+    best = g.drop(index="distance").paper_mean.idxmax()
+    scale = np.sqrt(np.pi / 2)
+    return float(scale * np.hypot(*(g.at[m, "paper_std"] / np.sqrt(PAPER_N_TARGETS - 1) for m in ("distance", best))))
 
 
 def median_gaps(results: pd.DataFrame, n_boot: int = 0, seed: int = 0) -> pd.DataFrame:
