@@ -1742,6 +1742,28 @@ def test_one_record_can_hold_at_the_noise_of_the_papers_games():
     assert off.checks[2] is False, off.why(10)
 
 
+def test_one_record_match_never_passes_more_easily_on_a_noisier_run():
+    # The paper's risks were taken as noisy as ours (margin 1.96 √2 of our noise sd against an interval of 1.96 of
+    # it): R_T 0.005 off the paper's 0.62 was inconclusive at a noise sd of 0.003-0.005 and matched it at 0.01-0.03.
+    # Their noise is now that of an AUC from the paper's 100 + 100 games at its value (Hanley & McNeil: 0.0395 at 0.62,
+    # independently of our run), so a check may pass at a smaller noise only, never first at a larger one.
+    from vrlib.scorecard.lost import auc_sd
+
+    a, m = 0.62, 100
+    q1, q2 = a / (2 - a), 2 * a * a / (1 + a)
+    assert auc_sd(a) == pytest.approx(np.sqrt((a * (1 - a) + (m - 1) * (q1 - a * a) + (m - 1) * (q2 - a * a)) / m**2))
+    claim = _lost_claim("Das modell")
+    tables = tables_of(claim)
+    paper = dict(model_seeded_min=0.505, model_seeded_max=0.805, traditional=0.625, between_datasets_sd=0.1)
+    passed = []
+    for noise in (0.003, 0.005, 0.01, 0.02, 0.03):
+        out = claim.rule({**tables, **_record(**paper, noise_sd=noise)(tables)})
+        passed.append(out.checks[1:])  # the four equivalences (the first check is the F test of the spread)
+    for k in range(4):
+        seq = [p[k] is True for p in passed]
+        assert seq == sorted(seq, reverse=True), (k, passed)
+
+
 def test_overall_higher_mia_reads_every_attack_not_domias_alone():
     # "leading to higher MIA for large number of epochs": DOMIAS rising alone (every other attack flat, tight) is not
     # "higher MIA" overall. Before, the rule read DOMIAS only and said "holds".
@@ -2655,8 +2677,9 @@ def test_kde_then_flow_fails_only_at_the_family_z():
 
 def test_one_record_fails_a_comparison_only_at_the_family_z():
     """lost Fig. 5: five comparisons (the spread, worst case − traditional, R_T = 0.62, each end of the range), one
-    family (2.58 se). At noise sd 0.01 (margin for 0.62: 1.96 √2 × 0.01 = 0.028) a traditional risk 0.05 off (its
-    interval wholly beyond the margin at 1.96 se, not at 2.58) is within the noise; 0.07 off fails."""
+    family (2.58 se). At noise sd 0.01 (margin for 0.62: 1.96 √(0.01² + 0.0395²) = 0.080, the paper's risk as noisy as
+    an AUC from its 100 + 100 games) a traditional risk 0.10 off (its interval wholly beyond the margin at 1.96 se, not
+    at 2.58) is within the noise; 0.12 off fails."""
     claim = _lost_claim("Das modell")
     tables = tables_of(claim)
 
@@ -2664,11 +2687,11 @@ def test_one_record_fails_a_comparison_only_at_the_family_z():
         return claim.rule(_record(model_seeded_min=0.5, model_seeded_max=0.8, traditional=0.62 + off,
                                   between_datasets_sd=0.1, noise_sd=0.01)(tables))  # fmt: skip
 
-    near = run(0.05)
+    near = run(0.10)
     said = [w for w in near.failed if "traditional risk" in w]
     assert len(said) == 1 and not said[0].startswith(f"{FAILS}: "), near.why(10)
     assert "Bonferroni over 5 comparisons" in said[0]
-    assert any(w.startswith(f"{FAILS}: traditional risk") for w in run(0.07).failed)
+    assert any(w.startswith(f"{FAILS}: traditional risk") for w in run(0.12).failed)
 
 
 @pytest.mark.parametrize("name", ["achilles_table2", "achilles_table3"])
