@@ -6,6 +6,8 @@ is true) and makes from it, the same way for every rule:
 
 - the claim reversed: that file's *does not hold* case, run as the scorecard runs a rule (must say "does not hold");
 - every measured value missing (NaN) or every table empty: nothing was measured, so no check may pass or fail;
+- the spreads widened step by step (2, 4, 16 times): no check within the noise at one spread may pass at a wider one
+  (a margin growing with the run's own noise faster than its interval would let a noisier run match more easily);
 - every value drowned in noise: each spread (std, se, noise floor, interval, per-target spread) a thousand times
   wider, each count of runs, targets, seeds or records cut to two, and each value moved (by 0.01, 0.02, ... column
   by column) off the holds case so that it does not sit exactly on the paper's: no check may pass.
@@ -138,6 +140,41 @@ def test_no_check_passes_on_values_drowned_in_noise(claim):
     assert before == "holds"  # the case the noise is added to
     v, checks = _judged(claim, {n: _drowned(n, df) for n, df in _holds_case(claim).items()})
     assert True not in checks, (v, checks)
+
+
+def _widened(name: str, df: pd.DataFrame, factor: float, offset: float) -> pd.DataFrame:
+    """Every spread ``factor`` times as wide (std, se, noise floors, intervals about their middle, per-target AUCs about
+    their median), the counts of runs left as they are, each value moved as in :func:`_drowned`."""
+    out = _drowned(name, df, factor=factor, offset=offset)
+    for col in df.columns:
+        if col in REPLICATES or col in ("members", "non_members"):
+            out[col] = df[col]
+        high = "ci_high" if col == "ci_low" else col[: -len("_low")] + "_high" if col.endswith("_low") else None
+        if high in df.columns and pd.api.types.is_numeric_dtype(df[col]):
+            mid, half = (df[col] + df[high]) / 2, (df[high] - df[col]) / 2
+            out[col], out[high] = mid - factor * half + offset, mid + factor * half + offset
+    if {"auc", "target"} <= set(df.columns):
+        by = [c for c in ("dataset", "generator", "method") if c in df.columns]
+        median = df.groupby(by).auc.transform("median")
+        out["auc"] = median + (df.auc - median) * factor + offset
+    return out
+
+
+@pytest.mark.parametrize("claim", JUDGED, ids=short)
+def test_no_check_passes_more_easily_as_the_noise_grows(claim):
+    # A margin that grows with the run's own noise faster than its interval (the paper's noise taken as ours) lets a
+    # noisier run match more easily: a check within the noise (or past its margin) at one spread that passes at a
+    # wider one. From each rule's holds case, moved a little off it, the spreads are widened step by step.
+    for offset in (0.005, 0.02):
+        seen = []
+        for factor in (1, 2, 4, 16):
+            outcome, _ = _apply(claim, {n: _widened(n, df, factor, offset) for n, df in _holds_case(claim).items()})
+            seen.append(None if outcome is None else list(outcome.checks))
+        for before, after in zip(seen, seen[1:]):
+            if before is None or after is None or len(before) != len(after):
+                continue
+            turned = [k for k, (b, a) in enumerate(zip(before, after)) if b is None and a is True]
+            assert not turned, (offset, seen)
 
 
 def _by_hand(prefix: str):
