@@ -208,3 +208,88 @@ def test_a_count_without_noise_fails_when_it_differs(shift, expected):
     df.loc[rows, "ours"] = df.loc[rows, "paper"].astype(float) + shift
     outcome, _ = _apply(c, {"mca_table3": df[rows]})  # the shares alone
     assert outcome.checks == [expected, expected]
+
+
+# --------------------------------------------------------------------------- "the games differ": a fail side
+
+
+def _lost(quote_start: str):
+    (c,) = [c for c in JUDGED if c.paper == "lost" and c.quote.startswith(quote_start)]
+    return c
+
+
+def _games_alike(c, half_width: float) -> dict[str, pd.DataFrame]:
+    """Every RMSD table of claim ``c`` with each RMSD 1e-4 above its floor (0.055, the committed floors' size) and a
+    bootstrap interval of ± ``half_width``: two games that rate every record alike, measured to that precision."""
+    out = {}
+    for name, df in tables_of(c).items():
+        df = df.copy()
+        offset = 1e-4 * np.arange(len(df))  # distinct settings stay distinct
+        df["floor"] = 0.055 + offset
+        df["rmsd"] = df["floor"] + 1e-4
+        df["rmsd_low"], df["rmsd_high"] = df["rmsd"] - half_width, df["rmsd"] + half_width
+        df["rmsd_se"] = half_width / 1.96
+        out[name] = df.drop(columns=[k for k in ("excess_se", "floor_se") if k in df])
+    return out
+
+
+@pytest.mark.parametrize("quote", ["the two privacy games", "Auch bei"])
+def test_games_shown_alike_do_not_differ(quote):
+    # Before, "the games differ" failed only on an RMSD below its floor beyond the noise, which games that agree give
+    # only by chance (they give an RMSD at the floor): on this table the rule said "inconclusive" however precise.
+    c = _lost(quote)
+    v, checks = _judged(c, _games_alike(c, 0.001))
+    assert v == "does not hold" and True not in checks, (v, checks)
+    # the same games measured ten times less precisely: the gap's RMS may still be up to about 0.05, so undecided
+    v, checks = _judged(c, _games_alike(c, 0.01))
+    assert v == "inconclusive", (v, checks)
+
+
+def test_the_gap_beyond_the_noise_by_hand():
+    from vrlib.scorecard.lost import ALIKE_RMS, above_floor, gap_rms_high
+
+    # RMSD 0.06 over a floor 0.05, RMSD − floor with a bootstrap se of 0.002 and no RMSD interval (the floor's point
+    # value): at most √(0.06392² − 0.05²) = 0.03982, by hand.
+    row = pd.DataFrame(dict(rmsd=[0.06], floor=[0.05], excess_se=[0.002])).iloc[0]
+    assert gap_rms_high(row) == pytest.approx(np.sqrt((0.06 + 1.96 * 0.002) ** 2 - 0.05**2), rel=1e-12)
+    assert gap_rms_high(row) == pytest.approx(0.03982, abs=5e-6)
+    assert above_floor(row) is True  # 0.01 against 1.96 × 0.002
+    # a true gap of RMS 0.03 (RMSD √(0.055² + 0.03²)) measured precisely differs, not alike
+    row = pd.DataFrame(dict(rmsd=[np.hypot(0.055, 0.03)], floor=[0.055], excess_se=[0.0005])).iloc[0]
+    assert above_floor(row) is True
+    # the games alike: the RMSD at its floor, se 0.0005: at most √(0.00098 × 0.11098) = 0.0104 < ALIKE_RMS
+    row = pd.DataFrame(dict(rmsd=[0.055], floor=[0.055], excess_se=[0.0005])).iloc[0]
+    assert gap_rms_high(row) < ALIKE_RMS and above_floor(row) is False
+
+
+def _miss_alike(c, n_records: int, half_width: float) -> dict[str, pd.DataFrame]:
+    """Every miss-rate cell of claim ``c`` at 0.3 with noise alone at 0.3 (the games disagree on high-risk records
+    no more than two runs of one game do), over ``n_records`` records, each share's interval ± ``half_width``."""
+    out = {}
+    for name, df in tables_of(c).items():
+        df = df.copy()
+        has = df.miss_rate.notna()
+        df.loc[has, "miss_rate"] = df.loc[has, "miss_rate_noise"] = 0.3
+        for col in ("miss_rate", "miss_rate_noise"):
+            df.loc[has, f"{col}_low"], df.loc[has, f"{col}_high"] = 0.3 - half_width, 0.3 + half_width
+        df.loc[has, "n_high"] = n_records
+        out[name] = df
+    return out
+
+
+def test_a_miss_rate_shown_to_be_noise_is_not_significant():
+    # "für alle t signifikant" failed only on a miss rate below noise alone beyond the noise; one equal to it, however
+    # many records show it, was "inconclusive"
+    from vrlib.scorecard.lost import noise_alike
+
+    c = _lost("Für alle")
+    v, checks = _judged(c, _miss_alike(c, 200_000, 0.002))
+    assert v == "does not hold" and True not in checks, (v, checks)
+    v, checks = _judged(c, _miss_alike(c, 200, 0.05))  # a few hundred records: the binomial noise alone is ± 0.06
+    assert v == "inconclusive", (v, checks)
+    # by hand: 0.30 against 0.30, each ± 0.02 on 100,000 records: the difference at most hypot(0.02, 0.02) = 0.028
+    row = pd.DataFrame(dict(miss_rate=[0.3], miss_rate_low=[0.28], miss_rate_high=[0.32], miss_rate_noise=[0.3],
+                            miss_rate_noise_low=[0.28], miss_rate_noise_high=[0.32], n_high=[100_000])).iloc[0]  # fmt: skip
+    assert noise_alike(row)
+    row["miss_rate"], row["miss_rate_low"], row["miss_rate_high"] = 0.34, 0.32, 0.36  # at most 0.068 above
+    assert not noise_alike(row)

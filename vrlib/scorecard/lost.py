@@ -245,21 +245,50 @@ def excess(row) -> tuple[float, float, str]:
     return d, se, f"se ≈ hypot(RMSD se, floor se {f(_floor_se_of(row), 4)} scaled from it), no covariance term"
 
 
+# The games rate records alike where the RMS of their gap beyond the noise, √(RMSD² − floor²), is shown below this:
+# half the smallest RMSD the paper calls a significant error (§5: "RMSD-Bereich von 0,04 bis 0,11, was einen
+# signifikanten Fehler ... darstellt"). Without it "the games differ" could not fail: RMSD − floor is below 0 beyond
+# its noise only by chance, since two games that agree give an RMSD equal to the floor, not below it.
+ALIKE_RMS = 0.02
+
+
+def gap_rms_high(row, z: float = Z) -> float:
+    """The upper end, at ``z`` se, of the RMS gap between the games beyond their noise: √(RMSD² − floor²) =
+    √(d (d + 2 floor)) with ``d = rmsd − floor`` at the upper end of its interval (:func:`excess`) and the floor at
+    the upper end of its own (its se scaled from the RMSD's, :func:`floor_se_approx`; the point value where the row
+    has no RMSD interval); NaN where ``d``'s se is unknown."""
+    d, se, _ = excess(row)
+    if pd.isna(se) or se <= 0:
+        return float("nan")
+    high = d + z * se
+    floor_se = _floor_se_of(row)
+    floor = row.floor + (0.0 if pd.isna(floor_se) else z * floor_se)
+    return float(np.sqrt(max(0.0, high * (high + 2 * floor))))
+
+
 def above_floor(row, fail_z=None):
-    """The RMSD beyond its noise floor: ``rmsd − floor`` above 0 by more than Z se (True), below it by more than
-    ``fail_z`` se (False; Z when not given, the :func:`family_z` of a claim about every setting), else None (the
-    floor's own noise included, :func:`excess`)."""
+    """The RMSD beyond its noise floor: ``rmsd − floor`` above 0 by more than Z se (True); below it by more than
+    ``fail_z`` se, or the games shown to rate records alike (:func:`gap_rms_high` at ``fail_z`` below
+    :data:`ALIKE_RMS`) (False; ``fail_z`` is Z when not given, the :func:`family_z` of a claim about every setting);
+    else None (the floor's own noise included, :func:`excess`)."""
     d, se, _ = excess(row)
     # the noise unknown (or an interval of zero width, which no finite run gives): never judged on the point values
-    return None if pd.isna(se) or se <= 0 else ahead(d, se, fail_z=fail_z)
+    if pd.isna(se) or se <= 0:
+        return None
+    v = ahead(d, se, fail_z=fail_z)
+    if v is None and gap_rms_high(row, Z if fail_z is None else fail_z) < ALIKE_RMS:
+        return False
+    return v
 
 
 def excess_text(row) -> str:
-    """``rmsd − floor`` with its interval and the basis of its se, for a row's evidence."""
+    """``rmsd − floor`` with its interval and the basis of its se, and the gap's RMS beyond the noise at most, for a
+    row's evidence."""
     d, se, basis = excess(row)
     if pd.isna(se):
         return f"RMSD − floor {f(d, 4)} ({basis})"
-    return f"RMSD − floor {f(d, 4)} [{f(d - Z * se, 4)}, {f(d + Z * se, 4)}] ({basis})"
+    return (f"RMSD − floor {f(d, 4)} [{f(d - Z * se, 4)}, {f(d + Z * se, 4)}] ({basis}); RMS gap beyond the noise "
+            f"at most {f(gap_rms_high(row), 4)} (alike below {ALIKE_RMS:g})")  # fmt: skip
 
 
 def beyond_noise(row, fail_z: float | None = None):
@@ -272,6 +301,22 @@ def beyond_noise(row, fail_z: float | None = None):
     asymmetric near 0 and 1: 6 of 6 has none above, 0.46 below); the two are combined as independent, √(se₁² + se₂²).
     Asking the two intervals to be apart would add the half-widths instead, a test at about 2.8 se, not 1.96."""
     return share_above(row, "miss_rate", row, "miss_rate_noise", fail_z)
+
+
+# A miss rate no more than this above the miss rate of noise alone, at the upper end of their difference's interval,
+# is read as noise: the margin of a share the paper states without an interval (ABOUT).
+ALIKE_SHARE = ABOUT
+
+
+def noise_alike(row, z: float = Z) -> bool:
+    """The miss rate shown to be no more than noise alone: its excess over ``miss_rate_noise`` at most
+    :data:`ALIKE_SHARE` at the upper end of the difference's interval at ``z`` (the miss rate's high side, the
+    noise's low side, as :func:`share_above` combines them); False where either share is missing."""
+    x, y = row.miss_rate, row.miss_rate_noise
+    if pd.isna(x) or pd.isna(y):
+        return False
+    (_, x_high), (y_low, _) = _records_interval(row, "miss_rate", z), _records_interval(row, "miss_rate_noise", z)
+    return float(x - y) + float(np.hypot(x_high - x, y - y_low)) < ALIKE_SHARE
 
 
 def share_above(a, a_name: str, b, b_name: str, fail_z: float | None = None):
@@ -491,6 +536,7 @@ def miss_beyond_noise(t):
     z = family_z(len(rows))
     note = f" ({family_note(len(rows))})" if family_note(len(rows)) else ""
     v = [beyond_noise(r, fail_z=z) for _, r in rows]
+    v = [False if x is None and noise_alike(r, z) else x for x, (_, r) in zip(v, rows)]
     out = Outcome(
         f"miss rate beyond noise alone in {sum(x is True for x in v)}, below it in {sum(x is False for x in v)}, "
         f"within it in {sum(x is None for x in v)} of {len(rows)} (setting, t) cells (each share with its records' "
@@ -762,7 +808,10 @@ CLAIMS: tuple[Claim, ...] = (
     Claim(PAPER, "abstract", "the two privacy games indeed result in different risk scores",
           "the two games rate records differently (beyond estimation noise)", LOST_RMSD, rmsd_above_floor,
           "per setting (each once), the RMSD above its noise floor (two runs of one game): RMSD − floor above 0 by more than 1.96 se of the "
-          "difference (holds), below 0 by as much (fails), else inconclusive; the floor is an estimate too: the se is "
+          "difference (holds); below 0 by as much, or the games shown to rate records alike: the RMS of their gap "
+          f"beyond the noise, √(RMSD² − floor²), below {ALIKE_RMS:g} at the upper end of its interval (half the "
+          "smallest RMSD the paper calls a significant error, 0.04) (fails, at the Bonferroni z of the settings); "
+          "else inconclusive; the floor is an estimate too: the se is "
           "the bootstrap's (covariance kept) where the table has it, else hypot(RMSD se, the floor's se scaled from "
           "the RMSD's by normal theory)", NB, S2,
           "lost_fig2"),
@@ -790,7 +839,9 @@ CLAIMS: tuple[Claim, ...] = (
           "per setting and t (each once, where some record is above t), the miss rate above that of two runs of one "
           "game (noise alone) beyond 1.96 se of the difference, each a share of the same high-risk records with its "
           "se from its interval (bootstrap ∪ binomial over those records, the side facing the other) (holds); below "
-          "it (fails, only at the Bonferroni z of the cells: 'für alle'); else inconclusive", NB, S2, "lost_fig2"),
+          f"it, or at most {ALIKE_SHARE:g} above it at the upper end of the difference's interval (no more than noise "
+          "alone, within the margin of a share stated without an interval) (fails, only at the Bonferroni z of the "
+          "cells: 'für alle'); else inconclusive", NB, S2, "lost_fig2"),
     Claim(PAPER, "§4 (Props. 1–2)", "|α̂^MS_ϕ - α_ϕ| ≤ √(log(2/ρ)/(2N)) ... |α̂^T_ϕ - E_{D̄∼D^n}α_{ϕ,D̄}| ≤ √(log(2/ρ)/(2N))",
           "Hoeffding bounds on the games' error-rate estimates",
           unjudged="a theorem about an error rate; the tables hold AUCs, to which it does not apply as stated "
@@ -813,7 +864,9 @@ CLAIMS: tuple[Claim, ...] = (
     Claim(PAPER, "§5 (summary, Fig. 3)", "Auch bei |D|=10.000 großen Datensätzen bleibt der RMSD signifikant",
           _statement("rmsd_at_10000"), ("lost_fig3_rmsd",), gap_at_largest_size,
           "at |D| ≥ 10,000, RMSD − the noise floor of that size above 0 by more than 1.96 se of the difference (the "
-          "floor's noise included)", NB, S3, "lost_fig3"),
+          "floor's noise included) (holds); below 0 by as much, or the RMS of the gap beyond the noise, "
+          f"√(RMSD² − floor²), below {ALIKE_RMS:g} at the upper end of its interval (fails); else inconclusive",
+          NB, S3, "lost_fig3"),
     Claim(PAPER, "§5 (summary, Fig. 4)", "Die MIA-Leistung nimmt mit sinkendem ε ab und konvergiert zur "
           "Zufallsbaseline (AUC 0,5)", _statement("risk_to_chance"), ("lost_fig4_rmsd",), risk_to_chance,
           "per game, the mean risk at the largest ε above that at the smallest beyond the noise, and at the "
