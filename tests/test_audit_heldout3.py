@@ -77,3 +77,49 @@ def test_a_holdout_record_released_many_times_flags_no_training_record(split):
     many = vrlib.audit(train, _release(other, holdout.iloc[[7]], 25), holdout, SCHEMA, seed=0, **FAST)
     assert many.summary["n_flagged"] == 0
     assert many.summary["n_verbatim"] == 0
+
+
+# --------------------------------------------------------------------------- a holdout shifted a little
+
+
+@pytest.fixture(scope="module")
+def mild_shift():
+    """Training records and a holdout whose ``x`` is moved by 0.35 (a standard deviation's third): told apart
+    with AUC 0.547 [0.521, 0.572], below the 0.55 at which a holdout is called shifted; the release is 990
+    records of the training data's population and 10 verbatim training records."""
+    pop = population(4000, 1)
+    train, holdout = pop.iloc[:2000].reset_index(drop=True), pop.iloc[2000:].reset_index(drop=True)
+    release = _release(population(1000, 9), train.iloc[:10], 1)
+    return train, holdout, release
+
+
+def test_a_holdout_told_apart_below_the_shift_threshold_is_named_and_the_flag_kept(mild_shift):
+    train, holdout, release = mild_shift
+    shifted = holdout.assign(x=holdout["x"] + 0.35)
+    res = vrlib.audit(train, release, shifted, SCHEMA, seed=0, **FAST)
+    check = res.summary["holdout_check"]
+    assert not check["shift"] and check["ci_low"] > 0.5 and check["auc"] < 0.55
+    codes = [w["code"] for w in res.summary["warnings"]]
+    assert codes.count("holdout_difference") == 1 and "holdout_shift" not in codes
+    message = next(w["message"] for w in res.summary["warnings"] if w["code"] == "holdout_difference")
+    assert f"{check['auc']:.3f}" in message and "rather than a leak" in message
+    assert not res.summary["flag_withheld"]  # the flag is kept: copies are flagged as with a trusted holdout
+    assert 0 < res.summary["n_flagged"] == res.summary["n_flagged_if_holdout_trusted"]
+    assert set(res.summary["at_risk"]) <= set(range(10))
+    same = vrlib.audit(train, release, holdout, SCHEMA, seed=0, **FAST)  # the counter-case: the same population
+    assert same.summary["holdout_check"]["ci_low"] <= 0.5
+    assert "holdout_difference" not in [w["code"] for w in same.summary["warnings"]]
+
+
+def test_a_membership_auc_above_half_is_qualified_by_a_holdout_told_apart():
+    from vrlib.audit.release import disagreements
+
+    shares = {"dcr_safe": True, "dcr_share": 0.5}
+    auc = {"auc": 0.531, "ci_low": 0.516, "ci_high": 0.547}
+    check = {"auc": 0.546, "ci_low": 0.523, "ci_high": 0.569}
+    (plain,) = disagreements(shares, 0, 0, auc, 0.05)
+    (qualified,) = disagreements(shares, 0, 0, auc, 0.05, holdout_check=check)
+    assert plain.endswith("above 0.5.") and "difference" not in plain
+    assert (
+        qualified.startswith(plain[:-1]) and "0.546 [0.523, 0.569]" in qualified and "rather than a leak" in qualified
+    )

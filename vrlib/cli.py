@@ -207,7 +207,8 @@ values:
 sizes:
   any sizes; the holdout needs at least 20 records, and a few thousand for the flag to
   see single copies (a smaller one gives the holdout_small warning). A holdout from
-  another population gives holdout_shift and no record is flagged.
+  another population gives holdout_shift and no record is flagged; one told apart from
+  the training data a little gives holdout_difference (records are still flagged).
 exit status: 0 done, 2 bad input (before any work), 3 a --policy threshold exceeded.
 what each output column and figure means, and how the flag decides: docs/audit.md.
 """
