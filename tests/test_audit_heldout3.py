@@ -123,3 +123,33 @@ def test_a_membership_auc_above_half_is_qualified_by_a_holdout_told_apart():
     assert (
         qualified.startswith(plain[:-1]) and "0.546 [0.523, 0.569]" in qualified and "rather than a leak" in qualified
     )
+
+
+# --------------------------------------------------------------------------- an identifier column
+
+
+def test_an_identifier_column_is_not_called_a_respelling(split):
+    """Customer numbers differ between the files by design: the advice to respell them is wrong there."""
+    from vrlib.audit.inputs import check_tables
+
+    train, holdout, other = split
+    release = _release(other, train.iloc[:5], 1, n=300)
+    tables = [
+        df.assign(id=[f"{tag}{i}" for i in range(len(df))])
+        for df, tag in ((train, "T"), (release, "R"), (holdout.iloc[:300], "H"))
+    ]
+    tables[1].loc[295:, "id"] = tables[0]["id"].iloc[:5].to_numpy()  # the copies keep their identifier
+    schema = Schema(["a", "c", "id"], ["x", "y"])
+    with pytest.warns(UserWarning) as caught:
+        check_tables(*tables, schema)
+    messages = {getattr(w.message, "code", ""): str(w.message) for w in caught}
+    assert "'id'" in messages["identifier_column"]
+    assert "the holdout's 'id'" not in messages["unseen_categories"]  # every holdout id is new, as ids are
+    assert "spelled otherwise" not in messages["unseen_categories"]
+    # the counter-case: a column spelled otherwise throughout keeps the advice
+    respelled = tables[2].assign(c=tables[2]["c"].map({"u": "U1", "v": "V1", "w": "W1"}))
+    with pytest.warns(UserWarning) as caught:
+        check_tables(tables[0], tables[1], respelled, schema)
+    messages = {getattr(w.message, "code", ""): str(w.message) for w in caught}
+    assert "the holdout's 'c'" in messages["unseen_categories"] and "spelled otherwise" in messages["unseen_categories"]
+    assert "the holdout's 'id'" not in messages["unseen_categories"]

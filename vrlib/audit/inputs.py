@@ -331,12 +331,13 @@ def check_tables(
         if unseen[role]
     ]
     # a column none of whose release or holdout values the training data has is most likely spelled otherwise
-    # throughout (M / male, 1 / yes): every copy of a training record then hides behind it
+    # throughout (M / male, 1 / yes): every copy of a training record then hides behind it; not an identifier,
+    # whose values no other table shares by design (identifier_column says so)
     disjoint = [
         f"the {role}'s {c!r}"
         for role, df in (("release", synthetic), ("holdout", holdout))
         for c, n in unseen[role].items()
-        if n == len(df)
+        if n == len(df) and c not in _identifiers(train, schema)
     ]
     if where:  # one warning (one code) for both tables
         warnings.warn(
@@ -445,14 +446,18 @@ def _respell(train, synthetic, holdout, schema):
     return tables["release"], tables["holdout"], respelled
 
 
+def _identifiers(train: pd.DataFrame, schema: Schema) -> list[str]:
+    """The categorical columns with a different category in every training record (of at least 20)."""
+    if len(train) < 2 * MIN_HALF:
+        return []
+    return [c for c in schema.categorical if train[c].nunique() == len(train)]
+
+
 def _warn_identifiers(train: pd.DataFrame, schema: Schema) -> None:
     """Warn about columns that look like identifiers: they make every record unique and hide every copy."""
     if len(train) < 2 * MIN_HALF:
         return
-    found = []
-    for c in schema.categorical:
-        if train[c].nunique() == len(train):
-            found.append(f"{c!r} (a different category in every training record)")
+    found = [f"{c!r} (a different category in every training record)" for c in _identifiers(train, schema)]
     for c in schema.continuous:
         x = train[c].to_numpy()
         if np.all(x == np.round(x)) and len(np.unique(x)) == len(x) and x.max() - x.min() == len(x) - 1:
