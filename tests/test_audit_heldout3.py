@@ -8,11 +8,14 @@ record scored 0 and was never flagged; now it scores as one released ``k`` times
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
 
 import vrlib
+from vrlib.audit.inputs import check_tables
 from vrlib.data import Schema
 
 SCHEMA = Schema(["a", "c"], ["x", "y"])
@@ -130,8 +133,6 @@ def test_a_membership_auc_above_half_is_qualified_by_a_holdout_told_apart():
 
 def test_an_identifier_column_is_not_called_a_respelling(split):
     """Customer numbers differ between the files by design: the advice to respell them is wrong there."""
-    from vrlib.audit.inputs import check_tables
-
     train, holdout, other = split
     release = _release(other, train.iloc[:5], 1, n=300)
     tables = [
@@ -153,3 +154,27 @@ def test_an_identifier_column_is_not_called_a_respelling(split):
     messages = {getattr(w.message, "code", ""): str(w.message) for w in caught}
     assert "the holdout's 'c'" in messages["unseen_categories"] and "spelled otherwise" in messages["unseen_categories"]
     assert "the holdout's 'id'" not in messages["unseen_categories"]
+
+
+# --------------------------------------------------------------------------- a continuous column coded otherwise
+
+
+def test_a_release_column_outside_the_training_range_is_named(split):
+    """A year stamped on the release (2021 against the training data's constant 2020) hides every copy."""
+    train, holdout, other = split
+    release = _release(other, train.iloc[:5], 1, n=300)
+    schema = Schema(["a", "c"], ["x", "y", "year"])
+    tables = [df.assign(year=2020.0) for df in (train, release, holdout.iloc[:300])]
+    stamped = tables[1].assign(year=2021.0)
+    with pytest.warns(UserWarning) as caught:
+        check_tables(tables[0], stamped, tables[2], schema)
+    messages = {getattr(w.message, "code", ""): str(w.message) for w in caught}
+    assert "the release's 'year' (2021 to 2021; training data 2020 to 2020)" in messages["values_out_of_range"]
+    assert "holdout" not in messages["values_out_of_range"]
+    # the counter-cases: the same values, and a release whose x is partly beyond the training range
+    wider = tables[1].assign(x=tables[1]["x"] * 3)
+    for release_ in (tables[1], wider):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            check_tables(tables[0], release_, tables[2], schema)
+        assert "values_out_of_range" not in [getattr(w.message, "code", "") for w in caught]

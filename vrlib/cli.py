@@ -197,7 +197,9 @@ the three files:
   has, a column the release lacks or leaves empty). Row i of TRAIN is record i.
 values:
   continuous: plain numbers (39, 39.0, blanks around them are fine); dates, thousands
-  separators (1,234) and decimal commas (0,5) are refused with what to write instead.
+  separators (1,234) and decimal commas (0,5) are refused with what to write instead;
+  a release or holdout column with no value in the training data's range (another unit)
+  is named (values_out_of_range).
   categorical: a release or holdout value that the training data spells otherwise
   (1.0 for 1, true or 1 for True, 'male ' for 'Male') is read as the training
   spelling and counted (respelled_categories); values the training data never has are

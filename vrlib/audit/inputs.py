@@ -356,6 +356,7 @@ def check_tables(
             stacklevel=2,
         )
     _warn_identifiers(train, schema)
+    _warn_out_of_range(train, synthetic, holdout, schema)
     overlap = occurs_in(holdout, train, schema)
     repeated = count_in(train, train, schema) > 1  # the population's own repeats, seen inside the training data
     info["unseen_categories"] = {role: counts for role, counts in unseen.items() if counts}
@@ -470,6 +471,32 @@ def _warn_identifiers(train: pd.DataFrame, schema: Schema) -> None:
                 "training records by chance or by leak alike, so they make every record look unique and hide "
                 "copies; leave them out (--ignore, or drop them from the tables) unless the generator "
                 "releases them",
+            ),
+            stacklevel=3,
+        )
+
+
+def _warn_out_of_range(train, synthetic, holdout, schema: Schema) -> None:
+    """Warn about a continuous column none of whose release or holdout values lies within the training data's range.
+
+    The continuous counterpart of a column spelled otherwise throughout: another unit or coding
+    (thousands for units, a year stamped on the release), under which every released record
+    differs from every training record and copies are hidden.
+    """
+    found = []
+    for c in schema.continuous:
+        low, high = train[c].min(), train[c].max()
+        for role, df in (("release", synthetic), ("holdout", holdout)):
+            x = df[c].to_numpy()
+            if not ((x >= low) & (x <= high)).any():
+                found.append(f"the {role}'s {c!r} ({x.min():g} to {x.max():g}; training data {low:g} to {high:g})")
+    if found:
+        warnings.warn(
+            AuditWarning(
+                "values_out_of_range",
+                f"no value of {', '.join(found)} lies within the training data's range: if the column is written "
+                "in another unit or coding there, write it as the training data does (as it is, every such record "
+                "differs from every training record in it, and copies are hidden)",
             ),
             stacklevel=3,
         )
