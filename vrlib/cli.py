@@ -197,7 +197,9 @@ the three files:
   has, a column the release lacks or leaves empty). Row i of TRAIN is record i.
 values:
   continuous: plain numbers (39, 39.0, blanks around them are fine); dates, thousands
-  separators (1,234) and decimal commas (0,5) are refused with what to write instead.
+  separators (1,234) and decimal commas (0,5) are refused with what to write instead;
+  a release or holdout column with no value in the training data's range (another unit)
+  is named (values_out_of_range).
   categorical: a release or holdout value that the training data spells otherwise
   (1.0 for 1, true or 1 for True, 'male ' for 'Male') is read as the training
   spelling and counted (respelled_categories); values the training data never has are
@@ -207,7 +209,8 @@ values:
 sizes:
   any sizes; the holdout needs at least 20 records, and a few thousand for the flag to
   see single copies (a smaller one gives the holdout_small warning). A holdout from
-  another population gives holdout_shift and no record is flagged.
+  another population gives holdout_shift and no record is flagged; one told apart from
+  the training data a little gives holdout_difference (records are still flagged).
 exit status: 0 done, 2 bad input (before any work), 3 a --policy threshold exceeded.
 what each output column and figure means, and how the flag decides: docs/audit.md.
 """

@@ -11,7 +11,10 @@ person makes them*).
 training and holdout records pooled; a real record's ``d_1`` is its distance to the
 nearest released record assigned to it (infinite when none is, so that its closeness is
 the lowest).  Its neighbourhood ``d_nbr`` is the audit's (the mean distance to the 2nd to
-``(k+1)``-th nearest released records), so that ``closeness = log((d_nbr + eps) / (d_1 + eps))``
+``(k+1)``-th nearest released records; when more than ``k`` identical released records are
+assigned to it at ``d_1``, they keep ``k - 1`` of those places and the rest go to the released
+records beyond them, so that a record released more than ``k`` times scores as one released ``k``
+times instead of ``d_nbr = d_1``, closeness 0), so that ``closeness = log((d_nbr + eps) / (d_1 + eps))``
 is the audit's score for a record that keeps its nearest released record.  A copy of
 ``t`` is at distance 0 from ``t`` and is assigned to it, so ``t``'s near-twins no longer
 borrow it.
@@ -128,10 +131,18 @@ def assigned_frames(nearest, encoded, factor, tables, k, eps) -> dict[str, pd.Da
     d_assigned = np.full(n_pool, np.inf)
     np.minimum.at(d_assigned, owner, d[alone, 0])
     n_assigned = np.bincount(owner, minlength=n_pool)
+    repeats = _assigned_repeats(encoded["release"], alone, d[alone, 0], owner, d_assigned, n_pool)
     out = {}
     for name, lo, hi in (("train", 0, n_train), ("holdout", n_train, n_pool)):
         dist = nearest[name][0]
         nbr = dist[:, 1 : k + 1].mean(axis=1)
+        # the match's repeats fill every neighbourhood place when more than k: d_nbr = d_1, closeness 0 however
+        # isolated the record; they keep k - 1 places, so such a record scores as one released k times
+        again = np.flatnonzero(repeats[lo:hi] > k)
+        if len(again):  # few records: their neighbourhood is searched again, past their repeated match
+            nbr[again] = _neighbourhood_past_repeats(
+                encoded[name], encoded["release"], again, d_assigned[lo:hi][again], repeats[lo:hi][again] - k, k, factor
+            )
         with np.errstate(divide="ignore"):
             closeness = np.log((nbr + eps) / (d_assigned[lo:hi] + eps))
         out[name] = pd.DataFrame(
@@ -144,6 +155,41 @@ def assigned_frames(nearest, encoded, factor, tables, k, eps) -> dict[str, pd.Da
             },
             index=tables[name].index,
         )
+    return out
+
+
+def _assigned_repeats(release: EncodedTable, alone, d_nearest, owner, d_assigned, n_pool: int) -> np.ndarray:
+    """Per pooled record, how many identical released records are assigned to it at its ``d_1`` (1 when none repeats).
+
+    Parameters
+    ----------
+    release : EncodedTable
+    alone : bool array, one per released record
+        Assigned to some pooled record (not tied).
+    d_nearest, owner : arrays, one per assigned released record
+        Its distance to, and position of, the pooled record it is assigned to.
+    d_assigned : array, one per pooled record
+    n_pool : int
+    """
+    repeats = np.ones(n_pool, dtype=np.int64)
+    if not len(owner):
+        return repeats
+    group = np.unique(np.hstack([release.onehot, release.continuous]), axis=0, return_inverse=True)[1].ravel()
+    at_d1 = d_nearest <= d_assigned[owner] + TIE  # the record's match and whatever repeats it
+    pairs, counts = np.unique(np.c_[owner[at_d1], group[alone][at_d1]], axis=0, return_counts=True)
+    np.maximum.at(repeats, pairs[:, 0], counts)
+    return repeats
+
+
+def _neighbourhood_past_repeats(query: EncodedTable, release: EncodedTable, rows, d_assigned, drop, k, factor):
+    """``d_nbr`` of ``query``'s records ``rows`` with ``drop`` of the verbatim repeats of each one's match left out."""
+    sub = EncodedTable(query.onehot[rows], query.continuous[rows], query.n_categorical)
+    n = int(min(len(release), k + 1 + drop.max()))
+    dist = kneighbors_between(sub, release, k=n, metric="minkowski", p=1.0)[0] / factor
+    out = np.empty(len(rows))
+    for i, (row, d1, m) in enumerate(zip(dist, d_assigned, drop)):
+        rest = np.delete(row, np.flatnonzero(np.abs(row - d1) <= TIE)[:m])[1 : k + 1]
+        out[i] = rest.mean() if len(rest) else row[1 : k + 1].mean()  # a release of the repeats alone
     return out
 
 

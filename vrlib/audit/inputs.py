@@ -331,12 +331,13 @@ def check_tables(
         if unseen[role]
     ]
     # a column none of whose release or holdout values the training data has is most likely spelled otherwise
-    # throughout (M / male, 1 / yes): every copy of a training record then hides behind it
+    # throughout (M / male, 1 / yes): every copy of a training record then hides behind it; not an identifier,
+    # whose values no other table shares by design (identifier_column says so)
     disjoint = [
         f"the {role}'s {c!r}"
         for role, df in (("release", synthetic), ("holdout", holdout))
         for c, n in unseen[role].items()
-        if n == len(df)
+        if n == len(df) and c not in _identifiers(train, schema)
     ]
     if where:  # one warning (one code) for both tables
         warnings.warn(
@@ -355,6 +356,7 @@ def check_tables(
             stacklevel=2,
         )
     _warn_identifiers(train, schema)
+    _warn_out_of_range(train, synthetic, holdout, schema)
     overlap = occurs_in(holdout, train, schema)
     repeated = count_in(train, train, schema) > 1  # the population's own repeats, seen inside the training data
     info["unseen_categories"] = {role: counts for role, counts in unseen.items() if counts}
@@ -445,14 +447,18 @@ def _respell(train, synthetic, holdout, schema):
     return tables["release"], tables["holdout"], respelled
 
 
+def _identifiers(train: pd.DataFrame, schema: Schema) -> list[str]:
+    """The categorical columns with a different category in every training record (of at least 20)."""
+    if len(train) < 2 * MIN_HALF:
+        return []
+    return [c for c in schema.categorical if train[c].nunique() == len(train)]
+
+
 def _warn_identifiers(train: pd.DataFrame, schema: Schema) -> None:
     """Warn about columns that look like identifiers: they make every record unique and hide every copy."""
     if len(train) < 2 * MIN_HALF:
         return
-    found = []
-    for c in schema.categorical:
-        if train[c].nunique() == len(train):
-            found.append(f"{c!r} (a different category in every training record)")
+    found = [f"{c!r} (a different category in every training record)" for c in _identifiers(train, schema)]
     for c in schema.continuous:
         x = train[c].to_numpy()
         if np.all(x == np.round(x)) and len(np.unique(x)) == len(x) and x.max() - x.min() == len(x) - 1:
@@ -465,6 +471,32 @@ def _warn_identifiers(train: pd.DataFrame, schema: Schema) -> None:
                 "training records by chance or by leak alike, so they make every record look unique and hide "
                 "copies; leave them out (--ignore, or drop them from the tables) unless the generator "
                 "releases them",
+            ),
+            stacklevel=3,
+        )
+
+
+def _warn_out_of_range(train, synthetic, holdout, schema: Schema) -> None:
+    """Warn about a continuous column none of whose release or holdout values lies within the training data's range.
+
+    The continuous counterpart of a column spelled otherwise throughout: another unit or coding
+    (thousands for units, a year stamped on the release), under which every released record
+    differs from every training record and copies are hidden.
+    """
+    found = []
+    for c in schema.continuous:
+        low, high = train[c].min(), train[c].max()
+        for role, df in (("release", synthetic), ("holdout", holdout)):
+            x = df[c].to_numpy()
+            if not ((x >= low) & (x <= high)).any():
+                found.append(f"the {role}'s {c!r} ({x.min():g} to {x.max():g}; training data {low:g} to {high:g})")
+    if found:
+        warnings.warn(
+            AuditWarning(
+                "values_out_of_range",
+                f"no value of {', '.join(found)} lies within the training data's range: if the column is written "
+                "in another unit or coding there, write it as the training data does (as it is, every such record "
+                "differs from every training record in it, and copies are hidden)",
             ),
             stacklevel=3,
         )

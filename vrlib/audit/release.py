@@ -236,12 +236,16 @@ def disagreements(
     n_train: int | None = None,
     n_verbatim_null: int | None = None,
     n_null: int = 0,
+    holdout_check: dict | None = None,
 ) -> list[str]:
     """Sentences for each way the distance shares and the attacks disagree (empty when they agree).
 
     With ``n_train``, ``n_verbatim_null`` and ``n_null`` (the null holdout records that occur
     verbatim in the release, of ``n_null``), verbatim training records count against DCR only
-    where they exceed what non-members get (:func:`verbatim_excess`).
+    where they exceed what non-members get (:func:`verbatim_excess`).  ``holdout_check``
+    (:func:`vrlib.audit.holdout.holdout_check`'s result, given when it tells training from
+    holdout records without calling a shift) qualifies a membership AUC above 0.5: the two
+    populations' difference can give one.
     """
     out = []
     copied = verbatim_excess(n_verbatim, n_train or 0, n_verbatim_null, n_null) if n_train else bool(n_verbatim)
@@ -264,7 +268,14 @@ def disagreements(
         if auc["ci_low"] > 0.5:
             out.append(
                 f"DCR calls this release safe; the membership AUC is {auc['auc']:.3f} "
-                f"[{auc['ci_low']:.3f}, {auc['ci_high']:.3f}], above 0.5."
+                f"[{auc['ci_low']:.3f}, {auc['ci_high']:.3f}], above 0.5"
+                + (
+                    f", but a classifier tells training from holdout records with AUC {holdout_check['auc']:.3f} "
+                    f"[{holdout_check['ci_low']:.3f}, {holdout_check['ci_high']:.3f}] (holdout_difference), so "
+                    "that can be the two populations' difference rather than a leak."
+                    if holdout_check is not None
+                    else "."
+                )
             )
     elif not copied and not n_flagged and auc["ci_low"] <= 0.5:
         out.append(

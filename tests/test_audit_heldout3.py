@@ -1,0 +1,180 @@
+"""``vrlib audit`` on cases no benchmark names: a release that repeats one record many times.
+
+A generator that memorises a record often writes it more than once.  The closeness of a record is
+``log((d_nbr + eps) / (d_1 + eps))``; before the fix, ``k + 1`` verbatim copies of one training
+record made its neighbourhood as well as its match (``d_nbr = d_1 = 0``), so the most copied
+record scored 0 and was never flagged; now it scores as one released ``k`` times.  Small tables the tests make themselves.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import vrlib
+from vrlib.audit.inputs import check_tables
+from vrlib.data import Schema
+
+SCHEMA = Schema(["a", "c"], ["x", "y"])
+FAST = dict(attacks=("copies", "distance"), wp29=False)
+
+
+def population(n: int, seed: int) -> pd.DataFrame:
+    """Two categorical and two continuous columns on a fine grid (no record repeats)."""
+    rng = np.random.default_rng(seed)
+    a = rng.choice(["p", "q", "r", "s"], n, p=[0.4, 0.3, 0.2, 0.1])
+    c = rng.choice(["u", "v", "w"], n)
+    x = rng.normal(size=n) + (a == "p")
+    y = rng.gamma(2.0, size=n)
+    return pd.DataFrame({"a": a, "c": c, "x": x.round(4), "y": y.round(4)})
+
+
+@pytest.fixture(scope="module")
+def split():
+    pop = population(3400, 5)
+    return pop.iloc[:600].reset_index(drop=True), pop.iloc[600:2400].reset_index(drop=True), pop.iloc[2400:]
+
+
+def _release(other: pd.DataFrame, copied: pd.DataFrame, times: int, n: int = 1000) -> pd.DataFrame:
+    """``n`` records: real records the generator never saw, then ``times`` verbatim copies of each row of ``copied``."""
+    repeated = copied.loc[copied.index.repeat(times)]
+    return pd.concat([other.iloc[: n - len(repeated)], repeated], ignore_index=True)
+
+
+def _row(result, index: int) -> pd.Series:
+    rec = result.records
+    return rec.loc[rec["index"] == index].iloc[0]
+
+
+def test_a_record_released_many_times_scores_as_one_released_k_times(split):
+    train, holdout, other = split
+    target = 3  # one training record, released k = 5 times and then 25 times
+    five = vrlib.audit(train, _release(other, train.iloc[[target]], 5), holdout, SCHEMA, seed=0, **FAST)
+    many = vrlib.audit(train, _release(other, train.iloc[[target]], 25), holdout, SCHEMA, seed=0, **FAST)
+    ref, rep = _row(five, target), _row(many, target)
+    assert (rep["copies"], rep["n_assigned"], ref["copies"]) == (25, 25, 5)
+    # the 26th nearest released record is the first that is not a copy; Gower's distance to it (a changed
+    # category counts 1, a continuous change its share of the range over the three tables, over F = 4 columns)
+    release = _release(other, train.iloc[[target]], 25)
+    ranges = pd.concat([train, holdout, release])[["x", "y"]].agg(np.ptp)
+    rest, rec = release.iloc[:975], train.iloc[target]
+    gower = (
+        (rest[["a", "c"]] != rec[["a", "c"]]).sum(axis=1)
+        + ((rest[["x", "y"]] - rec[["x", "y"]]).abs() / ranges).sum(axis=1)
+    ) / 4
+    eps = 1e-4 / 4
+    # the copies keep k - 1 = 4 of the 5 neighbourhood places (at 0), the nearest other record the fifth
+    assert rep["d_neighbourhood"] == pytest.approx(gower.min() / 5, rel=1e-6)
+    assert rep["closeness"] == pytest.approx(np.log((gower.min() / 5 + eps) / eps), rel=1e-6)
+    assert ref["d_neighbourhood"] == pytest.approx(rep["d_neighbourhood"], rel=0.05)  # as if released k times
+    assert rep["p_value"] == pytest.approx(ref["p_value"], rel=0.1)  # before: closeness 0, p-value about 0.5
+    assert rep["risk_rank"] <= 5 and ref["risk_rank"] <= 5
+
+
+def test_a_holdout_record_released_many_times_flags_no_training_record(split):
+    """The counter-case: the same treatment for a non-member, so its repeats lift the null, not a member."""
+    train, holdout, other = split
+    many = vrlib.audit(train, _release(other, holdout.iloc[[7]], 25), holdout, SCHEMA, seed=0, **FAST)
+    assert many.summary["n_flagged"] == 0
+    assert many.summary["n_verbatim"] == 0
+
+
+# --------------------------------------------------------------------------- a holdout shifted a little
+
+
+@pytest.fixture(scope="module")
+def mild_shift():
+    """Training records and a holdout whose ``x`` is moved by 0.35 (a standard deviation's third): told apart
+    with AUC 0.547 [0.521, 0.572], below the 0.55 at which a holdout is called shifted; the release is 990
+    records of the training data's population and 10 verbatim training records."""
+    pop = population(4000, 1)
+    train, holdout = pop.iloc[:2000].reset_index(drop=True), pop.iloc[2000:].reset_index(drop=True)
+    release = _release(population(1000, 9), train.iloc[:10], 1)
+    return train, holdout, release
+
+
+def test_a_holdout_told_apart_below_the_shift_threshold_is_named_and_the_flag_kept(mild_shift):
+    train, holdout, release = mild_shift
+    shifted = holdout.assign(x=holdout["x"] + 0.35)
+    res = vrlib.audit(train, release, shifted, SCHEMA, seed=0, **FAST)
+    check = res.summary["holdout_check"]
+    assert not check["shift"] and check["ci_low"] > 0.5 and check["auc"] < 0.55
+    codes = [w["code"] for w in res.summary["warnings"]]
+    assert codes.count("holdout_difference") == 1 and "holdout_shift" not in codes
+    message = next(w["message"] for w in res.summary["warnings"] if w["code"] == "holdout_difference")
+    assert f"{check['auc']:.3f}" in message and "rather than a leak" in message
+    assert not res.summary["flag_withheld"]  # the flag is kept: copies are flagged as with a trusted holdout
+    assert 0 < res.summary["n_flagged"] == res.summary["n_flagged_if_holdout_trusted"]
+    assert set(res.summary["at_risk"]) <= set(range(10))
+    same = vrlib.audit(train, release, holdout, SCHEMA, seed=0, **FAST)  # the counter-case: the same population
+    assert same.summary["holdout_check"]["ci_low"] <= 0.5
+    assert "holdout_difference" not in [w["code"] for w in same.summary["warnings"]]
+
+
+def test_a_membership_auc_above_half_is_qualified_by_a_holdout_told_apart():
+    from vrlib.audit.release import disagreements
+
+    shares = {"dcr_safe": True, "dcr_share": 0.5}
+    auc = {"auc": 0.531, "ci_low": 0.516, "ci_high": 0.547}
+    check = {"auc": 0.546, "ci_low": 0.523, "ci_high": 0.569}
+    (plain,) = disagreements(shares, 0, 0, auc, 0.05)
+    (qualified,) = disagreements(shares, 0, 0, auc, 0.05, holdout_check=check)
+    assert plain.endswith("above 0.5.") and "difference" not in plain
+    assert (
+        qualified.startswith(plain[:-1]) and "0.546 [0.523, 0.569]" in qualified and "rather than a leak" in qualified
+    )
+
+
+# --------------------------------------------------------------------------- an identifier column
+
+
+def test_an_identifier_column_is_not_called_a_respelling(split):
+    """Customer numbers differ between the files by design: the advice to respell them is wrong there."""
+    train, holdout, other = split
+    release = _release(other, train.iloc[:5], 1, n=300)
+    tables = [
+        df.assign(id=[f"{tag}{i}" for i in range(len(df))])
+        for df, tag in ((train, "T"), (release, "R"), (holdout.iloc[:300], "H"))
+    ]
+    tables[1].loc[295:, "id"] = tables[0]["id"].iloc[:5].to_numpy()  # the copies keep their identifier
+    schema = Schema(["a", "c", "id"], ["x", "y"])
+    with pytest.warns(UserWarning) as caught:
+        check_tables(*tables, schema)
+    messages = {getattr(w.message, "code", ""): str(w.message) for w in caught}
+    assert "'id'" in messages["identifier_column"]
+    assert "the holdout's 'id'" not in messages["unseen_categories"]  # every holdout id is new, as ids are
+    assert "spelled otherwise" not in messages["unseen_categories"]
+    # the counter-case: a column spelled otherwise throughout keeps the advice
+    respelled = tables[2].assign(c=tables[2]["c"].map({"u": "U1", "v": "V1", "w": "W1"}))
+    with pytest.warns(UserWarning) as caught:
+        check_tables(tables[0], tables[1], respelled, schema)
+    messages = {getattr(w.message, "code", ""): str(w.message) for w in caught}
+    assert "the holdout's 'c'" in messages["unseen_categories"] and "spelled otherwise" in messages["unseen_categories"]
+    assert "the holdout's 'id'" not in messages["unseen_categories"]
+
+
+# --------------------------------------------------------------------------- a continuous column coded otherwise
+
+
+def test_a_release_column_outside_the_training_range_is_named(split):
+    """A year stamped on the release (2021 against the training data's constant 2020) hides every copy."""
+    train, holdout, other = split
+    release = _release(other, train.iloc[:5], 1, n=300)
+    schema = Schema(["a", "c"], ["x", "y", "year"])
+    tables = [df.assign(year=2020.0) for df in (train, release, holdout.iloc[:300])]
+    stamped = tables[1].assign(year=2021.0)
+    with pytest.warns(UserWarning) as caught:
+        check_tables(tables[0], stamped, tables[2], schema)
+    messages = {getattr(w.message, "code", ""): str(w.message) for w in caught}
+    assert "the release's 'year' (2021 to 2021; training data 2020 to 2020)" in messages["values_out_of_range"]
+    assert "holdout" not in messages["values_out_of_range"]
+    # the counter-cases: the same values, and a release whose x is partly beyond the training range
+    wider = tables[1].assign(x=tables[1]["x"] * 3)
+    for release_ in (tables[1], wider):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            check_tables(tables[0], release_, tables[2], schema)
+        assert "values_out_of_range" not in [getattr(w.message, "code", "") for w in caught]
