@@ -48,6 +48,7 @@ GRADES_COLUMNS = [
     "max_score",
 ]  # nbgrader export's CSV
 _SAFE = re.compile(r"[^A-Za-z0-9_.@+-]")
+_NUMBER = re.compile(r"-?[0-9.]+(e[+-]?[0-9]+)?|-?inf|nan")  # the points columns, as written with :g
 
 
 @dataclass
@@ -74,10 +75,12 @@ def _safe(name: str) -> str:
     """``name`` as a file name, one to one: when characters had to be replaced, a hash of the name follows.
 
     Without the hash "ann b" and "ann_b" were one key: one student's report, feedback and row in
-    the gradebook stood for both; and "ann--x"'s feedback went into ann's feedback folder.
+    the gradebook stood for both; and "ann--x"'s feedback went into ann's feedback folder.  A name
+    with capitals gets the hash too: on a file system that ignores case (macOS's, Windows', a USB
+    disk's) "Ann" and "ann" were one report and one feedback folder.
     """
     safe = _SAFE.sub("_", name).replace("--", "__")  # "--" parts a key: "ann--x" would file into ann's folder
-    if safe == name and not name.startswith("."):
+    if safe == name and not name.startswith(".") and name == name.lower():
         return name
     import hashlib
 
@@ -127,12 +130,14 @@ def discover(submissions, source_dir=None) -> list[Submission]:
     nbgrader_root = (
         root / "submitted" if (root / "submitted").is_dir() else (root if root.name == "submitted" else None)
     )
+    folder_of: dict[Path, str] = {}  # nbgrader's layout: the assignment folder each notebook was handed in to
     if nbgrader_root is not None:
         for student in sorted(p for p in nbgrader_root.iterdir() if p.is_dir()):
             for assignment in sorted(p for p in student.iterdir() if p.is_dir()):
                 stamp = assignment / "timestamp.txt"
                 when = _timestamp(stamp)
                 found += [(student.name, nb, when) for nb in _notebooks(assignment)]
+                folder_of.update((nb, assignment.name) for nb in _notebooks(assignment))
     else:
         for entry in sorted(root.iterdir()):
             if entry.name.startswith("."):
@@ -153,12 +158,34 @@ def discover(submissions, source_dir=None) -> list[Submission]:
                     "hand in the notebook itself"
                 )
             source = find_source(path, source_dir)
+            folder = folder_of.get(path)
+            if folder is not None and folder != source.stem and folder in _stems(source_dir):
+                # handed in to another assignment (one still open, or one that sorts first): as nbgrader
+                # does, an assignment's folder holds that assignment only, so it cannot replace the
+                # notebook handed in on time, nor carry the other folder's timestamp
+                raise _Misfiled(
+                    f"{path.name} is a notebook of {source.stem} handed in to the folder of {folder}; "
+                    f"hand it in to {source.stem}"
+                )
+        except _Misfiled as exc:
+            out.append(Submission(student, path, source, when, error=str(exc)))
+            continue
         except Exception as exc:  # noqa: BLE001 (reported in the gradebook, never fatal to the class)
             why = str(exc) if isinstance(exc, VrlibError) else f"it cannot be read ({type(exc).__name__}: {exc})"
             out.append(Submission(student, path, _guess_source(path, source_dir), when, error=why))
             continue
         out.append(Submission(student, path, source, when))
     return _one_per_assignment(out)
+
+
+class _Misfiled(VrlibError):
+    """A notebook in nbgrader's layout handed in to another assignment's folder."""
+
+
+def _stems(source_dir) -> set[str]:
+    from vrlib.classroom.notebooks import assignments
+
+    return {p.stem for p in assignments(source_dir)}
 
 
 def _guess_source(path: Path, source_dir) -> Path:
@@ -197,9 +224,14 @@ def _one_per_assignment(subs: list[Submission]) -> list[Submission]:
             continue
         exact = [s for s in group if s.path.name == s.source.name and not s.error]
         chosen = exact[0] if exact else sorted(group, key=lambda s: (bool(s.error), s.path.name))[0]
-        others = ", ".join(s.path.name for s in group if s is not chosen)
+        names = [s.path.name for s in group]
+        shown = {
+            id(s): s.path.name if names.count(s.path.name) == 1 else f"{s.path.parent.name}/{s.path.name}"
+            for s in group
+        }
+        others = ", ".join(shown[id(s)] for s in group if s is not chosen)
         chosen.note = (
-            f"{len(group)} notebooks of this assignment: graded {chosen.path.name}, not {others} "
+            f"{len(group)} notebooks of this assignment: graded {shown[id(chosen)]}, not {others} "
             "(rule: the notebook named like the assignment, else the first by name)"
         )
         out.append(chosen)
@@ -405,10 +437,20 @@ def write_gradebook(results, folder) -> tuple[Path, Path]:
     return per_test, per_submission
 
 
+def _inert(cell: str) -> str:
+    """A text cell a spreadsheet shows as text: one starting like a formula gets a leading ``'``.
+
+    Spreadsheets run a cell that starts with ``=``, ``+``, ``-`` or ``@`` as a formula (links,
+    other cells, once programs); a student's name and nbgrader's ``timestamp.txt``, which the
+    student's side of nbgrader writes, are the student's text.
+    """
+    return "'" + cell if cell[:1] in ("=", "+", "-", "@") else cell
+
+
 def _write_csv(path: Path, header: list, rows: list) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(header)
-        writer.writerows(rows)
+        writer.writerows([[_inert(cell) if not _NUMBER.fullmatch(cell) else cell for cell in row] for row in rows])
     os.replace(tmp, path)
