@@ -212,22 +212,31 @@ def test_honest_students_beside_the_third_round_are_unchanged(attacked3):
             assert report.points == FULL and not report.notes, report.format()
 
 
+HIDING = [a for a in ATTACKS if a.startswith("h")]
+
+
 @needs_bwrap
 @pytest.mark.slow
-def test_hidden_inputs_reach_no_file_a_student_sees(attacked3):
-    """Rewriting earlier output, the kernel's key store, /dev/shm, a helper of the test: the hidden inputs stay hidden."""
+@pytest.mark.parametrize("student", HIDING)
+def test_hidden_inputs_stay_hidden(attacked3, student):
+    """Earlier output rewritten, the kernel's key store, /dev/shm and /tmp, a helper of the test: nothing shows them."""
+    report = attacked3["reports"][(student, "00_tiny")]
+    fed = (attacked3["book"] / "feedback" / student / "00_tiny.ipynb").read_text()
+    shown = fed + json.dumps(report.to_dict())
+    assert not [h for h in HIDDEN if h in shown], shown
+    assert "KEPT b'" not in fed
+    if student.startswith("h8"):
+        assert "ARGS 1.0" in fed  # the visible call's input is shown
+        assert next(t for t in report.tests if t.grade_id == "test_h").message == "failed a hidden test"
+
+
+@needs_bwrap
+@pytest.mark.slow
+def test_hidden_inputs_reach_no_file_of_the_gradebook(attacked3):
     book = attacked3["book"]
     for path in [*book.rglob("*.json"), *book.rglob("*.ipynb"), *book.glob("*.csv")]:
         text = path.read_text()
         assert not [h for h in HIDDEN if h in text], path
-    fed = (book / "feedback" / "h8_hidden_call_through_the_tests_own_helper" / "00_tiny.ipynb").read_text()
-    assert "ARGS 1.0" in fed  # the visible call's input is shown
-    report = attacked3["reports"][("h8_hidden_call_through_the_tests_own_helper", "00_tiny")]
-    assert next(t for t in report.tests if t.grade_id == "test_h").message == "failed a hidden test"
-    assert (
-        "KEPT b'"
-        not in (book / "feedback" / "h7_keeps_hidden_inputs_in_the_kernel_keyring" / "00_tiny.ipynb").read_text()
-    )
 
 
 @needs_bwrap
