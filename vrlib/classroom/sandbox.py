@@ -17,6 +17,9 @@ Each start of a student's process is one ``bwrap`` box with
   and the grader's files are not in it;
 * an environment made from an allow-list (``--clearenv``): nothing of the grader's
   (tokens, keys) reaches the student's code;
+* a seccomp filter (``--seccomp``, :func:`seccomp_program`) refusing the kernel's key store
+  (``add_key``, ``request_key``, ``keyctl``), which no namespace separates: a box inherits the
+  grader's session keyring, and a key added in one box was read by the next;
 * resource limits set inside before any student code runs (see
   :func:`vrlib.classroom.fence.apply_limits`): address space, CPU time, file size,
   processes (``RLIMIT_NPROC``, which Linux does not apply to the system's root; when the
