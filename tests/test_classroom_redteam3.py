@@ -13,12 +13,15 @@ import ctypes
 import json
 import platform
 import shutil
+import time
 
+import nbformat
 import pytest
 from nbformat.v4 import new_code_cell
 
 from classroom_tiny import POINTS, _meta, make_assignment, needs_bwrap, submission, tiny_notebook
 from vrlib import classroom
+from vrlib.classroom import batch
 
 HELPER_TEST = (
     "def _check(x, expected):\n    np.testing.assert_allclose(f(np.array(x)), expected)\n\n_check([1.0], [2.0])\n"
@@ -97,6 +100,18 @@ def f(x):
     return np.asarray(x, dtype=float) + (1 if OK else 0)"""
 
 
+# a value slow to check: int64 labels that share pandas' hash (unkeyed), for a test that counts them (02_tiny)
+SLOW_TO_CHECK = """a = np.arange(1, 300_001, dtype=np.uint64)
+t, b = (a ^ np.uint64(12345)) & np.uint64(0xFFFFFFFF), np.zeros_like(a)
+for i in range(32):  # b ^ (b << 11) == t, bit by bit: then (k >> 33) ^ k ^ (k << 11) is 12345 for every k
+    i = np.uint64(i)
+    b |= (((t >> i) ^ ((b << np.uint64(11)) >> i)) & np.uint64(1)) << i
+KEYS = ((a << np.uint64(33)) | b).astype(np.int64)
+def f(x):
+    return KEYS"""
+COUNT_TEST = "import pandas as _pd\n\n_values = np.asarray(f(np.arange(3)))\nassert (_pd.Series(_values).value_counts() == 1).all()"
+
+
 def _json_oddities(released, path):
     """A byte-order mark, NaN and infinite points on its test cells, a duplicate "cells" key (the last one counts)."""
     submission(released, path, {"f": WRONG_F})
@@ -111,8 +126,8 @@ def _json_oddities(released, path):
     path.write_text("\ufeff" + '{"cells": [{"cell_type": "code"}], ' + text[1:], encoding="utf-8")
 
 
-def _notebook():
-    helper = new_code_cell(HELPER_TEST, metadata=_meta("test_h", grade=True, locked=True, points=1))
+def _notebook(gid="test_h", source=HELPER_TEST):
+    helper = new_code_cell(source, metadata=_meta(gid, grade=True, locked=True, points=1))
     helper.id = "tiny-h"
     return tiny_notebook([helper])
 
@@ -154,6 +169,7 @@ def attacked3(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("redteam3")
     source, released = make_assignment(tmp, _notebook())
     shutil.copyfile(source, source.parent / "01_tiny.ipynb")
+    nbformat.write(_notebook("test_count", COUNT_TEST), source.parent / "02_tiny.ipynb")
     classroom.generate(source.parent, tmp / "release")
     submitted = tmp / "subs" / "submitted"
 
@@ -175,13 +191,20 @@ def attacked3(tmp_path_factory):
     late = "c2_late_notebook_handed_in_to_another_assignment"
     hand_in(late, "01_tiny", {"f": WRONG_F}, stamp="2026-01-10 12:00:00.000000 UTC")  # 01 on time, f wrong
     hand_in(late, "00_tiny", name="01_tiny.ipynb", stamp="2026-01-20 12:00:00.000000 UTC")  # after 01's deadline
+    hand_in("d1_value_slow_to_check", "00_tiny")
+    hand_in("d1_value_slow_to_check", "02_tiny", {"f": SLOW_TO_CHECK})
+    hand_in("honest_a", "02_tiny")
     (submitted / "c3_formula_in_timestamp" / "00_tiny" / "timestamp.txt").write_text('=HYPERLINK("http://x","on time")')
     joined = KEYCTL is not None and _keyring("join") > 0
-    results = classroom.grade_class(
-        tmp / "subs", tmp / "book", source_dir=source.parent, jobs=2, timeout=6, time_cap=60, memory_cap="1G",
-        feedback=True,
-    )  # fmt: skip
+    start = time.monotonic()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(batch, "OVERRUN", 5)  # the slow check is stopped 5 s past the time cap (default 60 s)
+        results = classroom.grade_class(
+            tmp / "subs", tmp / "book", source_dir=source.parent, jobs=2, timeout=6, time_cap=30, memory_cap="1G",
+            feedback=True,
+        )  # fmt: skip
     return {
+        "seconds": time.monotonic() - start,
         "reports": {(s.student, s.assignment): r for s, r in results},
         "subs": [s for s, _ in results],
         "book": tmp / "book",
@@ -254,6 +277,18 @@ def test_a_reply_built_to_be_slow_is_refused_at_once(attacked3):
     report = attacked3["reports"][("r6_reply_of_colliding_hashes", "00_tiny")]
     assert report.seconds < 30, report.format()
     assert "one hash" in next(t for t in report.tests if t.grade_id == "test_f").message, report.format()
+
+
+@needs_bwrap
+@pytest.mark.slow
+def test_a_value_slow_to_check_stops_its_own_grading_only(attacked3):
+    """Its test cell (pandas' value_counts, in the grader) would have run for minutes: stopped past the time cap."""
+    report = attacked3["reports"][("d1_value_slow_to_check", "02_tiny")]
+    assert report.points == 0 and report.max_points == FULL, report.format()
+    assert any("ran past the time cap (30 s)" in n for n in report.notes), report.format()
+    assert attacked3["reports"][("honest_a", "02_tiny")].points == FULL
+    assert attacked3["reports"][("d1_value_slow_to_check", "00_tiny")].points == FULL
+    assert attacked3["seconds"] < 80, attacked3["seconds"]
 
 
 @needs_bwrap
