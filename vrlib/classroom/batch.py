@@ -13,6 +13,10 @@ are unchanged), ``gradebook.csv`` (one row per test: student, assignment, test, 
 max_points, status, message) and ``grades.csv`` (one row per submission, with the columns
 of ``nbgrader export``'s CSV).  With ``feedback``, each graded notebook goes to
 ``feedback/<student>/<assignment>.ipynb``.
+
+Each submission is graded in a process of its own, stopped :data:`OVERRUN` seconds past its time
+cap (:func:`_grade_capped`): the test cells run in the grader on the student's values, which the
+time cap does not bound.
 """
 
 from __future__ import annotations
