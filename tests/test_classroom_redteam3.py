@@ -3,7 +3,10 @@ one class in nbgrader's layout beside honest students, each asserting the points
 
 The assignment is the tiny one with one more test cell, ``test_h``, written the way many teachers write tests: a
 helper defined in the cell, called from a visible and from a hidden line.  A second assignment, ``01_tiny``, is a
-copy under another name (for a notebook handed in to the wrong assignment's folder).
+copy under another name (for a notebook handed in to the wrong assignment's folder); a third, ``02_tiny``, has a
+test cell that counts f's values with pandas (for a value built to be slow to check).
+
+Each fix's test was checked to fail on the code before it (the commit messages say how).
 """
 
 from __future__ import annotations
@@ -151,6 +154,14 @@ def _attacks() -> dict:
 
 
 ATTACKS = list(_attacks())
+
+
+def test_at_least_10_third_round_attack_classes():
+    from test_classroom_redteam import ATTACKS as FIRST
+    from test_classroom_redteam import ATTACKS2 as SECOND
+
+    assert len(ATTACKS) + 1 >= 10  # and d1, on its own assignment
+    assert not {a.split("_")[0] for a in ATTACKS if "_" in a} & {a.split("_")[0] for a in FIRST + SECOND}
 
 
 def _keyring(call: str):
