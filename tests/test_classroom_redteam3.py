@@ -381,3 +381,13 @@ def test_wire_refuses_sets_and_dicts_of_colliding_hashes_and_keeps_honest_ones()
     for bad in ({i * m for i in range(1, 200)}, {i * m: i for i in range(1, 200)}):
         with pytest.raises(wire.WireError, match="one hash"):
             wire.decode(wire.encode(bad))
+
+
+def test_a_student_named_submitted_does_not_hide_the_class(tmp_path):
+    """A folder per student, one of them named like nbgrader's folder: still that layout, every student in it."""
+    source, released = make_assignment(tmp_path)
+    for student in ("ann", "submitted", "zoe"):
+        submission(released, tmp_path / "subs" / student / "00_tiny.ipynb")
+    found = classroom.discover(tmp_path / "subs", source.parent)
+    assert sorted(s.student for s in found) == ["ann", "submitted", "zoe"]
+    assert all(s.source == source and not s.error for s in found)

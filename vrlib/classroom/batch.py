@@ -131,9 +131,10 @@ def discover(submissions, source_dir=None) -> list[Submission]:
     if not root.is_dir():
         raise VrlibError(f"{root} does not exist")
     found: list[tuple[str, Path, str]] = []
-    nbgrader_root = (
-        root / "submitted" if (root / "submitted").is_dir() else (root if root.name == "submitted" else None)
-    )
+    # nbgrader's layout when submitted/ holds students' folders; one holding notebooks is a student named so
+    # (before, a student folder named "submitted" turned the class into an empty nbgrader layout: no one was graded)
+    nested = (root / "submitted").is_dir() and not _notebooks(root / "submitted")
+    nbgrader_root = root / "submitted" if nested else (root if root.name == "submitted" else None)
     folder_of: dict[Path, str] = {}  # nbgrader's layout: the assignment folder each notebook was handed in to
     if nbgrader_root is not None:
         for student in sorted(p for p in nbgrader_root.iterdir() if p.is_dir()):
