@@ -13,6 +13,10 @@ are unchanged), ``gradebook.csv`` (one row per test: student, assignment, test, 
 max_points, status, message) and ``grades.csv`` (one row per submission, with the columns
 of ``nbgrader export``'s CSV).  With ``feedback``, each graded notebook goes to
 ``feedback/<student>/<assignment>.ipynb``.
+
+Each submission is graded in a process of its own, stopped :data:`OVERRUN` seconds past its time
+cap (:func:`_grade_capped`): the test cells run in the grader on the student's values, which the
+time cap does not bound.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ GRADES_COLUMNS = [
     "max_score",
 ]  # nbgrader export's CSV
 _SAFE = re.compile(r"[^A-Za-z0-9_.@+-]")
+_NUMBER = re.compile(r"-?[0-9.]+(e[+-]?[0-9]+)?|-?inf|nan")  # the points columns, as written with :g
 
 
 @dataclass
@@ -74,10 +79,12 @@ def _safe(name: str) -> str:
     """``name`` as a file name, one to one: when characters had to be replaced, a hash of the name follows.
 
     Without the hash "ann b" and "ann_b" were one key: one student's report, feedback and row in
-    the gradebook stood for both; and "ann--x"'s feedback went into ann's feedback folder.
+    the gradebook stood for both; and "ann--x"'s feedback went into ann's feedback folder.  A name
+    with capitals gets the hash too: on a file system that ignores case (macOS's, Windows', a USB
+    disk's) "Ann" and "ann" were one report and one feedback folder.
     """
     safe = _SAFE.sub("_", name).replace("--", "__")  # "--" parts a key: "ann--x" would file into ann's folder
-    if safe == name and not name.startswith("."):
+    if safe == name and not name.startswith(".") and name == name.lower():
         return name
     import hashlib
 
@@ -124,15 +131,18 @@ def discover(submissions, source_dir=None) -> list[Submission]:
     if not root.is_dir():
         raise VrlibError(f"{root} does not exist")
     found: list[tuple[str, Path, str]] = []
-    nbgrader_root = (
-        root / "submitted" if (root / "submitted").is_dir() else (root if root.name == "submitted" else None)
-    )
+    # nbgrader's layout when submitted/ holds students' folders; one holding notebooks is a student named so
+    # (before, a student folder named "submitted" turned the class into an empty nbgrader layout: no one was graded)
+    nested = (root / "submitted").is_dir() and not _notebooks(root / "submitted")
+    nbgrader_root = root / "submitted" if nested else (root if root.name == "submitted" else None)
+    folder_of: dict[Path, str] = {}  # nbgrader's layout: the assignment folder each notebook was handed in to
     if nbgrader_root is not None:
         for student in sorted(p for p in nbgrader_root.iterdir() if p.is_dir()):
             for assignment in sorted(p for p in student.iterdir() if p.is_dir()):
                 stamp = assignment / "timestamp.txt"
                 when = _timestamp(stamp)
                 found += [(student.name, nb, when) for nb in _notebooks(assignment)]
+                folder_of.update((nb, assignment.name) for nb in _notebooks(assignment))
     else:
         for entry in sorted(root.iterdir()):
             if entry.name.startswith("."):
@@ -153,12 +163,34 @@ def discover(submissions, source_dir=None) -> list[Submission]:
                     "hand in the notebook itself"
                 )
             source = find_source(path, source_dir)
+            folder = folder_of.get(path)
+            if folder is not None and folder != source.stem and folder in _stems(source_dir):
+                # handed in to another assignment (one still open, or one that sorts first): as nbgrader
+                # does, an assignment's folder holds that assignment only, so it cannot replace the
+                # notebook handed in on time, nor carry the other folder's timestamp
+                raise _Misfiled(
+                    f"{path.name} is a notebook of {source.stem} handed in to the folder of {folder}; "
+                    f"hand it in to {source.stem}"
+                )
+        except _Misfiled as exc:
+            out.append(Submission(student, path, source, when, error=str(exc)))
+            continue
         except Exception as exc:  # noqa: BLE001 (reported in the gradebook, never fatal to the class)
             why = str(exc) if isinstance(exc, VrlibError) else f"it cannot be read ({type(exc).__name__}: {exc})"
             out.append(Submission(student, path, _guess_source(path, source_dir), when, error=why))
             continue
         out.append(Submission(student, path, source, when))
     return _one_per_assignment(out)
+
+
+class _Misfiled(VrlibError):
+    """A notebook in nbgrader's layout handed in to another assignment's folder."""
+
+
+def _stems(source_dir) -> set[str]:
+    from vrlib.classroom.notebooks import assignments
+
+    return {p.stem for p in assignments(source_dir)}
 
 
 def _guess_source(path: Path, source_dir) -> Path:
@@ -197,9 +229,14 @@ def _one_per_assignment(subs: list[Submission]) -> list[Submission]:
             continue
         exact = [s for s in group if s.path.name == s.source.name and not s.error]
         chosen = exact[0] if exact else sorted(group, key=lambda s: (bool(s.error), s.path.name))[0]
-        others = ", ".join(s.path.name for s in group if s is not chosen)
+        names = [s.path.name for s in group]
+        shown = {
+            id(s): s.path.name if names.count(s.path.name) == 1 else f"{s.path.parent.name}/{s.path.name}"
+            for s in group
+        }
+        others = ", ".join(shown[id(s)] for s in group if s is not chosen)
         chosen.note = (
-            f"{len(group)} notebooks of this assignment: graded {chosen.path.name}, not {others} "
+            f"{len(group)} notebooks of this assignment: graded {shown[id(chosen)]}, not {others} "
             "(rule: the notebook named like the assignment, else the first by name)"
         )
         out.append(chosen)
@@ -236,7 +273,7 @@ def _grade_one(sub: Submission, options: dict, feedback_dir, hidden) -> dict:
     if feedback is not None:
         feedback = feedback.with_suffix(".ipynb")
     try:
-        report = grade(sub.path, source=sub.source, feedback=feedback, hidden=hidden, **options)
+        report = _grade_capped(sub, options, feedback, hidden)
     except VrlibError as exc:
         if type(exc).__name__ == "SandboxUnavailable":
             raise
@@ -246,6 +283,111 @@ def _grade_one(sub: Submission, options: dict, feedback_dir, hidden) -> dict:
     if sub.note:
         report.notes.append(sub.note)
     return report.to_dict()
+
+
+OVERRUN = 60  # seconds a submission's grading may run past its time cap before it is stopped
+
+
+def _grade_capped(sub: Submission, options: dict, feedback, hidden) -> GradeReport:
+    """:func:`grade`, in a child process stopped at the time cap plus :data:`OVERRUN` seconds.
+
+    The time cap bounds the student's process, not the test cells, which run in the grader on the
+    values the student's code returned: a value built to be slow to check (integers sharing pandas'
+    hash, for a test that counts them) held the grading process for hours, and the class's gradebook
+    with it.  Killed, the child takes its box with it (``--die-with-parent``) and its callbacks (its
+    process group); its temporary files are in a folder this process removes.
+    """
+    import math
+    import select
+    import signal
+    import tempfile
+    import time
+
+    time_cap = float(options.get("time_cap", 600))
+    if not math.isfinite(time_cap) or not hasattr(os, "fork"):
+        return grade(sub.path, source=sub.source, feedback=feedback, hidden=hidden, **options)
+    if options.get("sandbox", True):  # the box's copy of vrlib, made here once, not once per child
+        from vrlib.classroom.grader import _library
+
+        try:
+            vrlib_meta = read(sub.source).metadata.get("vrlib", {})
+            _library(vrlib_meta.get("withheld", []) if isinstance(vrlib_meta, dict) else [])
+        except Exception:  # noqa: BLE001 (the child says what is wrong)
+            pass
+    scratch = Path(tempfile.mkdtemp(prefix="vrlib-grading-"))
+    read_fd, write_fd = os.pipe()
+    deadline = time.monotonic() + time_cap + OVERRUN
+    pid = os.fork()
+    if pid == 0:  # the child: grade, send the report, end without the parent's exit handlers
+        code = 0
+        try:
+            os.close(read_fd)
+            os.setpgid(0, 0)  # its callbacks' processes in its group: killed with it
+            tempfile.tempdir = str(scratch)
+            try:
+                report = grade(sub.path, source=sub.source, feedback=feedback, hidden=hidden, **options)
+                message = {"report": report.to_dict()}
+            except VrlibError as exc:
+                message = {"vrlib": str(exc), "kind": type(exc).__name__}
+            except Exception as exc:  # noqa: BLE001
+                message = {"error": f"{type(exc).__name__}: {exc}"}
+            view = memoryview(json.dumps(message).encode("utf-8", "backslashreplace"))
+            while view:
+                view = view[os.write(write_fd, view) :]
+        except BaseException:  # noqa: BLE001
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(write_fd)
+    chunks, status = [], None
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([read_fd], [], [], left)[0]:
+                break
+            chunk = os.read(read_fd, 2**16)
+            if not chunk:
+                status = "ended"
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(read_fd)
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        _, code = os.waitpid(pid, 0)
+        for folder in scratch.rglob("*"):  # the grader's copy of the solution is read-only
+            if folder.is_dir() and not folder.is_symlink():
+                folder.chmod(stat.S_IRWXU)
+        import shutil
+
+        shutil.rmtree(scratch, ignore_errors=True)
+    if status is None:
+        return _not_graded(
+            sub,
+            f"its grading ran past the time cap ({time_cap:g} s) by more than {OVERRUN} s: the tests took "
+            "that long on what its code returned",
+        )
+    try:
+        message = json.loads(b"".join(chunks).decode("utf-8"))
+    except ValueError:
+        return _not_graded(sub, f"its grading process died ({_status(code)})")
+    if "report" in message:
+        return GradeReport.from_dict(message["report"])
+    if "vrlib" in message:
+        if message.get("kind") == "SandboxUnavailable":
+            from vrlib.classroom.sandbox import SandboxUnavailable
+
+            raise SandboxUnavailable(message["vrlib"])
+        raise VrlibError(message["vrlib"])
+    return _not_graded(sub, f"the grader failed on it ({message.get('error', 'unknown')})")
+
+
+def _status(code: int) -> str:
+    if os.WIFSIGNALED(code):
+        return f"killed by signal {os.WTERMSIG(code)}"
+    return f"exit status {os.WEXITSTATUS(code)}"
 
 
 def grade_class(
@@ -405,10 +547,20 @@ def write_gradebook(results, folder) -> tuple[Path, Path]:
     return per_test, per_submission
 
 
+def _inert(cell: str) -> str:
+    """A text cell a spreadsheet shows as text: one starting like a formula gets a leading ``'``.
+
+    Spreadsheets run a cell that starts with ``=``, ``+``, ``-`` or ``@`` as a formula (links,
+    other cells, once programs); a student's name and nbgrader's ``timestamp.txt``, which the
+    student's side of nbgrader writes, are the student's text.
+    """
+    return "'" + cell if cell[:1] in ("=", "+", "-", "@") else cell
+
+
 def _write_csv(path: Path, header: list, rows: list) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(header)
-        writer.writerows(rows)
+        writer.writerows([[_inert(cell) if not _NUMBER.fullmatch(cell) else cell for cell in row] for row in rows])
     os.replace(tmp, path)

@@ -314,8 +314,21 @@ class Fence:
             fd = os.open(self.submission, os.O_RDONLY)
             extra_fds.append(fd)
             files["submission.ipynb"] = fd
+        program = sandbox.seccomp_program()
+        seccomp_fd = None
+        if program is not None:  # read by bwrap from a file of its own
+            seccomp_fd = os.memfd_create("vrlib-seccomp", os.MFD_CLOEXEC)
+            extra_fds.append(seccomp_fd)
+            os.write(seccomp_fd, program)
+            os.lseek(seccomp_fd, 0, os.SEEK_SET)
         command = sandbox.box_command(
-            [sys.executable, "-m", "vrlib.classroom._student"], env, SCRATCH_CAP, Path(self.library), files, data_dir
+            [sys.executable, "-m", "vrlib.classroom._student"],
+            env,
+            SCRATCH_CAP,
+            Path(self.library),
+            files,
+            data_dir,
+            seccomp_fd,
         )
         if self.pids is None:
             self.pids = sandbox.PidsGroup(PROCESS_CAP)
@@ -381,31 +394,44 @@ class Fence:
         self.proc = None
         self._trim()
 
-    def mark(self) -> tuple[int, dict]:
-        """Where the output stands now (for :meth:`forget_since`)."""
-        sizes = {}
+    def mark(self) -> tuple[int, dict, dict]:
+        """Where the output stands now, and the grader's copy of what it shows so far (for :meth:`forget_since`).
+
+        The copy is the first ``output_cap + 1`` bytes of each current file, all that
+        :meth:`output` ever reads of them.
+        """
+        sizes, kept = {}, {}
         for kind in ("stdout", "stderr"):
             path = self.scratch / f".{kind}-{self._starts}"
             try:
                 sizes[path] = path.stat().st_size
+                with open(path, "rb") as f:
+                    kept[path] = f.read(min(sizes[path], self.output_cap + 1))
             except OSError:
-                sizes[path] = 0
-        return self._starts, sizes
+                sizes[path], kept[path] = 0, b""
+        return self._starts, sizes, kept
 
-    def forget_since(self, mark: tuple[int, dict]) -> None:
-        """Stop the process and drop what it printed since ``mark``: its state and output go together."""
+    def forget_since(self, mark: tuple[int, dict, dict]) -> None:
+        """Stop the process and drop what it printed since ``mark``: its state and output go together.
+
+        The current files get back the grader's copy of what they held at ``mark``, not what is
+        in them now: the process holds them open for writing, so it could go back (``lseek``,
+        ``pwrite``, ``ftruncate``) and write over what it printed before the mark.
+        """
         self.stop()
-        starts, sizes = mark
+        starts, sizes, kept = mark
         for kind in ("stdout", "stderr"):
             for path in self._files(kind):
                 number = int(path.name.rsplit("-", 1)[1])
-                keep = sizes.get(path, 0) if number == starts else (0 if number > starts else None)
-                if keep is not None:
-                    try:
-                        if path.stat().st_size > keep:
-                            os.truncate(path, keep)
-                    except OSError:
-                        pass
+                try:
+                    if number == starts:
+                        with open(path, "r+b") as f:
+                            f.truncate(0)
+                            f.write(kept.get(path, b""))
+                    elif number > starts and path.stat().st_size > 0:
+                        os.truncate(path, 0)
+                except OSError:
+                    pass
 
     def _files(self, kind: str) -> list[Path]:
         """The output files of ``kind`` (stdout, stderr), in the order the processes started."""

@@ -158,9 +158,21 @@ _ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def _escape_surrogate(match) -> str:
+    code = ord(match.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
 def clean_text(text, keep_lines: bool = False) -> str:
-    """``text`` without terminal escape sequences, control and bidirectional-override characters."""
-    text = _CONTROLS.sub("?", _ESCAPES.sub("", str(text)))
+    """``text`` without terminal escape sequences, control and bidirectional-override characters.
+
+    A lone surrogate (a file name's byte that is not UTF-8, as Python decodes it) becomes its
+    escape (``\\xff``): no UTF-8 file can hold it, so one such name stopped the class's gradebook.
+    """
+    text = _SURROGATES.sub(_escape_surrogate, _CONTROLS.sub("?", _ESCAPES.sub("", str(text))))
     return text if keep_lines else text.replace("\n", " ").replace("\t", " ")
 
 
@@ -393,7 +405,11 @@ class _Proxy:
             raise _StudentRaised(message) from None
 
     def _from_hidden(self) -> bool:
-        """Whether this call comes from a hidden line of the test cell running now (through any helper)."""
+        """Whether this call comes from a hidden line of the test cell running now (through any helper).
+
+        Every frame of the cell on the way counts, not only the innermost: a helper the cell
+        defines on a visible line and calls from a hidden one has the cell's name too.
+        """
         import sys
 
         if self._runner.hidden is None:
@@ -401,8 +417,8 @@ class _Proxy:
         name, lines = self._runner.hidden
         frame = sys._getframe(2)
         while frame is not None:
-            if frame.f_code.co_filename == name:
-                return frame.f_lineno in lines
+            if frame.f_code.co_filename == name and frame.f_lineno in lines:
+                return True
             frame = frame.f_back
         return False
 
@@ -423,11 +439,14 @@ def _hidden_lines(source: str) -> set[int]:
     return lines
 
 
-def _failed_at(exc: BaseException, name: str) -> int | None:
-    """The line of the test cell ``name`` where ``exc`` was raised (the innermost frame of that cell)."""
+def _failed_at(exc: BaseException, name: str, hidden: set | frozenset = frozenset()) -> int | None:
+    """The line of the test cell ``name`` where ``exc`` was raised: the outermost frame of that cell on a
+    ``hidden`` line if there is one (a helper the cell defines, called from a hidden line), else the innermost."""
     line, tb = None, exc.__traceback__
     while tb is not None:
         if tb.tb_frame.f_code.co_filename == name:
+            if tb.tb_lineno in hidden:
+                return tb.tb_lineno
             line = tb.tb_lineno
         tb = tb.tb_next
     return line
@@ -512,7 +531,7 @@ def _grade_test_cell(cell, namespace: dict, runner: _Runner, gid: str) -> TestRe
     hidden = runner.hidden[1] if runner.hidden else set()
 
     def failed(status: str, message: str, exc: BaseException) -> TestResult:
-        line = _failed_at(exc, gid)
+        line = _failed_at(exc, gid, hidden)
         if line is not None and line in hidden:
             hint = _hint(cell.source, line)
             message = "failed a hidden test" + (f": {hint}" if hint else "")

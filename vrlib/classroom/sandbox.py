@@ -17,6 +17,9 @@ Each start of a student's process is one ``bwrap`` box with
   and the grader's files are not in it;
 * an environment made from an allow-list (``--clearenv``): nothing of the grader's
   (tokens, keys) reaches the student's code;
+* a seccomp filter (``--seccomp``, :func:`seccomp_program`) refusing the kernel's key store
+  (``add_key``, ``request_key``, ``keyctl``), which no namespace separates: a box inherits the
+  grader's session keyring, and a key added in one box was read by the next;
 * resource limits set inside before any student code runs (see
   :func:`vrlib.classroom.fence.apply_limits`): address space, CPU time, file size,
   processes (``RLIMIT_NPROC``, which Linux does not apply to the system's root; when the
@@ -39,7 +42,15 @@ from pathlib import Path
 
 from vrlib.errors import VrlibError
 
-__all__ = ["SandboxUnavailable", "bwrap_path", "require_bwrap", "box_command", "prepare_library", "PidsGroup"]
+__all__ = [
+    "SandboxUnavailable",
+    "bwrap_path",
+    "require_bwrap",
+    "box_command",
+    "prepare_library",
+    "PidsGroup",
+    "seccomp_program",
+]
 
 HOME = "/home/student"  # the box's writable scratch folder (tmpfs)
 LIBRARY = "/opt/vrlib"  # the box's copy of the vrlib package (read-only)
@@ -139,6 +150,7 @@ def box_command(
     library: Path,
     files: dict[str, int] | None = None,
     data_dir: str | None = None,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The ``bwrap`` command line that runs ``argv`` in a box (see the module's description).
 
@@ -156,6 +168,8 @@ def box_command(
         Files to put into the scratch folder: name -> an open file descriptor to copy from.
     data_dir : str, optional
         The data folder, mounted read-only.
+    seccomp_fd : int, optional
+        An open file holding :func:`seccomp_program`, the system calls the box refuses.
     """
     args = [require_bwrap(), "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     args += ["--unshare-user", "--uid", "1000", "--gid", "1000", "--hostname", "sandbox"]
@@ -171,10 +185,63 @@ def box_command(
     args += ["--size", str(int(scratch_size)), "--tmpfs", HOME, "--symlink", HOME, "/tmp"]
     for name, fd in (files or {}).items():
         args += ["--perms", "0644", "--file", str(fd), f"{HOME}/{name}"]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     args += ["--remount-ro", "/", "--chdir", HOME, "--clearenv"]
     for key, value in env.items():
         args += ["--setenv", key, value]
     return args + ["--", *argv]
+
+
+# --------------------------------------------------------------------------- system calls the box refuses
+
+# The kernel's key store (add_key, request_key, keyctl) is not in any namespace bwrap makes: a box
+# inherits the grader's session keyring (a login through pam_keyinit, a systemd service), so a key
+# added in one box was read by the next, the hidden tests' inputs with it, and stayed in the
+# teacher's keyring after grading; request_key can also make the kernel run a helper outside the box.
+# Numbers: (AUDIT_ARCH, {syscall numbers}) per architecture, its 32-bit compatibility one beside it.
+_REFUSED_CALLS = {
+    "x86_64": ((0xC000003E, (248, 249, 250)), (0x40000003, (286, 287, 288))),
+    "aarch64": ((0xC00000B7, (217, 218, 219)), (0x40000028, (309, 310, 311))),
+}
+_X32_BIT = 0x40000000  # x86_64's x32 calls: the same numbers with this bit; the box refuses them all
+
+
+def seccomp_program(machine: str | None = None) -> bytes | None:
+    """The seccomp filter (classic BPF) a box runs under, for ``bwrap --seccomp``; None on other machines.
+
+    It refuses (``EPERM``) the kernel key store's calls (``add_key``, ``request_key``, ``keyctl``),
+    under every calling convention of the architecture, and allows everything else.
+    """
+    import platform
+    import struct
+
+    arches = _REFUSED_CALLS.get(machine or platform.machine())
+    if arches is None:
+        return None
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
+    allow, deny = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM
+    blocks = []
+    for arch, numbers in arches:
+        checks = ([(jge, _X32_BIT)] if arch == 0xC000003E else []) + [(jeq, n) for n in numbers]
+        blocks.append((arch, checks))
+    # layout: ld arch; per block: jeq arch (else next block); ld nr; checks (-> deny); ret allow; ... ret allow; deny
+    code: list[tuple[int, int, int, int]] = [(ld, 0, 0, 4)]
+    pending: list[tuple[int, str]] = []  # (index, what) of jumps to fix once the deny's place is known
+    for arch, checks in blocks:
+        code.append((jeq, 0, len(checks) + 2, arch))  # not this architecture: skip ld, checks and ret
+        code.append((ld, 0, 0, 0))
+        for op, k in checks:
+            pending.append((len(code), "deny"))
+            code.append((op, 0, 0, k))
+        code.append((ret, 0, 0, allow))
+    code.append((ret, 0, 0, allow))  # an architecture not listed (none runs in the box)
+    deny_at = len(code)
+    code.append((ret, 0, 0, deny))
+    for i, _ in pending:
+        op, _, jf, k = code[i]
+        code[i] = (op, deny_at - i - 1, jf, k)
+    return b"".join(struct.pack("=HBBI", *ins) for ins in code)
 
 
 def box_env(extra: dict[str, str], data_dir: str | None) -> dict[str, str]:
