@@ -947,8 +947,10 @@ def attacked2(tmp_path_factory):
     submission(released, subs / "new\nline.ipynb")
     submission(released, subs / "honest_c--planted.ipynb", {"f": WRONG_F})  # its feedback is not honest_c's
     solution = source.read_bytes()
+    # 8 s a cell: l5's cell imports the grader, whose nbformat import alone takes about 2 s (jsonschema's IRI
+    # checker builds a grammar); at 4 s it ran past the limit on 2 cores shared with other work
     results = classroom.grade_class(
-        subs, book, source_dir=source.parent, jobs=2, timeout=4, time_cap=60, memory_cap="1G", feedback=True
+        subs, book, source_dir=source.parent, jobs=2, timeout=8, time_cap=60, memory_cap="1G", feedback=True
     )
     return {
         "reports": {s.student: r for s, r in results},
