@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 import vrlib
-from vrlib.audit.inputs import check_tables
+from vrlib.audit.inputs import NEAR_UNIQUE, check_tables
 from vrlib.data import Schema
 
 SCHEMA = Schema(["a", "c"], ["x", "y"])
@@ -178,3 +178,97 @@ def test_a_release_column_outside_the_training_range_is_named(split):
             warnings.simplefilter("always")
             check_tables(tables[0], release_, tables[2], schema)
         assert "values_out_of_range" not in [getattr(w.message, "code", "") for w in caught]
+
+
+# --------------------------------------------------------------------------- a near-unique text column
+
+
+def _dates(n: int, distinct: int, seed: int) -> list[str]:
+    """``n`` dates, ``distinct`` of them different: the first ``distinct`` days, then repeats of earlier ones."""
+    days = list(range(distinct)) + list(np.random.default_rng(seed).choice(distinct, n - distinct, replace=False))
+    return [str(pd.Timestamp("1950-01-01") + pd.Timedelta(days=int(d)))[:10] for d in days]
+
+
+def _codes(*tables, schema):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_tables(*tables, schema)
+    return [getattr(w.message, "code", "") for w in caught], {
+        getattr(w.message, "code", ""): str(w.message) for w in caught
+    }
+
+
+def test_a_near_unique_text_column_is_named_once_with_its_share_and_the_way_to_leave_it_out(split):
+    """Dates of birth, 93 % distinct (558 of 600): every record looks isolated and copies hide; not an identifier."""
+    train, holdout, other = split
+    release = _release(other, train.iloc[:5], 1, n=300)
+    dob = _dates(len(train), 558, 0)
+    assert len(set(dob)) / len(dob) == 0.93  # the share, counted apart from the audit
+    tables = [
+        train.assign(dob=dob),
+        release.assign(dob=_dates(len(release), 290, 1)),
+        holdout.iloc[:300].assign(dob=_dates(300, 290, 2)),
+    ]
+    schema = Schema(["a", "c", "dob"], ["x", "y"])
+    codes, messages = _codes(*tables, schema=schema)
+    assert codes.count("near_unique_column") == 1 and len(codes) == len(set(codes)), codes
+    message = messages["near_unique_column"]
+    assert "'dob' (93.0% of its 600 training values distinct)" in message, message
+    assert "--ignore dob" in message and "drop them from the three tables and the schema" in message
+    assert "identifier_column" not in codes
+    # through vrlib.audit: summary.json lists it once, and the caller is warned once
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = vrlib.audit(*tables, schema, seed=0, **FAST)
+    listed = [w["code"] for w in result.summary["warnings"]]
+    assert listed.count("near_unique_column") == 1 and len(listed) == len(set(listed)), listed
+    assert [getattr(w.message, "code", "") for w in caught].count("near_unique_column") == 1
+    # two such columns: one warning naming both; a record number with repeats, new in the holdout, is not
+    # called a column spelled otherwise (as an identifier is not)
+    number = [f"R{i}" for i in range(570)] + [f"R{i}" for i in range(30)]
+    tables = [
+        tables[0].assign(no=number),
+        tables[1].assign(no="R0"),
+        tables[2].assign(no=[f"H{i}" for i in range(300)]),
+    ]
+    codes, messages = _codes(*tables, schema=Schema(["a", "c", "dob", "no"], ["x", "y"]))
+    assert codes.count("near_unique_column") == 1, codes
+    assert "'dob' (93.0%" in messages["near_unique_column"] and "'no' (95.0%" in messages["near_unique_column"]
+    assert "--ignore dob,no" in messages["near_unique_column"]
+    assert "the holdout's 'no'" not in messages["unseen_categories"]
+    # the counter-cases: the same column below the share, a column distinct in every record (identifier_column
+    # says so), continuous columns that are all distinct (x, y)
+    for distinct, code in ((530, None), (600, "identifier_column")):
+        tables = [
+            train.assign(dob=_dates(600, distinct, 3)),
+            release.assign(dob="x"),
+            holdout.iloc[:300].assign(dob="y"),
+        ]
+        codes, _ = _codes(*tables, schema=schema)
+        assert "near_unique_column" not in codes and (code is None or code in codes), (distinct, codes)
+    assert train["x"].nunique() / len(train) >= NEAR_UNIQUE  # 598 of 600
+
+
+@pytest.mark.parametrize("name", ["adult", "census", "california"])
+def test_no_real_column_is_called_near_unique(name):
+    """Small and larger samples of Adult's, Census's and California's real columns: none is named.
+
+    Their categorical columns have at most 41 categories (Adult's native-country), most of them rare;
+    their continuous columns (Adult's fnlwgt, California's coordinates) are often all distinct in a
+    sample but are not categories.
+    """
+    from vrlib.data import load
+
+    df, schema = load(name, **({"variant": "random10000"} if name == "census" else {}))
+    rng = np.random.default_rng(1)
+    highest = 0.0
+    for n in (20, 50, 200, 1000):
+        for _ in range(20 if n < 1000 else 2):
+            rows = rng.choice(len(df), 3 * n, replace=False)
+            tables = [df.iloc[rows[i * n : (i + 1) * n]] for i in range(3)]
+            codes, _ = _codes(*tables, schema=schema)
+            assert "near_unique_column" not in codes, (n, codes)
+            highest = max([highest] + [tables[0][c].nunique() / n for c in schema.categorical])
+    assert highest < NEAR_UNIQUE, highest  # the columns could not have been named: the counter-case is sound
+    if name != "census":  # and some continuous column is near-unique in a sample, yet not named
+        assert max(tables[0][c].nunique() / n for c in schema.continuous) >= NEAR_UNIQUE

@@ -24,7 +24,8 @@ from nbformat.v4 import new_code_cell
 
 from classroom_tiny import POINTS, _meta, make_assignment, needs_bwrap, submission, tiny_notebook
 from vrlib import classroom
-from vrlib.classroom import batch
+from vrlib.classroom import grader
+from vrlib.cli import main
 
 HELPER_TEST = (
     "def _check(x, expected):\n    np.testing.assert_allclose(f(np.array(x)), expected)\n\n_check([1.0], [2.0])\n"
@@ -209,7 +210,7 @@ def attacked3(tmp_path_factory):
     joined = KEYCTL is not None and _keyring("join") > 0
     start = time.monotonic()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(batch, "OVERRUN", 5)  # the slow check is stopped 5 s past the time cap (default 60 s)
+        patch.setattr(grader, "OVERRUN", 5)  # the slow check is stopped 5 s past the time cap (default 60 s)
         results = classroom.grade_class(
             tmp / "subs", tmp / "book", source_dir=source.parent, jobs=2, timeout=6, time_cap=30, memory_cap="1G",
             feedback=True,
@@ -300,6 +301,28 @@ def test_a_value_slow_to_check_stops_its_own_grading_only(attacked3):
     assert attacked3["reports"][("honest_a", "02_tiny")].points == FULL
     assert attacked3["reports"][("d1_value_slow_to_check", "00_tiny")].points == FULL
     assert attacked3["seconds"] < 80, attacked3["seconds"]
+
+
+@needs_bwrap
+@pytest.mark.slow
+def test_a_value_slow_to_check_stops_a_notebook_graded_alone(tmp_path, monkeypatch, capsys):
+    """d1's notebook graded alone (`vrlib classroom grade NOTEBOOK`, through classroom.grade): stopped, saying why."""
+    source, released = make_assignment(tmp_path, _notebook("test_count", COUNT_TEST))
+    sub = submission(released, tmp_path / "d1.ipynb", {"f": SLOW_TO_CHECK})
+    monkeypatch.setattr(grader, "OVERRUN", 5)  # stopped 5 s past the time cap (default 60 s)
+    argv = ["classroom", "grade", str(sub), "--source", str(source), "--timeout", "6", "--time-cap", "15"]
+    start = time.monotonic()
+    code = main(argv + ["--memory-cap", "1G", "--format", "json"])
+    seconds = time.monotonic() - start
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert report["points"] == 0 and report["max_points"] == FULL, report
+    assert {t["status"] for t in report["tests"]} == {"not graded"}, report
+    assert any(
+        n.startswith("not graded: its grading was stopped") and "ran past the time cap (15 s) by more than 5 s" in n
+        for n in report["notes"]
+    ), report["notes"]
+    assert seconds < 15 + 5 + 20, seconds  # unstopped: 131 s and more
 
 
 @needs_bwrap

@@ -203,7 +203,9 @@ values:
   categorical: a release or holdout value that the training data spells otherwise
   (1.0 for 1, true or 1 for True, 'male ' for 'Male') is read as the training
   spelling and counted (respelled_categories); values the training data never has are
-  audited as categories of their own and counted (unseen_categories). Missing values
+  audited as categories of their own and counted (unseen_categories). A column with
+  a different value in every training record (identifier_column) or in 90 % or more
+  of them (near_unique_column) is named: leave it out with --ignore. Missing values
   are refused: fill them (in a categorical column, a word such as 'missing') or
   remove those rows in every file.
 sizes:

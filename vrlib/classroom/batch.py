@@ -14,9 +14,9 @@ max_points, status, message) and ``grades.csv`` (one row per submission, with th
 of ``nbgrader export``'s CSV).  With ``feedback``, each graded notebook goes to
 ``feedback/<student>/<assignment>.ipynb``.
 
-Each submission is graded in a process of its own, stopped :data:`OVERRUN` seconds past its time
-cap (:func:`_grade_capped`): the test cells run in the grader on the student's values, which the
-time cap does not bound.
+Each submission is graded by :func:`grade`, in a process of its own stopped
+:data:`vrlib.classroom.grader.OVERRUN` seconds past its time cap: the test cells run in the grader
+on the student's values, which the time cap does not bound.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from vrlib.classroom.grader import GradeReport, TestResult, clean_text, find_source, grade
-from vrlib.classroom.notebooks import is_test, meta, read, sha256
+from vrlib.classroom.grader import GradeReport, TestResult, clean_text, find_source, grade, not_graded
+from vrlib.classroom.notebooks import sha256
 from vrlib.errors import VrlibError
 from vrlib.params import check_integer
 
@@ -243,28 +243,8 @@ def _one_per_assignment(subs: list[Submission]) -> list[Submission]:
     return out
 
 
-def _max_points(source: Path) -> list[TestResult]:
-    """The assignment's tests, each at 0 of its points: the report of a submission that was not graded."""
-    try:
-        nb = read(source)
-    except VrlibError:
-        return []
-    tests = []
-    for cell in nb.cells:
-        if is_test(cell):
-            try:
-                points = float(meta(cell).get("points", 0) or 0)
-            except (TypeError, ValueError):
-                points = 0.0
-            tests.append(TestResult(str(meta(cell).get("grade_id") or "?"), 0.0, points, "not graded", ""))
-    return tests
-
-
 def _not_graded(sub: Submission, why: str) -> GradeReport:
-    tests = _max_points(sub.source)
-    for t in tests:
-        t.message = clean_text(why)[:300]
-    return GradeReport(str(sub.path), str(sub.source), tests, notes=[f"not graded: {why}"])
+    return not_graded(sub.path, sub.source, why)
 
 
 def _grade_one(sub: Submission, options: dict, feedback_dir, hidden) -> dict:
@@ -273,7 +253,7 @@ def _grade_one(sub: Submission, options: dict, feedback_dir, hidden) -> dict:
     if feedback is not None:
         feedback = feedback.with_suffix(".ipynb")
     try:
-        report = _grade_capped(sub, options, feedback, hidden)
+        report = grade(sub.path, source=sub.source, feedback=feedback, hidden=hidden, **options)  # stopped past its cap
     except VrlibError as exc:
         if type(exc).__name__ == "SandboxUnavailable":
             raise
@@ -283,111 +263,6 @@ def _grade_one(sub: Submission, options: dict, feedback_dir, hidden) -> dict:
     if sub.note:
         report.notes.append(sub.note)
     return report.to_dict()
-
-
-OVERRUN = 60  # seconds a submission's grading may run past its time cap before it is stopped
-
-
-def _grade_capped(sub: Submission, options: dict, feedback, hidden) -> GradeReport:
-    """:func:`grade`, in a child process stopped at the time cap plus :data:`OVERRUN` seconds.
-
-    The time cap bounds the student's process, not the test cells, which run in the grader on the
-    values the student's code returned: a value built to be slow to check (integers sharing pandas'
-    hash, for a test that counts them) held the grading process for hours, and the class's gradebook
-    with it.  Killed, the child takes its box with it (``--die-with-parent``) and its callbacks (its
-    process group); its temporary files are in a folder this process removes.
-    """
-    import math
-    import select
-    import signal
-    import tempfile
-    import time
-
-    time_cap = float(options.get("time_cap", 600))
-    if not math.isfinite(time_cap) or not hasattr(os, "fork"):
-        return grade(sub.path, source=sub.source, feedback=feedback, hidden=hidden, **options)
-    if options.get("sandbox", True):  # the box's copy of vrlib, made here once, not once per child
-        from vrlib.classroom.grader import _library
-
-        try:
-            vrlib_meta = read(sub.source).metadata.get("vrlib", {})
-            _library(vrlib_meta.get("withheld", []) if isinstance(vrlib_meta, dict) else [])
-        except Exception:  # noqa: BLE001 (the child says what is wrong)
-            pass
-    scratch = Path(tempfile.mkdtemp(prefix="vrlib-grading-"))
-    read_fd, write_fd = os.pipe()
-    deadline = time.monotonic() + time_cap + OVERRUN
-    pid = os.fork()
-    if pid == 0:  # the child: grade, send the report, end without the parent's exit handlers
-        code = 0
-        try:
-            os.close(read_fd)
-            os.setpgid(0, 0)  # its callbacks' processes in its group: killed with it
-            tempfile.tempdir = str(scratch)
-            try:
-                report = grade(sub.path, source=sub.source, feedback=feedback, hidden=hidden, **options)
-                message = {"report": report.to_dict()}
-            except VrlibError as exc:
-                message = {"vrlib": str(exc), "kind": type(exc).__name__}
-            except Exception as exc:  # noqa: BLE001
-                message = {"error": f"{type(exc).__name__}: {exc}"}
-            view = memoryview(json.dumps(message).encode("utf-8", "backslashreplace"))
-            while view:
-                view = view[os.write(write_fd, view) :]
-        except BaseException:  # noqa: BLE001
-            code = 1
-        finally:
-            os._exit(code)
-    os.close(write_fd)
-    chunks, status = [], None
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([read_fd], [], [], left)[0]:
-                break
-            chunk = os.read(read_fd, 2**16)
-            if not chunk:
-                status = "ended"
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(read_fd)
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        _, code = os.waitpid(pid, 0)
-        for folder in scratch.rglob("*"):  # the grader's copy of the solution is read-only
-            if folder.is_dir() and not folder.is_symlink():
-                folder.chmod(stat.S_IRWXU)
-        import shutil
-
-        shutil.rmtree(scratch, ignore_errors=True)
-    if status is None:
-        return _not_graded(
-            sub,
-            f"its grading ran past the time cap ({time_cap:g} s) by more than {OVERRUN} s: the tests took "
-            "that long on what its code returned",
-        )
-    try:
-        message = json.loads(b"".join(chunks).decode("utf-8"))
-    except ValueError:
-        return _not_graded(sub, f"its grading process died ({_status(code)})")
-    if "report" in message:
-        return GradeReport.from_dict(message["report"])
-    if "vrlib" in message:
-        if message.get("kind") == "SandboxUnavailable":
-            from vrlib.classroom.sandbox import SandboxUnavailable
-
-            raise SandboxUnavailable(message["vrlib"])
-        raise VrlibError(message["vrlib"])
-    return _not_graded(sub, f"the grader failed on it ({message.get('error', 'unknown')})")
-
-
-def _status(code: int) -> str:
-    if os.WIFSIGNALED(code):
-        return f"killed by signal {os.WTERMSIG(code)}"
-    return f"exit status {os.WEXITSTATUS(code)}"
 
 
 def grade_class(

@@ -39,6 +39,9 @@ How a submission is graded (:func:`grade`):
    on a hidden line says "failed a hidden test"; after a test cell whose hidden lines called
    the student's code, the student's process is stopped and what it printed since is
    dropped, so no later call or printout carries the hidden inputs (:func:`_grade_test`).
+7. The time cap bounds the student's process, not the grader's work on what it returned: the
+   grading runs in a child process, stopped :data:`OVERRUN` seconds past the time cap
+   (:func:`_grade_capped`); the submission is then "not graded", its note saying why.
 """
 
 from __future__ import annotations
@@ -46,9 +49,13 @@ from __future__ import annotations
 import ast
 import contextlib
 import io
+import json
 import math
+import os
 import re
+import select
 import shutil
+import signal
 import stat
 import tempfile
 import time
@@ -625,14 +632,155 @@ def grade(
     Returns
     -------
     GradeReport
+        A submission whose grading ran :data:`OVERRUN` seconds past ``time_cap`` is stopped
+        (:func:`_grade_capped`): all its tests score 0 ("not graded"), and a note says why.
     """
     for name, value in (("timeout", timeout), ("time_cap", time_cap)):
         check_number(name, value, above=0, allow_inf=True, want="a positive number of seconds")
     memory_cap = parse_size(memory_cap)
     start = time.monotonic()
     submission = Path(submission)
-    submitted, submitted_bytes = read_submission(submission)
+    submitted = read_submission(submission)
     source = Path(source) if source is not None else find_source(submission, source_dir)
+    limits = (timeout, time_cap, memory_cap, output_cap)
+    return _grade_capped(
+        submission,
+        source,
+        time_cap,
+        sandbox,
+        lambda: _grade(submission, submitted, source, limits, feedback, hidden, sandbox, start),
+    )
+
+
+OVERRUN = 60  # seconds a submission's grading may run past its time cap before it is stopped
+
+
+def _grade_capped(submission: Path, source: Path, time_cap: float, sandbox: bool, grade_it) -> GradeReport:
+    """``grade_it()``, in a child process stopped at ``time_cap`` plus :data:`OVERRUN` seconds.
+
+    The time cap bounds the student's process, not the test cells, which run in the grader on the
+    values the student's code returned: a value built to be slow to check (integers sharing pandas'
+    hash, for a test that counts them) held the grading process for hours, and a class's gradebook
+    with it.  Killed, the child takes its box with it (``--die-with-parent``) and its callbacks (its
+    process group); its temporary files are in a folder this process removes.  A :class:`VrlibError`
+    in the child is raised here; any other error becomes a "not graded" report.
+    """
+    if not math.isfinite(float(time_cap)) or not hasattr(os, "fork"):
+        return grade_it()
+    if sandbox:  # the box's copy of vrlib, made here once (a class: once, not once per child)
+        try:
+            vrlib_meta = read(source).metadata.get("vrlib", {})
+            _library(vrlib_meta.get("withheld", []) if isinstance(vrlib_meta, dict) else [])
+        except Exception:  # noqa: BLE001 (the child says what is wrong)
+            pass
+    scratch = Path(tempfile.mkdtemp(prefix="vrlib-grading-"))
+    read_fd, write_fd = os.pipe()
+    began = time.monotonic()
+    deadline = began + time_cap + OVERRUN
+    pid = os.fork()
+    if pid == 0:  # the child: grade, send the report, end without the parent's exit handlers
+        code = 0
+        try:
+            os.close(read_fd)
+            os.setpgid(0, 0)  # its callbacks' processes in its group: killed with it
+            tempfile.tempdir = str(scratch)
+            try:
+                report = grade_it()
+                message = {"report": asdict(report)}  # whole: the printed output and long notes too
+            except VrlibError as exc:
+                message = {"vrlib": str(exc), "kind": type(exc).__name__}
+            except Exception as exc:  # noqa: BLE001
+                message = {"error": f"{type(exc).__name__}: {exc}"}
+            view = memoryview(json.dumps(message).encode("utf-8", "backslashreplace"))
+            while view:
+                view = view[os.write(write_fd, view) :]
+        except BaseException:  # noqa: BLE001
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(write_fd)
+    chunks, status = [], None
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([read_fd], [], [], left)[0]:
+                break
+            chunk = os.read(read_fd, 2**16)
+            if not chunk:
+                status = "ended"
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(read_fd)
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        _, code = os.waitpid(pid, 0)
+        for folder in scratch.rglob("*"):  # the grader's copy of the solution is read-only
+            if folder.is_dir() and not folder.is_symlink():
+                folder.chmod(stat.S_IRWXU)
+        shutil.rmtree(scratch, ignore_errors=True)
+    if status is None:
+        report = not_graded(
+            submission,
+            source,
+            f"its grading was stopped: it ran past the time cap ({time_cap:g} s) by more than {OVERRUN} s, in the "
+            "test cells, which run in the grader on what its code returned (the time cap bounds its code only)",
+        )
+        report.seconds = time.monotonic() - began
+        return report
+    try:
+        message = json.loads(b"".join(chunks).decode("utf-8"))
+    except ValueError:
+        return not_graded(submission, source, f"its grading process died ({_status(code)})")
+    if "report" in message:
+        data = message["report"]
+        return GradeReport(**{**data, "tests": [TestResult(**t) for t in data["tests"]]})
+    if "vrlib" in message:
+        if message.get("kind") == "SandboxUnavailable":
+            from vrlib.classroom.sandbox import SandboxUnavailable
+
+            raise SandboxUnavailable(message["vrlib"])
+        raise VrlibError(message["vrlib"])
+    return not_graded(submission, source, f"the grader failed on it ({message.get('error', 'unknown')})")
+
+
+def _status(code: int) -> str:
+    if os.WIFSIGNALED(code):
+        return f"killed by signal {os.WTERMSIG(code)}"
+    return f"exit status {os.WEXITSTATUS(code)}"
+
+
+def not_graded(submission, source, why: str) -> GradeReport:
+    """The report of a submission that was not graded: each of the assignment's tests at 0, a note saying why."""
+    tests = _max_points(Path(source))
+    for t in tests:
+        t.message = clean_text(why)[:MESSAGE_CAP]
+    return GradeReport(str(submission), str(source), tests, notes=[f"not graded: {why}"])
+
+
+def _max_points(source: Path) -> list[TestResult]:
+    """The assignment's tests, each at 0 of its points: the report of a submission that was not graded."""
+    try:
+        nb = read(source)
+    except VrlibError:
+        return []
+    tests = []
+    for cell in nb.cells:
+        if is_test(cell):
+            try:
+                points = float(meta(cell).get("points", 0) or 0)
+            except (TypeError, ValueError):
+                points = 0.0
+            tests.append(TestResult(str(meta(cell).get("grade_id") or "?"), 0.0, points, "not graded", ""))
+    return tests
+
+
+def _grade(submission: Path, submitted, source: Path, limits, feedback, hidden, sandbox: bool, start: float):
+    """:func:`grade`'s work, on the submission as read (``submitted``: the notebook and its bytes)."""
+    timeout, time_cap, memory_cap, output_cap = limits
+    submitted, submitted_bytes = submitted
     report = GradeReport(str(submission), str(source))
     with tempfile.TemporaryDirectory(prefix="vrlib-grade-") as tmp:
         work = Path(tmp)
