@@ -104,15 +104,19 @@ def send(fd: int, obj, deadline: float | None = None) -> None:
         view = view[n:]
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte of ``data`` to the blocking descriptor ``fd`` (``os.write`` may take part of it)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def send_reply(fd: int, obj) -> None:
     """Write one reply of the student's process to ``fd`` (:mod:`vrlib.classroom.wire`, length first)."""
     from vrlib.classroom import wire
 
     data = wire.encode(obj)
-    view = memoryview(_HEADER.pack(len(data)) + data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
+    write_all(fd, _HEADER.pack(len(data)) + data)
 
 
 def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
@@ -600,9 +604,7 @@ def _capped_call(deadline: float, function, memory_cap: int):
                 data = wire.encode(message)
             except Exception as exc:  # noqa: BLE001
                 data = wire.encode(("error", f"the reference's value cannot be sent ({exc})"[:500]))
-            view = memoryview(_HEADER.pack(len(data)) + data)
-            while view:
-                view = view[os.write(write_fd, view) :]
+            write_all(write_fd, _HEADER.pack(len(data)) + data)
         except BaseException:  # noqa: BLE001
             code = 1
         finally:

@@ -65,7 +65,7 @@ from pathlib import Path
 
 import nbformat
 
-from vrlib.classroom.fence import Fence, StudentDied, StudentError, StudentTimeout, parse_size
+from vrlib.classroom.fence import Fence, StudentDied, StudentError, StudentTimeout, parse_size, write_all
 from vrlib.classroom.notebooks import (
     assignments,
     check_sums,
@@ -691,9 +691,7 @@ def _grade_capped(submission: Path, source: Path, time_cap: float, sandbox: bool
                 message = {"vrlib": str(exc), "kind": type(exc).__name__}
             except Exception as exc:  # noqa: BLE001
                 message = {"error": f"{type(exc).__name__}: {exc}"}
-            view = memoryview(json.dumps(message).encode("utf-8", "backslashreplace"))
-            while view:
-                view = view[os.write(write_fd, view) :]
+            write_all(write_fd, json.dumps(message).encode("utf-8", "backslashreplace"))
         except BaseException:  # noqa: BLE001
             code = 1
         finally:
