@@ -72,7 +72,7 @@ def test_a_record_released_many_times_scores_as_one_released_once(split):
     nbr = np.sort(gower.to_numpy())[:5].mean()
     assert rep["d_neighbourhood"] == pytest.approx(nbr, rel=1e-6)
     assert rep["closeness"] == pytest.approx(np.log((nbr + eps) / eps), rel=1e-6)
-    assert ref["d_neighbourhood"] == pytest.approx(rep["d_neighbourhood"], rel=0.05)  # as if released k times
+    assert ref["d_neighbourhood"] == pytest.approx(rep["d_neighbourhood"], rel=0.05)  # as if released once
     # before 156171e: closeness 0, p-value about 0.5; the releases' other records differ (975 against 995)
     assert rep["p_value"] == pytest.approx(ref["p_value"], rel=0.25)
     assert rep["risk_rank"] <= 5 and ref["risk_rank"] <= 5

@@ -110,7 +110,8 @@ def assigned_frames(nearest, encoded, factor, tables, k, eps) -> dict[str, pd.Da
     nearest, encoded, factor
         Of :func:`vrlib.audit.evidence._release_neighbours` for ``{"train": ..., "holdout": ...}``
         with at least ``k + 1`` neighbours: the neighbourhood is taken from them, so the only new
-        search is the release's against the pooled records (two neighbours: the second tells a tie).
+        search is the release's against the pooled records (two neighbours: the second tells a tie),
+        besides the records whose match repeats verbatim (searched again past the repeats).
     tables : dict
         ``{"train": train, "holdout": holdout}`` (for their indexes).
     k : int

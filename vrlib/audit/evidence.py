@@ -9,7 +9,9 @@ whole range of one column.
 
 **Closeness** (the effect size).  For a record ``x``, ``d_1`` is the distance to its
 nearest released record and ``d_nbr`` the mean distance to its 2nd to ``(k+1)``-th
-nearest released records (its neighbourhood in the release)::
+nearest released records (its neighbourhood in the release), the verbatim repeats of
+the nearest one counted once (a released value takes one place, so that a record
+released ``r`` times scores as one released once, not lower)::
 
     closeness(x) = log((d_nbr + eps) / (d_1 + eps)),   eps = resolution / F
 
@@ -487,7 +489,8 @@ def copy_evidence(
     (:mod:`vrlib.audit.assignment`; a record with none assigned gets one closeness below
     every other), so that a copy of a training record no longer lifts the holdout scores
     of that record's near-twins (self-masking).  The neighbourhood comes from the view's
-    own search as without it (``k + 1`` neighbours, no more); one search is added per view,
+    own search as without it (``k + 1`` neighbours; the records whose match repeats verbatim
+    are searched again past its repeats, with or without ``assign``); one search is added per view,
     the release against the pooled records for two neighbours.  Tails, Bonferroni minimum
     and the near-match view are as without it.  Not combined with ``tolerant``.  Off here by
     default; :func:`vrlib.audit.audit` turns it on unless ``tolerant``.
