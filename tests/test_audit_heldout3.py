@@ -1,9 +1,11 @@
 """``vrlib audit`` on cases no benchmark names: a release that repeats one record many times.
 
 A generator that memorises a record often writes it more than once.  The closeness of a record is
-``log((d_nbr + eps) / (d_1 + eps))``; before the fix, ``k + 1`` verbatim copies of one training
-record made its neighbourhood as well as its match (``d_nbr = d_1 = 0``), so the most copied
-record scored 0 and was never flagged; now it scores as one released ``k`` times.  Small tables the tests make themselves.
+``log((d_nbr + eps) / (d_1 + eps))``; verbatim copies of one training record beyond the first used to
+fill its neighbourhood (``k + 1`` of them made ``d_nbr = d_1 = 0``, so the most copied record scored 0 and was
+never flagged; 3 copies already lost the flag that one copy got); now a released value counts once in the
+neighbourhood, so a record released ``r`` times scores as one released once.  Small tables the tests make
+themselves.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def _row(result, index: int) -> pd.Series:
     return rec.loc[rec["index"] == index].iloc[0]
 
 
-def test_a_record_released_many_times_scores_as_one_released_k_times(split):
+def test_a_record_released_many_times_scores_as_one_released_once(split):
     train, holdout, other = split
     target = 3  # one training record, released k = 5 times and then 25 times
     five = vrlib.audit(train, _release(other, train.iloc[[target]], 5), holdout, SCHEMA, seed=0, **FAST)
@@ -66,11 +68,13 @@ def test_a_record_released_many_times_scores_as_one_released_k_times(split):
         + ((rest[["x", "y"]] - rec[["x", "y"]]).abs() / ranges).sum(axis=1)
     ) / 4
     eps = 1e-4 / 4
-    # the copies keep k - 1 = 4 of the 5 neighbourhood places (at 0), the nearest other record the fifth
-    assert rep["d_neighbourhood"] == pytest.approx(gower.min() / 5, rel=1e-6)
-    assert rep["closeness"] == pytest.approx(np.log((gower.min() / 5 + eps) / eps), rel=1e-6)
-    assert ref["d_neighbourhood"] == pytest.approx(rep["d_neighbourhood"], rel=0.05)  # as if released k times
-    assert rep["p_value"] == pytest.approx(ref["p_value"], rel=0.1)  # before: closeness 0, p-value about 0.5
+    # the copies beyond the first take no neighbourhood place: the 5 nearest other records make it
+    nbr = np.sort(gower.to_numpy())[:5].mean()
+    assert rep["d_neighbourhood"] == pytest.approx(nbr, rel=1e-6)
+    assert rep["closeness"] == pytest.approx(np.log((nbr + eps) / eps), rel=1e-6)
+    assert ref["d_neighbourhood"] == pytest.approx(rep["d_neighbourhood"], rel=0.05)  # as if released once
+    # before 156171e: closeness 0, p-value about 0.5; the releases' other records differ (975 against 995)
+    assert rep["p_value"] == pytest.approx(ref["p_value"], rel=0.25)
     assert rep["risk_rank"] <= 5 and ref["risk_rank"] <= 5
 
 
@@ -80,6 +84,59 @@ def test_a_holdout_record_released_many_times_flags_no_training_record(split):
     many = vrlib.audit(train, _release(other, holdout.iloc[[7]], 25), holdout, SCHEMA, seed=0, **FAST)
     assert many.summary["n_flagged"] == 0
     assert many.summary["n_verbatim"] == 0
+
+
+def _gower(release: pd.DataFrame, record: pd.Series, ranges: pd.Series, columns: list[str]) -> pd.Series:
+    """Gower's distance, written out: a changed category counts 1, a continuous change its share of the range."""
+    cats = [c for c in columns if c in ("a", "c")]
+    conts = [c for c in columns if c in ("x", "y")]
+    diff = (release[cats] != record[cats]).sum(axis=1) if cats else 0
+    return (diff + ((release[conts] - record[conts]).abs() / ranges[conts]).sum(axis=1)) / len(columns)
+
+
+@pytest.mark.parametrize("assign", [True, False])
+def test_more_verbatim_copies_never_give_less_evidence(split, assign):
+    """r = 1..6 verbatim copies of one isolated training record: the copies beyond the first are not its
+    neighbourhood, so its closeness is that of one copy (Gower's distance computed here) and its p-value
+    does not rise with r.  Before, 5 copies filled 4 of the 5 neighbourhood places (closeness 7.00 at r = 1,
+    about 0.8 at r = 5)."""
+    train, holdout, other = split
+    target, background = 3, other.iloc[:994]
+    eps = {"all": 1e-4 / 4, "continuous": 1e-4 / 2}
+    closeness, p = [], []
+    for r in range(1, 7):
+        release = pd.concat([background, train.iloc[[target]].loc[[target] * r]], ignore_index=True)
+        res = vrlib.audit(train, release, holdout, SCHEMA, seed=0, assign=assign, **FAST)
+        row = _row(res, target)
+        ranges = pd.concat([train, holdout, release])[["x", "y"]].agg(np.ptp)
+        for view, column, cols in (
+            ("all", "closeness", ["a", "c", "x", "y"]),
+            ("continuous", "closeness_continuous", ["x", "y"]),
+        ):
+            # the nearest released record is a copy (d_1 = 0); the neighbourhood is the 5 nearest of the others
+            nbr = np.sort(_gower(background, train.iloc[target], ranges, cols).to_numpy())[:5].mean()
+            assert row[column] == pytest.approx(np.log((nbr + eps[view]) / eps[view]), rel=1e-6), (r, view)
+        assert row["copies"] == r and row["flagged"]
+        closeness.append((row["closeness"], row["closeness_continuous"]))
+        p.append(row["p_value"])
+    assert np.all(np.diff(np.array(closeness), axis=0) >= -1e-9), closeness
+    assert np.all(np.diff(p) <= 1e-12), p  # more leakage, no less evidence
+
+
+@pytest.mark.parametrize("assign", [True, False])
+def test_population_twins_released_repeatedly_flag_no_one(split, assign):
+    """The counter-case: the generator's data holds twins of 1 in 30 training records and 1 in 30 holdout
+    records (the population repeats them), and the release writes each twin r = 2..6 times.  Members and
+    non-members are then in the same place, scored alike, so nothing may be flagged; were the holdout's
+    repeats still filling its neighbourhood while the training records' no longer did, the training twins
+    would top the null (with the holdout left as before, r = 5 flags 20 records, 21 without the assignment)."""
+    train, holdout, other = split
+    twins = pd.concat([train.iloc[100:120], holdout.iloc[100:160]])  # 20 of 600 and 60 of 1,800
+    for r in range(2, 7):
+        written = pd.concat([twins] * r)
+        release = pd.concat([other.iloc[: 1000 - len(written)], written], ignore_index=True)
+        res = vrlib.audit(train, release, holdout, SCHEMA, seed=0, assign=assign, **FAST)
+        assert res.summary["n_flagged"] == 0, r
 
 
 # --------------------------------------------------------------------------- a holdout shifted a little

@@ -11,10 +11,10 @@ person makes them*).
 training and holdout records pooled; a real record's ``d_1`` is its distance to the
 nearest released record assigned to it (infinite when none is, so that its closeness is
 the lowest).  Its neighbourhood ``d_nbr`` is the audit's (the mean distance to the 2nd to
-``(k+1)``-th nearest released records; when more than ``k`` identical released records are
-assigned to it at ``d_1``, they keep ``k - 1`` of those places and the rest go to the released
-records beyond them, so that a record released more than ``k`` times scores as one released ``k``
-times instead of ``d_nbr = d_1``, closeness 0), so that ``closeness = log((d_nbr + eps) / (d_1 + eps))``
+``(k+1)``-th nearest released records, with the verbatim repeats of the match assigned to it at
+``d_1`` counted once: a released value counts once, so that a record released ``r`` times scores
+as one released once instead of losing ``r - 1`` neighbourhood places to its own copies, closeness
+0 from ``k + 1`` copies), so that ``closeness = log((d_nbr + eps) / (d_1 + eps))``
 is the audit's score for a record that keeps its nearest released record.  A copy of
 ``t`` is at distance 0 from ``t`` and is assigned to it, so ``t``'s near-twins no longer
 borrow it.
@@ -48,14 +48,20 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from vrlib.audit.evidence import _calibrated, _check_closeness_args, _release_neighbours, distance_views
+from vrlib.audit.evidence import (
+    TIE,
+    _calibrated,
+    _check_closeness_args,
+    _neighbourhood,
+    _release_neighbours,
+    _value_groups,
+    distance_views,
+)
 from vrlib.data import Schema
 from vrlib.distance import kneighbors_between
 from vrlib.encoding import EncodedTable
 
 __all__ = ["assigned_closeness", "assigned_evidence", "assigned_frames", "floor_unassigned"]
-
-TIE = 1e-12  # Gower units: nearest distances closer than this are one distance (sums rounded otherwise)
 
 
 def assigned_closeness(
@@ -104,7 +110,8 @@ def assigned_frames(nearest, encoded, factor, tables, k, eps) -> dict[str, pd.Da
     nearest, encoded, factor
         Of :func:`vrlib.audit.evidence._release_neighbours` for ``{"train": ..., "holdout": ...}``
         with at least ``k + 1`` neighbours: the neighbourhood is taken from them, so the only new
-        search is the release's against the pooled records (two neighbours: the second tells a tie).
+        search is the release's against the pooled records (two neighbours: the second tells a tie),
+        besides the records whose match repeats verbatim (searched again past the repeats).
     tables : dict
         ``{"train": train, "holdout": holdout}`` (for their indexes).
     k : int
@@ -135,14 +142,8 @@ def assigned_frames(nearest, encoded, factor, tables, k, eps) -> dict[str, pd.Da
     out = {}
     for name, lo, hi in (("train", 0, n_train), ("holdout", n_train, n_pool)):
         dist = nearest[name][0]
-        nbr = dist[:, 1 : k + 1].mean(axis=1)
-        # the match's repeats fill every neighbourhood place when more than k: d_nbr = d_1, closeness 0 however
-        # isolated the record; they keep k - 1 places, so such a record scores as one released k times
-        again = np.flatnonzero(repeats[lo:hi] > k)
-        if len(again):  # few records: their neighbourhood is searched again, past their repeated match
-            nbr[again] = _neighbourhood_past_repeats(
-                encoded[name], encoded["release"], again, d_assigned[lo:hi][again], repeats[lo:hi][again] - k, k, factor
-            )
+        # the match's repeats would fill neighbourhood places (closeness 0 from k + 1 of them): counted once
+        nbr = _neighbourhood(dist, k, encoded[name], encoded["release"], d_assigned[lo:hi], repeats[lo:hi], factor)
         with np.errstate(divide="ignore"):
             closeness = np.log((nbr + eps) / (d_assigned[lo:hi] + eps))
         out[name] = pd.DataFrame(
@@ -174,23 +175,11 @@ def _assigned_repeats(release: EncodedTable, alone, d_nearest, owner, d_assigned
     repeats = np.ones(n_pool, dtype=np.int64)
     if not len(owner):
         return repeats
-    group = np.unique(np.hstack([release.onehot, release.continuous]), axis=0, return_inverse=True)[1].ravel()
+    group = _value_groups(release)
     at_d1 = d_nearest <= d_assigned[owner] + TIE  # the record's match and whatever repeats it
     pairs, counts = np.unique(np.c_[owner[at_d1], group[alone][at_d1]], axis=0, return_counts=True)
     np.maximum.at(repeats, pairs[:, 0], counts)
     return repeats
-
-
-def _neighbourhood_past_repeats(query: EncodedTable, release: EncodedTable, rows, d_assigned, drop, k, factor):
-    """``d_nbr`` of ``query``'s records ``rows`` with ``drop`` of the verbatim repeats of each one's match left out."""
-    sub = EncodedTable(query.onehot[rows], query.continuous[rows], query.n_categorical)
-    n = int(min(len(release), k + 1 + drop.max()))
-    dist = kneighbors_between(sub, release, k=n, metric="minkowski", p=1.0)[0] / factor
-    out = np.empty(len(rows))
-    for i, (row, d1, m) in enumerate(zip(dist, d_assigned, drop)):
-        rest = np.delete(row, np.flatnonzero(np.abs(row - d1) <= TIE)[:m])[1 : k + 1]
-        out[i] = rest.mean() if len(rest) else row[1 : k + 1].mean()  # a release of the repeats alone
-    return out
 
 
 def floor_unassigned(train_closeness, holdout_closeness) -> tuple[np.ndarray, np.ndarray]:

@@ -9,7 +9,9 @@ whole range of one column.
 
 **Closeness** (the effect size).  For a record ``x``, ``d_1`` is the distance to its
 nearest released record and ``d_nbr`` the mean distance to its 2nd to ``(k+1)``-th
-nearest released records (its neighbourhood in the release)::
+nearest released records (its neighbourhood in the release), the verbatim repeats of
+the nearest one counted once (a released value takes one place, so that a record
+released ``r`` times scores as one released once, not lower)::
 
     closeness(x) = log((d_nbr + eps) / (d_1 + eps)),   eps = resolution / F
 
@@ -66,6 +68,7 @@ __all__ = [
 ]
 
 TOLERANT_CANDIDATES = 20  # released records per distance view among which the tolerant view's nearest are sought
+TIE = 1e-12  # Gower units: distances closer than this are one distance (sums rounded otherwise)
 
 
 def gower_view(encoder: TableEncoder, df: pd.DataFrame) -> tuple[EncodedTable, float]:
@@ -116,11 +119,79 @@ def _check_closeness_args(k, resolution, n_release: int) -> None:
         raise VrlibError(f"the release has {n_release} records; the closeness score needs at least {k + 1}")
 
 
-def _closeness_frame(d, k, eps, index) -> pd.DataFrame:
-    d1, nbr = d[:, 0], d[:, 1 : k + 1].mean(axis=1)
+def _closeness_frame(d, k, eps, index, nbr=None) -> pd.DataFrame:
+    """The closeness from the sorted distances ``d`` to the released records (``nbr``: a neighbourhood given)."""
+    d1 = d[:, 0]
+    nbr = d[:, 1 : k + 1].mean(axis=1) if nbr is None else nbr
     return pd.DataFrame(
         {"d_release": d1, "d_neighbourhood": nbr, "closeness": np.log((nbr + eps) / (d1 + eps))}, index=index
     )
+
+
+def _value_groups(release: EncodedTable) -> np.ndarray:
+    """Per released record, the id of its value in the view: verbatim repeats share one."""
+    return np.unique(np.hstack([release.onehot, release.continuous]), axis=0, return_inverse=True)[1].ravel()
+
+
+def _nearest_repeats(release: EncodedTable, dist, idx) -> np.ndarray:
+    """Per query record, how many released records repeat its nearest one verbatim (1 when none does).
+
+    Where several released values are at ``d_1`` (among the searched ones), the most repeated
+    counts, so that the count does not depend on the search's order of ties.
+    """
+    group = _value_groups(release)
+    size = np.bincount(group)[group[idx]]
+    return np.where(dist <= dist[:, :1] + TIE, size, 1).max(axis=1)
+
+
+def _neighbourhood(dist, k, query, release, d_match, repeats, factor) -> np.ndarray:
+    """``d_nbr``: the mean distance to the 2nd to ``(k+1)``-th released records, the match's repeats counted once.
+
+    Parameters
+    ----------
+    dist : array (len(query), >= k + 1)
+        Sorted distances (Gower units) of the view's search.
+    k : int
+    query, release : EncodedTable
+        The records scored and the release, in the view.
+    d_match, repeats : arrays, one per query record
+        The distance to its match (``d_1``) and how many released records repeat the match
+        verbatim (the match included).
+    factor : float
+        Of :func:`gower_view`.
+
+    Notes
+    -----
+    A match released ``r`` times would otherwise fill ``r - 1`` neighbourhood places at
+    ``d_1``, so that a record copied more often scored lower (closeness 0 from ``k + 1``
+    copies).  Only the records whose match repeats are searched again, past those repeats.
+    """
+    nbr = dist[:, 1 : k + 1].mean(axis=1)
+    again = np.flatnonzero(repeats > 1)
+    if len(again):
+        nbr[again] = _neighbourhood_past_repeats(query, release, again, d_match[again], repeats[again] - 1, k, factor)
+    return nbr
+
+
+def _neighbourhood_past_repeats(query: EncodedTable, release: EncodedTable, rows, d_match, drop, k, factor):
+    """``d_nbr`` of ``query``'s records ``rows`` with ``drop`` of the verbatim repeats of each one's match left out.
+
+    Released records at the match's distance are exchangeable here (only distances enter the
+    mean), so any ``drop`` of them are left out.  The records are searched in batches of
+    similar ``drop`` (within a factor of two), each for ``k + 1 + max(drop)`` neighbours, so that
+    one much repeated value does not widen every record's search.
+    """
+    out = np.empty(len(rows))
+    batch = np.floor(np.log2(drop)).astype(int)
+    for b in np.unique(batch):
+        sel = np.flatnonzero(batch == b)
+        sub = EncodedTable(query.onehot[rows[sel]], query.continuous[rows[sel]], query.n_categorical)
+        n = int(min(len(release), k + 1 + drop[sel].max()))
+        dist = kneighbors_between(sub, release, k=n, metric="minkowski", p=1.0)[0] / factor
+        for i, row, d1, m in zip(sel, dist, d_match[sel], drop[sel]):
+            rest = np.delete(row, np.flatnonzero(np.abs(row - d1) <= TIE)[:m])[1 : k + 1]
+            out[i] = rest.mean() if len(rest) else row[1 : k + 1].mean()  # a release of the repeats alone
+    return out
 
 
 def closeness_scores(
@@ -150,9 +221,21 @@ def closeness_scores(
         Distances in Gower units (0 = equal, 1 = every column as different as it can be).
     """
     _check_closeness_args(k, resolution, len(synthetic))
-    nearest, _, _ = _release_neighbours(records, synthetic, schema, k + 1)
+    nearest, encoded, factor = _release_neighbours(records, synthetic, schema, k + 1)
     eps = resolution / len(schema.columns)
-    return {name: _closeness_frame(nearest[name][0], k, eps, df.index) for name, df in records.items()}
+    return {
+        name: _closeness_frame(
+            nearest[name][0], k, eps, df.index, _plain_neighbourhood(nearest, encoded, factor, name, k)
+        )
+        for name, df in records.items()
+    }
+
+
+def _plain_neighbourhood(nearest, encoded, factor, name, k) -> np.ndarray:
+    """``d_nbr`` of table ``name`` scored on every released record, its nearest one's verbatim repeats counted once."""
+    dist, idx = nearest[name]
+    repeats = _nearest_repeats(encoded["release"], dist[:, : k + 1], idx[:, : k + 1])
+    return _neighbourhood(dist, k, encoded[name], encoded["release"], dist[:, 0], repeats, factor)
 
 
 def tolerant_distances(query, release, candidates, n_columns: int, block: int = 500) -> np.ndarray:
@@ -406,7 +489,8 @@ def copy_evidence(
     (:mod:`vrlib.audit.assignment`; a record with none assigned gets one closeness below
     every other), so that a copy of a training record no longer lifts the holdout scores
     of that record's near-twins (self-masking).  The neighbourhood comes from the view's
-    own search as without it (``k + 1`` neighbours, no more); one search is added per view,
+    own search as without it (``k + 1`` neighbours; the records whose match repeats verbatim
+    are searched again past its repeats, with or without ``assign``); one search is added per view,
     the release against the pooled records for two neighbours.  Tails, Bonferroni minimum
     and the near-match view are as without it.  Not combined with ``tolerant``.  Off here by
     default; :func:`vrlib.audit.audit` turns it on unless ``tolerant``.
@@ -455,7 +539,10 @@ def copy_evidence(
             for n, c in zip(tables, floored):
                 scores[view][n]["closeness"] = c
         else:
-            scores[view] = {n: _closeness_frame(nearest[n][0], k, eps, df.index) for n, df in tables.items()}
+            scores[view] = {
+                n: _closeness_frame(nearest[n][0], k, eps, df.index, _plain_neighbourhood(nearest, enc, factor, n, k))
+                for n, df in tables.items()
+            }
         for n in tables:
             candidates.setdefault(n, []).append(nearest[n][1])
     if tolerant:

@@ -22,8 +22,9 @@ method: the holdout shows non-members matched as closely.
   counted by :func:`vrlib.audit.matches.masked_counts`.
 
 With ``isolation`` (default), a holdout record counts only if its neighbourhood in the
-release (``d_neighbourhood``, the mean distance to the next five released records; the
-``all`` view's for ``near_match``) is also at least as sparse, so the bound holds for
+release (``d_neighbourhood``, the mean distance to the next five released records, the
+nearest one's verbatim repeats counted once; the ``all`` view's for ``near_match``) is also at
+least as sparse, so the bound holds for
 scores that rise with isolation too, as the audit's closeness does: a copy of an isolated
 record is not held back by non-members matched in dense regions.  Without it the
 bound is for the match alone.
