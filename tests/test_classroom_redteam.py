@@ -854,7 +854,8 @@ def _second_round(paths: dict) -> dict:
         "l4_recursion_past_the_stack": (
             made({"f": "import sys\nsys.setrecursionlimit(10**7)\ndef f(x, depth=0):\n    return f(x, depth + 1)"}),
             CAUGHT,
-            {"test_f": "timed out"},
+            # whichever comes first: the cell's time limit, or the recursion's end (an error, or the C stack's segfault)
+            {"test_f": ("timed out", "failed", "process ended")},
         ),
         "l5_patches_the_graders_own_modules": (
             made(
@@ -977,7 +978,7 @@ def test_each_new_attack_scores_only_what_it_earned(attacked2, student):
     assert report.points == points, report.format()
     got = {t.grade_id: t.status for t in report.tests}
     for test, status in statuses.items():
-        assert got[test] == status, report.format()
+        assert got[test] in (status if isinstance(status, tuple) else (status,)), report.format()
     assert report.max_points == FULL, report.format()  # one assignment: even a refused notebook keeps its max_score
 
 
