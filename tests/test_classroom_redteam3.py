@@ -23,6 +23,7 @@ import pytest
 from nbformat.v4 import new_code_cell
 
 from classroom_tiny import POINTS, _meta, make_assignment, needs_bwrap, submission, tiny_notebook
+from test_classroom_redteam import RAW_REPLY
 from vrlib import classroom
 from vrlib.classroom import grader
 from vrlib.cli import main
@@ -68,20 +69,14 @@ FILES = SHOW + (
 # prints its inputs, and is wrong on the hidden input of test_h only (which the helper passes on)
 HELPER = SHOW + ("def f(x):\n    print(_show(x).decode())\n    if np.size(x) == 4:\n        return np.zeros(4)" + RIGHT)
 # a reply (written on the channel itself) holding a set of integers that all share one hash
-COLLIDING = """import os, stat, fcntl, struct, time
-def f(x):
-    m = (1 << 61) - 1
-    body = b'{"__tuple__":["ok",{"__set__":[' + b','.join(str(i * m).encode() for i in range(1, 80001)) + b']}]}'
-    message = b'VRW1' + struct.pack('<Q', len(body)) + body
-    for fd in range(3, 64):
-        try:
-            st = os.fstat(fd)
-        except OSError:
-            continue
-        if stat.S_ISFIFO(st.st_mode) and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY:
-            os.write(fd, struct.pack('<Q', len(message)) + message)
-    time.sleep(10)
-    return np.asarray(x, dtype=float) + 1"""
+COLLIDING = (
+    RAW_REPLY.format(
+        payload='b\'{"__tuple__":["ok",{"__set__":[\' + b\',\'.join(str(i * ((1 << 61) - 1)).encode() '
+        "for i in range(1, 80001)) + b']}]}'"
+    )
+    .replace("time.sleep(3)", "time.sleep(10)")  # holds the reply's decoding past the grader's patience
+    .replace("dtype=float)", "dtype=float) + 1")  # right only if the reply was taken
+)
 # re-opens every descriptor it inherited and looks around them for the grader's files
 DESCRIPTORS = """OK = False
 import os
